@@ -1,0 +1,27 @@
+# The installed package: find_package(naa) gives naa::protocol (and naa::sim, naa::host when
+# built); pkg-config files naa-protocol.pc etc. describe the same libraries for non-CMake users.
+include(CMakePackageConfigHelpers)
+set(NAA_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/naa)
+install(EXPORT naaTargets NAMESPACE naa:: DESTINATION ${NAA_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/naaConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/naaConfig.cmake INSTALL_DESTINATION ${NAA_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/naaConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/naaConfig.cmake ${PROJECT_BINARY_DIR}/naaConfigVersion.cmake
+  DESTINATION ${NAA_CMAKE_DIR})
+
+# naa_pkgconfig(<name> <library> <description> <requires> <extra libs>)
+function(naa_pkgconfig name lib description requires extra_libs)
+  set(PC_NAME ${name})
+  set(PC_LIB ${lib})
+  set(PC_DESCRIPTION ${description})
+  set(PC_REQUIRES ${requires})
+  set(PC_EXTRA_LIBS ${extra_libs})
+  # The .pc file finds its prefix relative to itself (lib/pkgconfig or lib/<triplet>/pkgconfig).
+  file(RELATIVE_PATH PC_PREFIX_REL "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/naa.pc.in ${PROJECT_BINARY_DIR}/pkgconfig/${name}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${name}.pc
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endfunction()
+
+naa_pkgconfig(naa-protocol naa_protocol "naa wire formats: RoCEv2, ICRC, IB CM, MRSP" "" "")

@@ -1,0 +1,102 @@
+// The opcode table (IBTA vol. 1 table 35; PROTOCOL.md 1): for each BTH opcode we understand, which
+// extension headers follow the BTH, which payload rule applies, and what the packet means.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace naa::protocol {
+
+namespace opcode {
+inline constexpr std::uint8_t kSendFirst = 0x00;
+inline constexpr std::uint8_t kSendMiddle = 0x01;
+inline constexpr std::uint8_t kSendLast = 0x02;
+inline constexpr std::uint8_t kSendLastImm = 0x03;
+inline constexpr std::uint8_t kSendOnly = 0x04;
+inline constexpr std::uint8_t kSendOnlyImm = 0x05;
+inline constexpr std::uint8_t kWriteFirst = 0x06;
+inline constexpr std::uint8_t kWriteMiddle = 0x07;
+inline constexpr std::uint8_t kWriteLast = 0x08;
+inline constexpr std::uint8_t kWriteLastImm = 0x09;
+inline constexpr std::uint8_t kWriteOnly = 0x0A;
+inline constexpr std::uint8_t kWriteOnlyImm = 0x0B;
+inline constexpr std::uint8_t kReadRequest = 0x0C;
+inline constexpr std::uint8_t kReadResponseFirst = 0x0D;
+inline constexpr std::uint8_t kReadResponseMiddle = 0x0E;
+inline constexpr std::uint8_t kReadResponseLast = 0x0F;
+inline constexpr std::uint8_t kReadResponseOnly = 0x10;
+inline constexpr std::uint8_t kAcknowledge = 0x11;
+inline constexpr std::uint8_t kAtomicAcknowledge = 0x12;
+inline constexpr std::uint8_t kCompareSwap = 0x13;
+inline constexpr std::uint8_t kFetchAdd = 0x14;
+inline constexpr std::uint8_t kSendLastInv = 0x16;
+inline constexpr std::uint8_t kSendOnlyInv = 0x17;
+inline constexpr std::uint8_t kUdSendOnly = 0x64;
+inline constexpr std::uint8_t kUdSendOnlyImm = 0x65;
+inline constexpr std::uint8_t kCnp = 0x81;  // RoCEv2 congestion notification packet
+}  // namespace opcode
+
+// Extension headers after the BTH, in wire order (PROTOCOL.md 1):
+// [DETH] [RETH | AtomicETH | AETH] [AtomicAckETH] [ImmDt | IETH].
+enum HeaderBit : std::uint8_t {
+  kHasDeth = 1U << 0,
+  kHasReth = 1U << 1,
+  kHasAtomicEth = 1U << 2,
+  kHasAeth = 1U << 3,
+  kHasAtomicAckEth = 1U << 4,
+  kHasImmDt = 1U << 5,
+  kHasIeth = 1U << 6,
+};
+
+enum class PayloadRule : std::uint8_t {
+  none,       // no payload (ACK, READ REQUEST, atomics)
+  full_mtu,   // FIRST/MIDDLE: exactly one path MTU, pad 0 (checked by the transport)
+  up_to_mtu,  // LAST/ONLY: 0..path MTU bytes
+  reserved16,  // 16 reserved bytes (CNP)
+};
+
+enum class OpKind : std::uint8_t {
+  send,
+  rdma_write,
+  rdma_read_request,
+  rdma_read_response,
+  acknowledge,
+  atomic_acknowledge,
+  atomic,
+  congestion_notification,
+};
+
+enum class Segment : std::uint8_t { first, middle, last, only };
+
+enum class ServiceType : std::uint8_t { rc, ud, congestion };
+
+struct OpcodeInfo {
+  std::uint8_t code;
+  std::string_view name;  // as the IBTA names it
+  ServiceType service;
+  OpKind kind;
+  Segment segment;
+  std::uint8_t headers;  // HeaderBit set
+  PayloadRule payload;
+
+  [[nodiscard]] constexpr bool has(HeaderBit b) const noexcept { return (headers & b) != 0; }
+  [[nodiscard]] constexpr bool starts_message() const noexcept {
+    return segment == Segment::first || segment == Segment::only;
+  }
+  [[nodiscard]] constexpr bool ends_message() const noexcept {
+    return segment == Segment::last || segment == Segment::only;
+  }
+  // Requests travel requester -> responder; responses (ACK, READ RESPONSE, ATOMIC ACK) back.
+  [[nodiscard]] constexpr bool is_response() const noexcept {
+    return kind == OpKind::acknowledge || kind == OpKind::rdma_read_response ||
+           kind == OpKind::atomic_acknowledge;
+  }
+};
+
+// nullptr for an opcode not in the table.
+[[nodiscard]] const OpcodeInfo* find_opcode(std::uint8_t code) noexcept;
+
+// Size in bytes of the extension headers a HeaderBit set describes.
+[[nodiscard]] std::size_t extension_headers_size(std::uint8_t headers) noexcept;
+
+}  // namespace naa::protocol

@@ -1,0 +1,102 @@
+#include "naa/protocol/icrc.hpp"
+
+#include "naa/protocol/crc32.hpp"
+#include "naa/protocol/headers.hpp"
+
+namespace naa::protocol {
+namespace {
+
+constexpr std::size_t kPrefixSize = 8 + kIpv4HeaderSize + kUdpHeaderSize;  // 36
+constexpr std::size_t kIdOffsetInPrefix = 8 + 4;
+
+// The masked pseudo-header: 8 x 0xFF, IPv4 and UDP with the variant fields set to ones.
+std::array<std::uint8_t, kPrefixSize> masked_prefix(const Ipv4UdpHeaders& h) noexcept {
+  std::array<std::uint8_t, kPrefixSize> p{};
+  for (std::size_t i = 0; i < 8; ++i) p[i] = 0xFF;
+  Ipv4Header ip = h.ip;
+  ip.tos = 0xFF;
+  ip.ttl = 0xFF;
+  ip.checksum = 0xFFFF;
+  UdpHeader udp = h.udp;
+  udp.checksum = 0xFFFF;
+  (void)encode_ipv4(ip, MutableByteView(p).subspan(8));
+  (void)encode_udp(udp, MutableByteView(p).subspan(8 + kIpv4HeaderSize));
+  return p;
+}
+
+std::uint32_t icrc_with_prefix(const std::array<std::uint8_t, kPrefixSize>& prefix,
+                               ByteView body) noexcept {
+  std::uint32_t reg = crc32_raw_update(0xFFFFFFFFU, prefix);
+  if (body.size() < kBthSize) return ~crc32_raw_update(reg, body);
+  // BTH byte 4 (FECN, BECN, reserved) is variant: masked to ones.
+  reg = crc32_raw_update(reg, body.first(4));
+  static constexpr std::uint8_t kOnes[1] = {0xFF};
+  reg = crc32_raw_update(reg, kOnes);
+  reg = crc32_raw_update(reg, body.subspan(5));
+  return ~reg;
+}
+
+}  // namespace
+
+std::uint32_t compute_icrc(const Ipv4UdpHeaders& h, ByteView body) noexcept {
+  return icrc_with_prefix(masked_prefix(h), body);
+}
+
+void write_icrc(const Ipv4UdpHeaders& h, MutableByteView datagram) noexcept {
+  const std::size_t n = datagram.size() - kIcrcSize;
+  store_le32(datagram.data() + n, compute_icrc(h, datagram.first(n)));
+}
+
+bool verify_icrc(const Ipv4UdpHeaders& h, ByteView datagram) noexcept {
+  if (datagram.size() < kIcrcSize) return false;
+  const std::size_t n = datagram.size() - kIcrcSize;
+  return compute_icrc(h, datagram.first(n)) == load_le32(datagram.data() + n);
+}
+
+std::optional<std::uint16_t> recover_ipv4_id(const Ipv4UdpHeaders& h, ByteView datagram) noexcept {
+  if (datagram.size() < kIcrcSize) return std::nullopt;
+  Ipv4UdpHeaders zero_id = h;
+  zero_id.ip.id = 0;
+  const std::size_t n = datagram.size() - kIcrcSize;
+  std::uint32_t delta = compute_icrc(zero_id, datagram.first(n)) ^ load_le32(datagram.data() + n);
+  if (delta == 0) return 0;
+
+  // Column k: how flipping ID bit k changes the CRC. With init and final xor cancelling, that is
+  // the raw CRC of the two ID bytes (bit k set) followed by every byte after the ID.
+  const std::size_t bytes_after_id = kPrefixSize - kIdOffsetInPrefix - 2 + n;
+  const auto shift = Crc32ShiftOperator::for_zero_bytes(bytes_after_id);
+  struct Row {
+    std::uint32_t vec;
+    std::uint16_t combo;
+    std::uint32_t pivot;
+  };
+  Row basis[16];
+  std::size_t rank = 0;
+  for (unsigned k = 0; k < 16; ++k) {
+    const std::uint8_t id_bytes[2] = {static_cast<std::uint8_t>((1U << k) >> 8),
+                                      static_cast<std::uint8_t>(1U << k)};
+    std::uint32_t v = shift.apply(crc32_raw_update(0, id_bytes));
+    auto combo = static_cast<std::uint16_t>(1U << k);
+    for (std::size_t r = 0; r < rank; ++r) {
+      if ((v & basis[r].pivot) != 0) {
+        v ^= basis[r].vec;
+        combo ^= basis[r].combo;
+      }
+    }
+    if (v == 0) continue;
+    basis[rank++] = Row{v, combo, v & (~v + 1U)};  // pivot: lowest set bit
+  }
+  // Each row is reduced against the earlier ones, so eliminating in insertion order clears each
+  // pivot for good.
+  std::uint16_t id = 0;
+  for (std::size_t r = 0; r < rank; ++r) {
+    if ((delta & basis[r].pivot) != 0) {
+      delta ^= basis[r].vec;
+      id ^= basis[r].combo;
+    }
+  }
+  if (delta != 0) return std::nullopt;
+  return id;
+}
+
+}  // namespace naa::protocol

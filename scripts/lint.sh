@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Formatting check (clang-format, .clang-format) on every C/C++ file of the project; with --tidy
+# also clang-tidy (.clang-tidy) over build/compile_commands.json. --fix reformats in place.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=check
+tidy=0
+for arg in "$@"; do
+  case "$arg" in
+    --fix) mode=fix ;;
+    --tidy) tidy=1 ;;
+    -h|--help) echo "usage: scripts/lint.sh [--fix] [--tidy]"; exit 0 ;;
+    *) echo "lint.sh: unknown option $arg" >&2; echo "usage: scripts/lint.sh [--fix] [--tidy]" >&2; exit 2 ;;
+  esac
+done
+mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' '*.c')
+if [ "$mode" = fix ]; then
+  clang-format -i "${files[@]}"
+else
+  clang-format --dry-run -Werror "${files[@]}"
+fi
+if [ "$tidy" -eq 1 ]; then
+  [ -f build/compile_commands.json ] || { echo "lint.sh: configure first (cmake --preset dev)" >&2; exit 2; }
+  mapfile -t sources < <(git ls-files 'protocol/*.cpp' 'sim/*.cpp' 'host/*.cpp')
+  clang-tidy -p build --quiet "${sources[@]}"
+fi
+echo "lint: ok"

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package the project needs. Idempotent: packages already present are
+# skipped. As root it runs apt-get; otherwise it prints the command it would run (and exits 0 if
+# nothing is missing, 1 if something is).
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake ninja-build pkg-config git
+  # simulation kernel, RTL, host transport
+  libsystemc-dev verilator libboost-dev
+  # optional rdma-core backend (real NICs, Soft-RoCE)
+  libibverbs-dev librdmacm-dev
+  # tests and their independent oracles
+  catch2 tshark python3 python3-scapy
+  # code quality and debugging
+  clang clang-format clang-tidy libclang-rt-14-dev valgrind
+  # benchmarks: plots
+  gnuplot-nox
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+cmd=(apt-get install -y --no-install-recommends "${missing[@]}")
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup: not root; would run:"
+  echo "  DEBIAN_FRONTEND=noninteractive apt-get update"
+  echo "  DEBIAN_FRONTEND=noninteractive ${cmd[*]}"
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+# tshark asks whether non-root users may capture; answer it so the install never blocks.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+echo "setup: installing ${missing[*]}"
+apt-get update -q
+"${cmd[@]}"
+echo "setup: done"

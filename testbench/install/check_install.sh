@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installed-package test: `cmake --install` the build into a temporary prefix, then build a tiny
+# consumer against it twice: with find_package(naa) and with pkg-config. Runs both consumers.
+# usage: check_install.sh <build-dir> <source-dir-of-consumer> <scratch-dir>
+set -euo pipefail
+build=$1
+consumer=$2
+scratch=$3
+rm -rf "$scratch"
+mkdir -p "$scratch"
+prefix=$scratch/prefix
+
+cmake --install "$build" --prefix "$prefix" >"$scratch/install.log"
+test -f "$prefix/lib/cmake/naa/naaConfig.cmake" || { echo "no naaConfig.cmake installed"; exit 1; }
+test -f "$prefix/lib/pkgconfig/naa-protocol.pc" || { echo "no naa-protocol.pc installed"; exit 1; }
+test -x "$prefix/bin/naa-pcap-gen" || { echo "naa-pcap-gen not installed"; exit 1; }
+
+# 1. CMake package.
+cmake -S "$consumer" -B "$scratch/cmake-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$scratch/cmake-build" >/dev/null
+out_cmake=$("$scratch/cmake-build/consumer")
+
+# 2. pkg-config.
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+# shellcheck disable=SC2046
+c++ -o "$scratch/pc-consumer" "$consumer/main.cpp" $(pkg-config --cflags --libs naa-protocol)
+out_pc=$("$scratch/pc-consumer")
+
+echo "cmake consumer: $out_cmake"
+echo "pkg-config consumer: $out_pc"
+[ "$out_cmake" = "$out_pc" ] || { echo "consumers disagree"; exit 1; }
+case "$out_cmake" in icrc=????????) ;; *) echo "unexpected output"; exit 1 ;; esac
+"$prefix/bin/naa-pcap-gen" "$scratch/session.pcap" >/dev/null
+echo "installed package OK"
