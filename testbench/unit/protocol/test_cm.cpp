@@ -190,7 +190,7 @@ CmDrep distinctive_drep() {
 // encode, check the header bytes, decode, compare, re-encode: returns the encoded MAD.
 std::vector<std::uint8_t> round_trip(const CmBody& body, std::uint16_t expected_attribute) {
   const CmMad mad{distinctive_header(), body};
-  const std::vector<std::uint8_t> bytes = encode(mad);
+  std::vector<std::uint8_t> bytes = encode(mad);
   // MAD header: version/class/class version/method, status, class-specific, TID | attribute ID |
   // reserved, attribute modifier. The attribute ID comes from the body, not from
   // header.attribute_id (0xFFFF).
@@ -534,8 +534,8 @@ TEST_CASE("cm: every byte of the MAD header perturbed", "[cm]") {
         // Base version, class, class version, method.
         CHECK(r.error() == Error::bad_mad_header);
       } else if (i == 16 || i == 17) {
-        // No single flip of 0x0013 lands on another CM message we decode... except 0x0012 (REJ)
-        // and 0x0011 (MRA) for bit 0/1 of the low byte: those decode, as the other message.
+        // Attribute ID 0x0013 (REP). Flipping bit 0 gives 0x0012 (REJ), which decodes as a REJ;
+        // every other flip here gives an ID we do not decode.
         const std::uint16_t attr = load_be16(mad.data() + 16);
         if (attr >= kCmAttrReq && attr <= kCmAttrDrep) {
           REQUIRE(r.has_value());
@@ -637,9 +637,8 @@ TEST_CASE("cm: encode rejects a header decode would reject", "[cm]") {
 
 TEST_CASE("cm: encode rejects every field wider than its wire width", "[cm]") {
   std::vector<std::uint8_t> out(kMadSize, 0xEE);
-  auto rejects = [&out](CmBody b) {
-    return encode_cm_mad(CmMad{MadHeader{}, std::move(b)}, out).error() ==
-           Error::value_out_of_range;
+  auto rejects = [&out](const CmBody& b) {
+    return encode_cm_mad(CmMad{MadHeader{}, b}, out).error() == Error::value_out_of_range;
   };
   auto req = [](auto mutate) {
     CmReq m = distinctive_req();

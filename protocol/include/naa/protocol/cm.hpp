@@ -37,13 +37,13 @@ inline constexpr std::uint8_t kMadClassCm = 0x07;
 inline constexpr std::uint8_t kCmClassVersion = 2;  // IBTA 1.2 and later; what Linux sends
 inline constexpr std::uint8_t kMadMethodSend = 0x03;
 
-// CM MADs travel between the GSIs (QP 1) with the well-known GSI Q_Key (IBTA 13.4.1).
+// CM MADs travel between the GSIs (QP 1) with the well-known GSI Q_Key (IBTA vol. 1 13.4).
 inline constexpr std::uint32_t kCmQKey = 0x80010000U;
 inline constexpr std::uint32_t kCmQpn = 1;
 
-// Attribute IDs (IBTA table 100). Only REQ..DREP are decoded; the others are named so logs can
-// say what was dropped, but they decode as Error::unknown_attribute: librdmacm over RC never sends
-// LAP/APR (no alternate paths) and the NAA does not offer UD services (SIDR).
+// Attribute IDs (IBTA vol. 1 12.6; Linux CM_*_ATTR_ID). Only REQ..DREP are decoded; the others are
+// named so logs can say what was dropped, but they decode as Error::unknown_attribute: librdmacm
+// over RC never sends LAP/APR (no alternate paths) and the NAA does not offer UD services (SIDR).
 inline constexpr std::uint16_t kCmAttrClassPortInfo = 0x0001;
 inline constexpr std::uint16_t kCmAttrReq = 0x0010;
 inline constexpr std::uint16_t kCmAttrMra = 0x0011;
@@ -80,7 +80,7 @@ inline constexpr std::uint16_t kCmRejInvalidClassVersion = 31;
 // "timeout", "invalid service ID", ... for reasons 1..33 and 35, "unknown" otherwise.
 [[nodiscard]] std::string_view cm_rej_reason_name(std::uint16_t reason) noexcept;
 
-// REJ "message rejected" and MRA "message MRAed" (2-bit fields, IBTA 12.6.7 and 12.6.6).
+// REJ "message rejected" and MRA "message MRAed" (2-bit fields of the REJ and MRA layouts).
 inline constexpr std::uint8_t kCmRejMessageReq = 0;
 inline constexpr std::uint8_t kCmRejMessageRep = 1;
 inline constexpr std::uint8_t kCmRejMessageOther = 2;
@@ -171,7 +171,7 @@ struct RdmaCmIpHeader {
 [[nodiscard]] Result<std::size_t> encode_rdma_cm_ip_header(const RdmaCmIpHeader& header,
                                                            MutableByteView out) noexcept;
 
-// ---- MAD header (IBTA 13.4.2, PROTOCOL.md 4) ---------------------------------------------------
+// ---- MAD header (IBTA vol. 1 13.4, PROTOCOL.md 4) -----------------------------------------------
 
 struct MadHeader {
   std::uint8_t base_version = kMadBaseVersion;
@@ -278,7 +278,7 @@ struct CmRep {
   std::uint32_t local_qpn = 0;       // 12 (24)
   std::uint32_t local_eecn = 0;      // 16 (24)
   std::uint32_t starting_psn = 0;    // 20 (24): the active side's send PSN
-  // IBTA 1.3 puts a 24-bit vendor ID into the bytes after those three 24-bit fields: high byte
+  // The IBTA puts a 24-bit vendor ID into the bytes after those three 24-bit fields: high byte
   // at 15, middle at 19, low at 23 (Linux CM_REP_VENDOR_ID_H/M/L). PROTOCOL.md 8 omits it.
   std::uint32_t vendor_id = 0;                   // 15, 19, 23 (24)
   std::uint8_t responder_resources = 0;          // 24
@@ -335,7 +335,7 @@ struct CmMad {
 //   too_short / too_long   the input is not exactly 256 bytes (the UD payload is the MAD, nothing
 //                          else; the caller strips BTH/DETH before and the ICRC after);
 //   bad_mad_header         base version != 1, class != 0x07, class version != 2, or method !=
-//                          0x03 (Send: the only method the CM uses, IBTA 12.6.1);
+//                          0x03 (Send: the only method the CM uses, IBTA 12.6);
 //   unknown_attribute      an attribute ID other than REQ/MRA/REJ/REP/RTU/DREQ/DREP;
 //   bad_field              REJ reject info length > 72 (it would point past the ARI).
 [[nodiscard]] Result<CmMad> decode_cm_mad(ByteView mad) noexcept;

@@ -105,7 +105,7 @@ struct ResultImmediate {
 // function code 0, so no reply can echo it). Any 24-bit return code decodes: the code is data.
 [[nodiscard]] Result<ResultImmediate> decode_result_immediate(std::uint32_t imm) noexcept;
 
-// ---- Wire bytes (ImmDt is big-endian, IBTA 9.3.5) ----------------------------------------------
+// ---- Wire bytes (ImmDt, like every IBA header field, is big-endian) ---------------------------
 
 [[nodiscard]] constexpr std::array<std::uint8_t, 4> immediate_to_wire(std::uint32_t imm) noexcept {
   return {static_cast<std::uint8_t>(imm >> 24), static_cast<std::uint8_t>(imm >> 16),
