@@ -13,7 +13,12 @@ for arg in "$@"; do
     *) echo "lint.sh: unknown option $arg" >&2; echo "usage: scripts/lint.sh [--fix] [--tidy]" >&2; exit 2 ;;
   esac
 done
-mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' '*.c')
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' '*.c')
+else  # a plain copy of the tree (no .git): every project source outside build directories
+  mapfile -t files < <(find protocol sim host rtl testbench \( -name '*.cpp' -o -name '*.hpp' \
+                         -o -name '*.h' -o -name '*.c' \) -not -path '*/build*' | sort)
+fi
 if [ "$mode" = fix ]; then
   clang-format -i "${files[@]}"
 else

@@ -12,11 +12,13 @@ constexpr std::array<std::array<std::uint32_t, 256>, 8> make_tables() {
   std::array<std::array<std::uint32_t, 256>, 8> t{};
   for (std::uint32_t b = 0; b < 256; ++b) {
     std::uint32_t c = b;
-    for (int i = 0; i < 8; ++i) c = (c & 1U) != 0 ? (c >> 1) ^ kPolyReflected : c >> 1;
+    for (int i = 0; i < 8; ++i)
+      c = (c & 1U) != 0 ? (c >> 1) ^ kPolyReflected : c >> 1;
     t[0][b] = c;
   }
   for (std::size_t k = 1; k < 8; ++k) {
-    for (std::size_t b = 0; b < 256; ++b) t[k][b] = (t[k - 1][b] >> 8) ^ t[0][t[k - 1][b] & 0xFFU];
+    for (std::size_t b = 0; b < 256; ++b)
+      t[k][b] = (t[k - 1][b] >> 8) ^ t[0][t[k - 1][b] & 0xFFU];
   }
   return t;
 }
@@ -32,7 +34,8 @@ std::uint32_t update(std::uint32_t c, const std::uint8_t* p, std::size_t n) noex
     p += 8;
     n -= 8;
   }
-  while (n-- > 0) c = (c >> 8) ^ kTables[0][(c ^ *p++) & 0xFFU];
+  while (n-- > 0)
+    c = (c >> 8) ^ kTables[0][(c ^ *p++) & 0xFFU];
   return c;
 }
 
@@ -48,7 +51,8 @@ std::uint32_t times(const Gf2Matrix& m, std::uint32_t v) noexcept {
 
 Gf2Matrix square(const Gf2Matrix& m) noexcept {
   Gf2Matrix r{};
-  for (std::size_t i = 0; i < 32; ++i) r[i] = times(m, m[i]);
+  for (std::size_t i = 0; i < 32; ++i)
+    r[i] = times(m, m[i]);
   return r;
 }
 
@@ -66,21 +70,26 @@ Crc32ShiftOperator Crc32ShiftOperator::for_zero_bytes(std::size_t zero_bytes) no
   // Same squaring ladder as crc32_shift(), but accumulating the operator itself; all powers of
   // one matrix commute, so the order of composition does not matter.
   Gf2Matrix acc{};
-  for (std::size_t i = 0; i < 32; ++i) acc[i] = 1U << i;  // identity
-  Gf2Matrix op{};                                         // one zero bit
+  for (std::size_t i = 0; i < 32; ++i)
+    acc[i] = 1U << i;  // identity
+  Gf2Matrix op{};      // one zero bit
   op[0] = kPolyReflected;
-  for (std::size_t i = 1; i < 32; ++i) op[i] = 1U << (i - 1);
-  for (int i = 0; i < 3; ++i) op = square(op);  // one zero byte
+  for (std::size_t i = 1; i < 32; ++i)
+    op[i] = 1U << (i - 1);
+  for (int i = 0; i < 3; ++i)
+    op = square(op);  // one zero byte
   for (std::size_t n = zero_bytes; n != 0; n >>= 1) {
     if ((n & 1U) != 0) {
       Gf2Matrix next{};
-      for (std::size_t i = 0; i < 32; ++i) next[i] = times(op, acc[i]);
+      for (std::size_t i = 0; i < 32; ++i)
+        next[i] = times(op, acc[i]);
       acc = next;
     }
     if (n > 1) op = square(op);
   }
   Crc32ShiftOperator result;
-  for (std::size_t i = 0; i < 32; ++i) result.columns_[i] = acc[i];
+  for (std::size_t i = 0; i < 32; ++i)
+    result.columns_[i] = acc[i];
   return result;
 }
 
@@ -97,7 +106,8 @@ std::uint32_t crc32_shift(std::uint32_t reg, std::size_t zero_bytes) noexcept {
   // Operator for one zero bit, then squared up to one zero byte (8 bits) and beyond.
   Gf2Matrix odd{};
   odd[0] = kPolyReflected;
-  for (std::size_t i = 1; i < 32; ++i) odd[i] = 1U << (i - 1);
+  for (std::size_t i = 1; i < 32; ++i)
+    odd[i] = 1U << (i - 1);
   Gf2Matrix even = square(odd);  // 2 zero bits
   odd = square(even);            // 4 zero bits
   // Apply the operator for 8 * 2^k zero bits for each set bit k of zero_bytes.

@@ -112,9 +112,9 @@ Result<std::size_t> encode_atomic_ack_eth(const AtomicAckEth& h, MutableByteView
 std::uint64_t rnr_timer_ns(std::uint8_t timer_code) noexcept {
   // IBTA vol. 1 table 45, in microseconds x 100 (10 ns units) to stay integral.
   static constexpr std::array<std::uint32_t, 32> k10ns = {
-      65536000, 1000,    2000,    3000,    4000,    6000,    8000,     12000,
-      16000,    24000,   32000,   48000,   64000,   96000,   128000,   192000,
-      256000,   384000,  512000,  768000,  1024000, 1536000, 2048000,  3072000,
+      65536000, 1000,    2000,    3000,     4000,     6000,     8000,     12000,
+      16000,    24000,   32000,   48000,    64000,    96000,    128000,   192000,
+      256000,   384000,  512000,  768000,   1024000,  1536000,  2048000,  3072000,
       4096000,  6144000, 8192000, 12288000, 16384000, 24576000, 32768000, 49152000};
   return std::uint64_t{k10ns[timer_code & 0x1FU]} * 10U;
 }

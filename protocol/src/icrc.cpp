@@ -12,7 +12,8 @@ constexpr std::size_t kIdOffsetInPrefix = 8 + 4;
 // The masked pseudo-header: 8 x 0xFF, IPv4 and UDP with the variant fields set to ones.
 std::array<std::uint8_t, kPrefixSize> masked_prefix(const Ipv4UdpHeaders& h) noexcept {
   std::array<std::uint8_t, kPrefixSize> p{};
-  for (std::size_t i = 0; i < 8; ++i) p[i] = 0xFF;
+  for (std::size_t i = 0; i < 8; ++i)
+    p[i] = 0xFF;
   Ipv4Header ip = h.ip;
   ip.tos = 0xFF;
   ip.ttl = 0xFF;

@@ -45,8 +45,10 @@ std::uint16_t ipv4_header_checksum(const Ipv4Header& h) noexcept {
   std::array<std::uint8_t, kIpv4HeaderSize> bytes{};
   (void)encode_ipv4(copy, bytes);
   std::uint32_t sum = 0;
-  for (std::size_t i = 0; i < bytes.size(); i += 2) sum += load_be16(&bytes[i]);
-  while ((sum >> 16) != 0) sum = (sum & 0xFFFFU) + (sum >> 16);
+  for (std::size_t i = 0; i < bytes.size(); i += 2)
+    sum += load_be16(&bytes[i]);
+  while ((sum >> 16) != 0)
+    sum = (sum & 0xFFFFU) + (sum >> 16);
   return static_cast<std::uint16_t>(~sum);
 }
 

@@ -50,10 +50,15 @@ constexpr std::array kOpcodes = {
 };
 
 // Direct-indexed lookup: one table read per packet on the receive path.
-constexpr std::array<std::int8_t, 256> make_index() {
-  std::array<std::int8_t, 256> idx{};
-  for (auto& i : idx) i = -1;
-  for (std::size_t i = 0; i < kOpcodes.size(); ++i) idx[kOpcodes[i].code] = static_cast<std::int8_t>(i);
+constexpr std::uint8_t kNoOpcode = 0xFF;
+static_assert(kOpcodes.size() < kNoOpcode);
+constexpr std::array<std::uint8_t, 256> make_index() {
+  std::array<std::uint8_t, 256> idx{};
+  for (auto& i : idx)
+    i = kNoOpcode;
+  for (std::size_t i = 0; i < kOpcodes.size(); ++i) {
+    idx[kOpcodes[i].code] = static_cast<std::uint8_t>(i);
+  }
   return idx;
 }
 constexpr auto kIndex = make_index();
@@ -61,8 +66,8 @@ constexpr auto kIndex = make_index();
 }  // namespace
 
 const OpcodeInfo* find_opcode(std::uint8_t code) noexcept {
-  const std::int8_t i = kIndex[code];
-  return i < 0 ? nullptr : &kOpcodes[static_cast<std::size_t>(i)];
+  const std::uint8_t i = kIndex[code];
+  return i == kNoOpcode ? nullptr : &kOpcodes[i];
 }
 
 std::size_t extension_headers_size(std::uint8_t headers) noexcept {

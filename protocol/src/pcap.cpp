@@ -8,7 +8,9 @@ namespace naa::protocol {
 namespace {
 
 // pcap headers are in the writer's native byte order; we always write little-endian.
-void put_le32(std::uint8_t* p, std::uint32_t v) { store_le32(p, v); }
+void put_le32(std::uint8_t* p, std::uint32_t v) {
+  store_le32(p, v);
+}
 void put_le16(std::uint8_t* p, std::uint16_t v) {
   p[0] = static_cast<std::uint8_t>(v);
   p[1] = static_cast<std::uint8_t>(v >> 8);
@@ -37,7 +39,9 @@ PcapWriter& PcapWriter::operator=(PcapWriter&& other) noexcept {
   return *this;
 }
 
-PcapWriter::~PcapWriter() { close(); }
+PcapWriter::~PcapWriter() {
+  close();
+}
 
 std::error_code PcapWriter::open(const std::string& path) {
   close();
@@ -59,8 +63,8 @@ std::error_code PcapWriter::open(const std::string& path) {
 
 void PcapWriter::write_frame(std::uint64_t timestamp_ns, ByteView frame) {
   if (file_ == nullptr) return;
-  const auto caplen = static_cast<std::uint32_t>(
-      frame.size() < kPcapSnapLength ? frame.size() : kPcapSnapLength);
+  const auto caplen =
+      static_cast<std::uint32_t>(frame.size() < kPcapSnapLength ? frame.size() : kPcapSnapLength);
   std::array<std::uint8_t, 16> rec{};
   put_le32(&rec[0], static_cast<std::uint32_t>(timestamp_ns / 1000000000U));
   put_le32(&rec[4], static_cast<std::uint32_t>(timestamp_ns % 1000000000U));

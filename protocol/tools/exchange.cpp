@@ -68,8 +68,9 @@ void rc_message(FrameLog& log, Qp& src, const Qp& dst, bool is_write,
     PacketHeaders h = rc(op, dst.qpn, src.next_psn, last, last && se);
     if (is_write && first) h.reth = reth;
     if (last) h.immediate = imm;
-    const auto chunk = data.subspan(std::min(data.size(), i * kMtu),
-                                    std::min<std::size_t>(kMtu, data.size() - std::min(data.size(), i * kMtu)));
+    const auto chunk =
+        data.subspan(std::min(data.size(), i * kMtu),
+                     std::min<std::size_t>(kMtu, data.size() - std::min(data.size(), i * kMtu)));
     std::string line = what;
     if (packets > 1) line += " (" + std::to_string(i + 1) + "/" + std::to_string(packets) + ")";
     log.add(src.ip, src.qpn, dst.ip, h, chunk, line);
@@ -132,10 +133,10 @@ CmRep make_rep(std::uint32_t comm_id, std::uint32_t remote_comm_id, std::uint32_
   return rep;
 }
 
-CmMad mad(std::uint64_t tid, CmBody body) {
+CmMad mad(std::uint64_t tid, const CmBody& body) {
   CmMad m;
   m.header.transaction_id = tid;
-  m.body = std::move(body);
+  m.body = body;
   return m;
 }
 
@@ -258,7 +259,8 @@ std::vector<Frame> catalog() {
   const std::uint32_t dq = 0x00ABCD;
   std::uint32_t psn = 0xFFFFF0;  // crosses the 24-bit wrap
   std::vector<std::uint8_t> full(kMtu);
-  for (std::size_t i = 0; i < full.size(); ++i) full[i] = static_cast<std::uint8_t>(i);
+  for (std::size_t i = 0; i < full.size(); ++i)
+    full[i] = static_cast<std::uint8_t>(i);
   const std::vector<std::uint8_t> odd = {0xDE, 0xAD, 0xBE, 0xEF, 0x01, 0x02, 0x03};
   const std::vector<std::uint8_t> one = {0x5A};
   const Reth reth{0x00007F00DEAD0000ULL, 0xC0FFEE01, 2 * kMtu + 7};
@@ -278,23 +280,34 @@ std::vector<Frame> catalog() {
   add(opcode::kSendFirst, full, none, "SEND First");
   add(opcode::kSendMiddle, full, none, "SEND Middle");
   add(opcode::kSendLast, odd, none, "SEND Last");
-  add(opcode::kSendLastImm, odd, [&](PacketHeaders& h) { h.immediate = imm; }, "SEND Last Imm");
-  add(opcode::kSendOnly, one, [](PacketHeaders& h) { h.bth.solicited_event = true; }, "SEND Only");
-  add(opcode::kSendOnlyImm, {}, [&](PacketHeaders& h) { h.immediate = imm; }, "SEND Only Imm");
-  add(opcode::kWriteFirst, full, [&](PacketHeaders& h) { h.reth = reth; }, "WRITE First");
+  add(
+      opcode::kSendLastImm, odd, [&](PacketHeaders& h) { h.immediate = imm; }, "SEND Last Imm");
+  add(
+      opcode::kSendOnly, one, [](PacketHeaders& h) { h.bth.solicited_event = true; }, "SEND Only");
+  add(
+      opcode::kSendOnlyImm, {}, [&](PacketHeaders& h) { h.immediate = imm; }, "SEND Only Imm");
+  add(
+      opcode::kWriteFirst, full, [&](PacketHeaders& h) { h.reth = reth; }, "WRITE First");
   add(opcode::kWriteMiddle, full, none, "WRITE Middle");
   add(opcode::kWriteLast, odd, none, "WRITE Last");
-  add(opcode::kWriteLastImm, odd, [&](PacketHeaders& h) { h.immediate = imm; }, "WRITE Last Imm");
-  add(opcode::kWriteOnly, one, [&](PacketHeaders& h) { h.reth = Reth{0x1000, 0x4242, 1}; },
+  add(
+      opcode::kWriteLastImm, odd, [&](PacketHeaders& h) { h.immediate = imm; }, "WRITE Last Imm");
+  add(
+      opcode::kWriteOnly, one,
+      [&](PacketHeaders& h) {
+        h.reth = Reth{0x1000, 0x4242, 1};
+      },
       "WRITE Only, 1 byte");
-  add(opcode::kWriteOnlyImm, {},
+  add(
+      opcode::kWriteOnlyImm, {},
       [&](PacketHeaders& h) {
         h.reth = Reth{0x2000, 0x4343, 0};
         h.immediate = imm;
         h.bth.solicited_event = true;
       },
       "WRITE Only Imm, zero length");
-  add(opcode::kReadRequest, {}, [&](PacketHeaders& h) { h.reth = reth; }, "READ Request");
+  add(
+      opcode::kReadRequest, {}, [&](PacketHeaders& h) { h.reth = reth; }, "READ Request");
   auto aeth = [](std::uint8_t syn, std::uint32_t msn) {
     return [=](PacketHeaders& h) { h.aeth = Aeth{syn, msn}; };
   };

@@ -3,13 +3,13 @@
 // shown to fail where they should, so a silent tool cannot pass these tests.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "exchange.hpp"
@@ -34,7 +34,8 @@ Output run(const std::string& command) {
   REQUIRE(p != nullptr);
   std::array<char, 4096> buf{};
   std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.text.append(buf.data(), n);
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0)
+    out.text.append(buf.data(), n);
   const int st = ::pclose(p);
   out.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return out;
@@ -82,14 +83,30 @@ std::string tshark(const std::string& pcap, const std::string& args) {
 }
 
 const char* const kFields[] = {
-    "frame.number",           "infiniband.bth.opcode",       "infiniband.bth.se",
-    "infiniband.bth.padcnt",  "infiniband.bth.destqp",       "infiniband.bth.a",
-    "infiniband.bth.psn",     "infiniband.reth.va",          "infiniband.reth.r_key",
-    "infiniband.reth.dmalen", "infiniband.aeth.syndrome",    "infiniband.aeth.msn",
-    "infiniband.immdt",       "infiniband.deth.q_key",       "infiniband.deth.srcqp",
-    "infiniband.mad.attributeid", "infiniband.mad.transactionid", "infiniband.cm.req.serviceid",
-    "infiniband.cm.req.localqpn", "infiniband.cm.req.startpsn", "infiniband.cm.rep.localqpn",
-    "infiniband.cm.rep.startpsn", "infiniband.cm.rej.reason",  "infiniband.invariant.crc",
+    "frame.number",
+    "infiniband.bth.opcode",
+    "infiniband.bth.se",
+    "infiniband.bth.padcnt",
+    "infiniband.bth.destqp",
+    "infiniband.bth.a",
+    "infiniband.bth.psn",
+    "infiniband.reth.va",
+    "infiniband.reth.r_key",
+    "infiniband.reth.dmalen",
+    "infiniband.aeth.syndrome",
+    "infiniband.aeth.msn",
+    "infiniband.immdt",
+    "infiniband.deth.q_key",
+    "infiniband.deth.srcqp",
+    "infiniband.mad.attributeid",
+    "infiniband.mad.transactionid",
+    "infiniband.cm.req.serviceid",
+    "infiniband.cm.req.localqpn",
+    "infiniband.cm.req.startpsn",
+    "infiniband.cm.rep.localqpn",
+    "infiniband.cm.rep.startpsn",
+    "infiniband.cm.rej.reason",
+    "infiniband.invariant.crc",
 };
 
 // Frame number -> field -> value as tshark prints it (first occurrence).
@@ -97,7 +114,8 @@ using Decoded = std::vector<std::map<std::string, std::string>>;
 
 Decoded tshark_fields(const std::string& pcap) {
   std::string args = "-T fields -E separator=/t";
-  for (const char* f : kFields) args += std::string(" -e ") + f;
+  for (const char* f : kFields)
+    args += std::string(" -e ") + f;
   const Output out = run(tshark(pcap, args));
   REQUIRE(out.status == 0);
   Decoded d;
@@ -179,13 +197,15 @@ std::string write_pcap(const std::vector<naa::tools::Frame>& frames, const std::
   const std::string path = temp_path(name);
   PcapWriter w;
   REQUIRE_FALSE(w.open(path));
-  for (const auto& f : frames) w.write_roce(f.timestamp_ns, f.headers, f.roce);
+  for (const auto& f : frames)
+    w.write_roce(f.timestamp_ns, f.headers, f.roce);
   w.close();
   REQUIRE(w.write_errors() == 0);
   PcapReader r;
   REQUIRE_FALSE(r.open(path));
   PcapRecord rec;
-  while (r.next(rec)) raw_frames.push_back(rec.data);
+  while (r.next(rec))
+    raw_frames.push_back(rec.data);
   return path;
 }
 
@@ -207,33 +227,39 @@ TEST_CASE("tshark decodes every opcode, CM and MRSP frame we build as we do", "[
   std::remove(pcap.c_str());
 }
 
-TEST_CASE("tshark agrees with our decoder on every frame of the shared vectors", "[interop][tshark]") {
+TEST_CASE("tshark agrees with our decoder on every frame of the shared vectors",
+          "[interop][tshark]") {
   const std::string pcap = naa::test::vectors_dir() + "/roce_frames.pcap";
   std::vector<std::vector<std::uint8_t>> raw;
-  for (const auto& f : naa::test::load_roce_frames()) raw.push_back(f.bytes);
+  for (const auto& f : naa::test::load_roce_frames())
+    raw.push_back(f.bytes);
   check_agreement(raw, tshark_fields(pcap));
 }
 
-TEST_CASE("naa-pcap-gen's session decodes in tshark as the expected exchange", "[interop][tshark]") {
+TEST_CASE("naa-pcap-gen's session decodes in tshark as the expected exchange",
+          "[interop][tshark]") {
   const std::string pcap = temp_path("session.pcap");
   REQUIRE(run(std::string(NAA_PCAP_GEN) + " " + pcap).status == 0);
   CHECK(count_malformed(tshark(pcap, "-Y '_ws.malformed || _ws.expert.severity == error'")) == 0);
-  const auto out = run(tshark(pcap, "-T fields -e infiniband.bth.opcode -e infiniband.mad.attributeid"));
+  const auto out =
+      run(tshark(pcap, "-T fields -e infiniband.bth.opcode -e infiniband.mad.attributeid"));
   std::vector<std::string> seq;
-  for (const auto& l : lines(out.text)) seq.push_back(l);
+  for (const auto& l : lines(out.text))
+    seq.push_back(l);
   const std::vector<std::string> expected = {
-      "100\t0x0010", "100\t0x0013", "100\t0x0014",  // REQ, REP, RTU
-      "4\t",         "17\t",        "4\t",  "17\t",  // MRSP 0x01, ACK, MRSP 0x02, ACK
-      "6\t",         "8\t",         "6\t",  "9\t",  "17\t",  // inputs, WRITE_WITH_IMM, ACK
+      "100\t0x0010", "100\t0x0013", "100\t0x0014",          // REQ, REP, RTU
+      "4\t",         "17\t",        "4\t",         "17\t",  // MRSP 0x01, ACK, MRSP 0x02, ACK
+      "6\t",         "8\t",         "6\t",         "9\t",  "17\t",  // inputs, WRITE_WITH_IMM, ACK
       "6\t",         "9\t",         "17\t",  // result write-back with immediate, ACK
-      "100\t0x0015", "100\t0x0016",  // DREQ, DREP
+      "100\t0x0015", "100\t0x0016",          // DREQ, DREP
   };
   CHECK(seq == expected);
   std::vector<std::vector<std::uint8_t>> raw;
   PcapReader r;
   REQUIRE_FALSE(r.open(pcap));
   PcapRecord rec;
-  while (r.next(rec)) raw.push_back(rec.data);
+  while (r.next(rec))
+    raw.push_back(rec.data);
   check_agreement(raw, tshark_fields(pcap));
   std::remove(pcap.c_str());
 }
@@ -241,7 +267,8 @@ TEST_CASE("naa-pcap-gen's session decodes in tshark as the expected exchange", "
 TEST_CASE("scapy recomputes the ICRC of every frame we build", "[interop][scapy]") {
   std::vector<std::vector<std::uint8_t>> raw;
   const std::string catalog = write_pcap(naa::tools::catalog(), "scapy_catalog.pcap", raw);
-  const std::string session = write_pcap(naa::tools::realistic_exchange(), "scapy_session.pcap", raw);
+  const std::string session =
+      write_pcap(naa::tools::realistic_exchange(), "scapy_session.pcap", raw);
   for (const auto& pcap : {catalog, session}) {
     const Output out = run(std::string(NAA_SCAPY_PYTHON) + " " + NAA_SCAPY_SCRIPT + " " + pcap);
     REQUIRE(out.status == 0);
@@ -255,7 +282,8 @@ TEST_CASE("scapy recomputes the ICRC of every frame we build", "[interop][scapy]
   }
 }
 
-TEST_CASE("scapy agrees with us on the vectors, including the corrupt frame 11", "[interop][scapy]") {
+TEST_CASE("scapy agrees with us on the vectors, including the corrupt frame 11",
+          "[interop][scapy]") {
   const Output out = run(std::string(NAA_SCAPY_PYTHON) + " " + NAA_SCAPY_SCRIPT + " " +
                          naa::test::vectors_dir() + "/roce_frames.pcap");
   REQUIRE(out.status == 0);

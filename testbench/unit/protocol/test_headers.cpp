@@ -77,7 +77,8 @@ TEST_CASE("extension headers round trip and reject short input", "[headers]") {
   CHECK(decode_deth(ByteView(b).first(7)).error() == Error::too_short);
   CHECK(encode_deth(Deth{0, 0, 0x1000000}, b).error() == Error::value_out_of_range);
 
-  const AtomicEth at{0x1111222233334444ULL, 0x55556666, 0x7777888899990000ULL, 0xAAAABBBBCCCCDDDDULL};
+  const AtomicEth at{0x1111222233334444ULL, 0x55556666, 0x7777888899990000ULL,
+                     0xAAAABBBBCCCCDDDDULL};
   REQUIRE(encode_atomic_eth(at, b).value() == kAtomicEthSize);
   CHECK(*decode_atomic_eth(b) == at);
   CHECK(decode_atomic_eth(ByteView(b).first(27)).error() == Error::too_short);
@@ -176,15 +177,24 @@ TEST_CASE("packets round trip for every opcode with every payload length mod 4",
     if (info->has(kHasIeth)) h.ieth_rkey = 0x777;
     std::vector<std::size_t> lengths;
     switch (info->payload) {
-      case PayloadRule::none: lengths = {0}; break;
-      case PayloadRule::full_mtu: lengths = {256, 1024, 4096}; break;
-      case PayloadRule::up_to_mtu: lengths = {0, 1, 2, 3, 4, 13, 4096}; break;
-      case PayloadRule::reserved16: lengths = {16}; break;
+      case PayloadRule::none:
+        lengths = {0};
+        break;
+      case PayloadRule::full_mtu:
+        lengths = {256, 1024, 4096};
+        break;
+      case PayloadRule::up_to_mtu:
+        lengths = {0, 1, 2, 3, 4, 13, 4096};
+        break;
+      case PayloadRule::reserved16:
+        lengths = {16};
+        break;
     }
     for (std::size_t len : lengths) {
       INFO("opcode " << c << " payload " << len);
       std::vector<std::uint8_t> payload(len);
-      for (std::size_t i = 0; i < len; ++i) payload[i] = static_cast<std::uint8_t>(i * 7 + 1);
+      for (std::size_t i = 0; i < len; ++i)
+        payload[i] = static_cast<std::uint8_t>(i * 7 + 1);
       const auto bytes = build(h, payload);
       CHECK(bytes.size() % 4 == 0);
       auto d = decode_packet(bytes);

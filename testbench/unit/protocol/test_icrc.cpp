@@ -22,7 +22,8 @@ std::vector<std::uint8_t> write_packet(std::size_t payload_len, std::uint32_t se
   h.immediate = 0x00000184;
   std::vector<std::uint8_t> payload(payload_len);
   std::mt19937 rng(seed);
-  for (auto& b : payload) b = static_cast<std::uint8_t>(rng());
+  for (auto& b : payload)
+    b = static_cast<std::uint8_t>(rng());
   std::vector<std::uint8_t> out(packet_size(h, payload_len));
   REQUIRE(encode_packet(h, payload, out).has_value());
   return out;
@@ -37,7 +38,8 @@ TEST_CASE("CRC-32 matches zlib's known answers", "[icrc]") {
   CHECK(crc32(ByteView()) == 0U);
   // Incremental use equals one pass, for every split point (exercises the slicing tail).
   std::vector<std::uint8_t> data(100);
-  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 31 + 7);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    data[i] = static_cast<std::uint8_t>(i * 31 + 7);
   const std::uint32_t whole = crc32(data);
   for (std::size_t split = 0; split <= data.size(); ++split) {
     CHECK(crc32(ByteView(data).subspan(split), crc32(ByteView(data).first(split))) == whole);

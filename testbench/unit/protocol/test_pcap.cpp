@@ -28,8 +28,8 @@ TEST_CASE("pcap writer writes classic nanosecond pcap that reads back", "[pcap]"
   const std::vector<std::uint8_t> payload = {1, 2, 3, 4, 5};
   std::vector<std::uint8_t> roce(packet_size(h, payload.size()));
   REQUIRE(encode_packet(h, payload, roce).has_value());
-  const auto hdrs = make_roce_headers(0x7F000003, roce_udp_source_port(0x12), 0x7F000002,
-                                      roce.size(), 0x4242);
+  const auto hdrs =
+      make_roce_headers(0x7F000003, roce_udp_source_port(0x12), 0x7F000002, roce.size(), 0x4242);
   write_icrc(hdrs, roce);
   {
     PcapWriter w;

@@ -95,7 +95,8 @@ static_assert(kBthSize == 12 && kRethSize == 16 && kAethSize == 4 && kDethSize =
 [[nodiscard]] Result<Deth> decode_deth(ByteView in) noexcept;
 [[nodiscard]] Result<std::size_t> encode_deth(const Deth& h, MutableByteView out) noexcept;
 [[nodiscard]] Result<AtomicEth> decode_atomic_eth(ByteView in) noexcept;
-[[nodiscard]] Result<std::size_t> encode_atomic_eth(const AtomicEth& h, MutableByteView out) noexcept;
+[[nodiscard]] Result<std::size_t> encode_atomic_eth(const AtomicEth& h,
+                                                    MutableByteView out) noexcept;
 [[nodiscard]] Result<AtomicAckEth> decode_atomic_ack_eth(ByteView in) noexcept;
 [[nodiscard]] Result<std::size_t> encode_atomic_ack_eth(const AtomicAckEth& h,
                                                         MutableByteView out) noexcept;
@@ -112,10 +113,14 @@ enum class AethKind : std::uint8_t { ack, rnr_nak, nak, reserved };
 
 [[nodiscard]] constexpr AethKind aeth_kind(std::uint8_t syndrome) noexcept {
   switch (syndrome >> 5) {
-    case 0: return AethKind::ack;
-    case 1: return AethKind::rnr_nak;
-    case 3: return AethKind::nak;
-    default: return AethKind::reserved;
+    case 0:
+      return AethKind::ack;
+    case 1:
+      return AethKind::rnr_nak;
+    case 3:
+      return AethKind::nak;
+    default:
+      return AethKind::reserved;
   }
 }
 [[nodiscard]] constexpr std::uint8_t rnr_nak_syndrome(std::uint8_t timer_code) noexcept {

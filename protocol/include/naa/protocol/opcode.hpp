@@ -49,9 +49,9 @@ enum HeaderBit : std::uint8_t {
 };
 
 enum class PayloadRule : std::uint8_t {
-  none,       // no payload (ACK, READ REQUEST, atomics)
-  full_mtu,   // FIRST/MIDDLE: exactly one path MTU, pad 0 (checked by the transport)
-  up_to_mtu,  // LAST/ONLY: 0..path MTU bytes
+  none,        // no payload (ACK, READ REQUEST, atomics)
+  full_mtu,    // FIRST/MIDDLE: exactly one path MTU, pad 0 (checked by the transport)
+  up_to_mtu,   // LAST/ONLY: 0..path MTU bytes
   reserved16,  // 16 reserved bytes (CNP)
 };
 

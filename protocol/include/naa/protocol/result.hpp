@@ -16,22 +16,22 @@
 namespace naa::protocol {
 
 enum class Error : std::uint8_t {
-  too_short = 1,      // fewer bytes than the format needs
-  too_long,           // more bytes than the format allows
-  bad_tver,           // BTH transport header version is not 0
-  bad_pad,            // pad count impossible for the opcode/length, or non-zero pad bytes
-  unknown_opcode,     // BTH opcode not in the opcode table
-  length_mismatch,    // a length field disagrees with the bytes present
-  count_mismatch,     // an element count disagrees with the bytes present (MRSP)
-  bad_mad_header,     // MAD base version/class/class version/method not those of the IB CM
-  unknown_attribute,  // MAD attribute ID not a CM message we know
-  bad_ip_header,      // IPv4 header malformed (version, IHL, protocol, total length)
-  bad_udp_header,     // UDP header malformed (length)
-  not_roce,           // a UDP datagram not addressed to port 4791
-  bad_field,          // a field holds a value its format forbids (e.g. reserved MRSP type)
-  bad_icrc,           // ICRC does not verify
-  buffer_too_small,   // encode: the output buffer cannot hold the result
-  value_out_of_range, // encode: a field does not fit its width (e.g. a 25-bit PSN)
+  too_short = 1,       // fewer bytes than the format needs
+  too_long,            // more bytes than the format allows
+  bad_tver,            // BTH transport header version is not 0
+  bad_pad,             // pad count impossible for the opcode/length, or non-zero pad bytes
+  unknown_opcode,      // BTH opcode not in the opcode table
+  length_mismatch,     // a length field disagrees with the bytes present
+  count_mismatch,      // an element count disagrees with the bytes present (MRSP)
+  bad_mad_header,      // MAD base version/class/class version/method not those of the IB CM
+  unknown_attribute,   // MAD attribute ID not a CM message we know
+  bad_ip_header,       // IPv4 header malformed (version, IHL, protocol, total length)
+  bad_udp_header,      // UDP header malformed (length)
+  not_roce,            // a UDP datagram not addressed to port 4791
+  bad_field,           // a field holds a value its format forbids (e.g. reserved MRSP type)
+  bad_icrc,            // ICRC does not verify
+  buffer_too_small,    // encode: the output buffer cannot hold the result
+  value_out_of_range,  // encode: a field does not fit its width (e.g. a 25-bit PSN)
 };
 
 [[nodiscard]] std::string_view to_string(Error e) noexcept;
