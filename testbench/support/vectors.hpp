@@ -39,7 +39,9 @@ struct VectorFrame {
   std::vector<std::uint8_t> bytes;  // an Ethernet frame without FCS
 };
 
-inline std::string vectors_dir() { return NAA_SHARED_VECTORS_DIR; }
+inline std::string vectors_dir() {
+  return NAA_SHARED_VECTORS_DIR;
+}
 
 // roce_frames.txt: one frame per line, `index name hex`.
 inline std::vector<VectorFrame> load_roce_frames() {

@@ -18,6 +18,7 @@ using naa::test::roce_frame;
 
 namespace {
 
+// The views in `rf` and the returned packet point into `frame`: keep it alive while using them.
 PacketView decode_vector(const std::vector<std::uint8_t>& frame, RoceFrame& rf) {
   auto f = decode_roce_frame(frame);
   REQUIRE(f.has_value());
@@ -71,7 +72,8 @@ TEST_CASE("every vector frame decodes, re-encodes byte-identically and verifies"
 
 TEST_CASE("vector frame 1: RDMA WRITE Only fields", "[vectors]") {
   RoceFrame rf;
-  const PacketView p = decode_vector(roce_frame(1).bytes, rf);
+  const auto vector1 = roce_frame(1);
+  const PacketView p = decode_vector(vector1.bytes, rf);
   CHECK(p.headers.bth.opcode == opcode::kWriteOnly);
   CHECK(p.headers.bth.psn == 0x100);
   CHECK(p.headers.bth.dest_qpn == 0x11);
@@ -92,45 +94,53 @@ TEST_CASE("vector frame 1: RDMA WRITE Only fields", "[vectors]") {
 
 TEST_CASE("vector frames 2-9: ACK, NAKs, READ, SEND with immediate, atomics", "[vectors]") {
   RoceFrame rf;
-  auto ack = decode_vector(roce_frame(2).bytes, rf);
+  const auto vector2 = roce_frame(2);
+  auto ack = decode_vector(vector2.bytes, rf);
   CHECK(ack.headers.bth.opcode == opcode::kAcknowledge);
   REQUIRE(ack.headers.aeth.has_value());
   CHECK(ack.headers.aeth->syndrome == kAethAck);
   CHECK(aeth_kind(ack.headers.aeth->syndrome) == AethKind::ack);
   CHECK(ack.headers.aeth->msn == 1);
 
-  auto nak = decode_vector(roce_frame(3).bytes, rf);
+  const auto vector3 = roce_frame(3);
+  auto nak = decode_vector(vector3.bytes, rf);
   CHECK(nak.headers.aeth->syndrome == kNakPsnSequenceError);
   CHECK(aeth_kind(nak.headers.aeth->syndrome) == AethKind::nak);
 
-  auto rnr = decode_vector(roce_frame(4).bytes, rf);
+  const auto vector4 = roce_frame(4);
+  auto rnr = decode_vector(vector4.bytes, rf);
   CHECK(aeth_kind(rnr.headers.aeth->syndrome) == AethKind::rnr_nak);
   CHECK(rnr.headers.aeth->syndrome == rnr_nak_syndrome(14));
   CHECK(rnr_timer_ns(rnr.headers.aeth->syndrome & 0x1F) == 1280000U);
 
-  auto rd = decode_vector(roce_frame(5).bytes, rf);
+  const auto vector5 = roce_frame(5);
+  auto rd = decode_vector(vector5.bytes, rf);
   CHECK(rd.headers.bth.opcode == opcode::kReadRequest);
   REQUIRE(rd.headers.reth.has_value());
   CHECK(rd.payload.empty());
 
-  auto rr = decode_vector(roce_frame(6).bytes, rf);
+  const auto vector6 = roce_frame(6);
+  auto rr = decode_vector(vector6.bytes, rf);
   CHECK(rr.headers.bth.opcode == opcode::kReadResponseFirst);
   CHECK(rr.payload.size() == 16);
   CHECK(rr.payload[15] == 0x0f);
 
-  auto si = decode_vector(roce_frame(7).bytes, rf);
+  const auto vector7 = roce_frame(7);
+  auto si = decode_vector(vector7.bytes, rf);
   CHECK(si.headers.bth.opcode == opcode::kSendOnlyImm);
   CHECK(si.headers.bth.solicited_event);
   REQUIRE(si.headers.immediate.has_value());
   CHECK(*si.headers.immediate == 0xdeadbeefU);
   CHECK(std::string(si.payload.begin(), si.payload.end()) == "abcd");
 
-  auto fa = decode_vector(roce_frame(8).bytes, rf);
+  const auto vector8 = roce_frame(8);
+  auto fa = decode_vector(vector8.bytes, rf);
   CHECK(fa.headers.bth.opcode == opcode::kFetchAdd);
   REQUIRE(fa.headers.atomic_eth.has_value());
   CHECK(fa.headers.atomic_eth->swap_add == 1);
 
-  auto aa = decode_vector(roce_frame(9).bytes, rf);
+  const auto vector9 = roce_frame(9);
+  auto aa = decode_vector(vector9.bytes, rf);
   CHECK(aa.headers.bth.opcode == opcode::kAtomicAcknowledge);
   REQUIRE(aa.headers.atomic_ack_eth.has_value());
   CHECK(aa.headers.atomic_ack_eth->original_data == 0x29);
@@ -139,8 +149,10 @@ TEST_CASE("vector frames 2-9: ACK, NAKs, READ, SEND with immediate, atomics", "[
 TEST_CASE("vector frame 10: the UDP checksum is masked out of the ICRC", "[vectors]") {
   RoceFrame with_csum;
   RoceFrame without_csum;
-  auto a = decode_vector(roce_frame(10).bytes, with_csum);
-  auto b = decode_vector(roce_frame(1).bytes, without_csum);
+  const auto vector10 = roce_frame(10);
+  auto a = decode_vector(vector10.bytes, with_csum);
+  const auto vector1 = roce_frame(1);
+  auto b = decode_vector(vector1.bytes, without_csum);
   CHECK(with_csum.headers.udp.checksum != 0);
   CHECK(a.icrc == b.icrc);
   CHECK(verify_icrc(with_csum.headers, with_csum.roce));
@@ -150,7 +162,8 @@ TEST_CASE("vector frames 12-16: CM MADs ride in UD SEND Only to QP 1", "[vectors
   for (int i = 12; i <= 16; ++i) {
     INFO("frame " << i);
     RoceFrame rf;
-    auto p = decode_vector(roce_frame(i).bytes, rf);
+    const auto frame = roce_frame(i);
+    auto p = decode_vector(frame.bytes, rf);
     CHECK(p.headers.bth.opcode == opcode::kUdSendOnly);
     CHECK(p.headers.bth.dest_qpn == 1);
     REQUIRE(p.headers.deth.has_value());
