@@ -1,6 +1,14 @@
 # The installed package: find_package(naa) gives naa::protocol (and naa::sim, naa::host when
 # built); pkg-config files naa-protocol.pc etc. describe the same libraries for non-CMake users.
 include(CMakePackageConfigHelpers)
+set(NAA_HAS_SIM FALSE)
+set(NAA_HAS_HOST FALSE)
+if(TARGET naa_sim)
+  set(NAA_HAS_SIM TRUE)
+endif()
+if(TARGET naa_host)
+  set(NAA_HAS_HOST TRUE)
+endif()
 set(NAA_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/naa)
 install(EXPORT naaTargets NAMESPACE naa:: DESTINATION ${NAA_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/naaConfig.cmake.in
@@ -10,8 +18,9 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/naaConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/naaConfig.cmake ${PROJECT_BINARY_DIR}/naaConfigVersion.cmake
   DESTINATION ${NAA_CMAKE_DIR})
 
-# naa_pkgconfig(<name> <library> <description> <requires> <extra libs>)
+# naa_pkgconfig(<name> <library> <description> <requires> <extra libs> [<extra cflags>])
 function(naa_pkgconfig name lib description requires extra_libs)
+  set(PC_EXTRA_CFLAGS "${ARGN}")
   set(PC_NAME ${name})
   set(PC_LIB ${lib})
   set(PC_DESCRIPTION ${description})
@@ -25,3 +34,12 @@ function(naa_pkgconfig name lib description requires extra_libs)
 endfunction()
 
 naa_pkgconfig(naa-protocol naa_protocol "naa wire formats: RoCEv2, ICRC, IB CM, MRSP" "" "")
+if(NAA_HAS_SIM)
+  # Debian's SystemC is built as C++17: C++20 users of systemc.h must say so (STYLE.md).
+  naa_pkgconfig(naa-sim naa_sim "naa simulated NAA (SystemC model)" "naa-protocol systemc"
+                "-pthread" "-DSC_CPLUSPLUS=201703L -DSYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1")
+endif()
+if(NAA_HAS_HOST)
+  naa_pkgconfig(naa-host naa_host "naa host library (UdpRoce transport, Session, C API)"
+                "naa-protocol" "-pthread")
+endif()

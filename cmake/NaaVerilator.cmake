@@ -1,0 +1,172 @@
+# NaaVerilator: Verilator 5.006 (Debian 12) integration for rtl/ (docs/rtl/plug-in-your-rtl.md).
+#
+#   naa_verilate(<target>
+#                TOP_MODULE <module>          the top module (required)
+#                SOURCES <file.sv|.v> ...     packages first, then modules (required)
+#                [PREFIX <class>]             C++ class name, default V<module>; must be unique
+#                                             per target when one module is Verilated twice
+#                [WAIVERS <file.vlt> ...]     lint waiver files (rtl/lint/<block>.vlt)
+#                [PARAMETERS <NAME=VALUE> ...]  top-level parameter overrides (-G)
+#                [DEFINES <NAME[=VALUE]> ...]   preprocessor defines (+define+)
+#                [INCLUDE_DIRS <dir> ...]       `include / module search directories
+#                [VERILATOR_ARGS <arg> ...])    anything else for verilator, except the options
+#                                               this function owns (see _naa_verilator_owned)
+#
+# creates <target>, a static library holding the Verilated C++ of <module> (C++ mode, --cc),
+# with FST tracing compiled in (a harness switches it on at run time: traceEverOn + a
+# VerilatedFstC). Link it PRIVATE into an adapter library; its include directories (the generated
+# headers, Verilator's headers) reach consumers as SYSTEM includes.
+#
+# Why a wrapper and not verilate() directly:
+# - verilate() ignores what it does not know. Debian 5.006 accepts TRACE and TRACE_FST but not
+#   TRACE_VCD, and `verilate(t SOURCES a.sv TRACE_VCD)` quietly Verilates without tracing
+#   (TRACE_VCD becomes a "source"). naa_verilate() rejects unknown keywords, keywords that ended
+#   up inside a value list, and values of the wrong shape, with a message.
+# - The Verilator runtime (verilated.cpp, verilated_threads.cpp, verilated_fst_c.cpp) is compiled
+#   once into naa_verilator_runtime instead of once per Verilated block, which saves minutes on a
+#   small machine and keeps one copy of its global state in every program.
+# - Project warnings (naa_project_target, -Werror in the dev preset) never reach generated code:
+#   <target> gets sanitizers only. Adapters get the project warnings and see Verilator's headers as
+#   system headers.
+# - Verilator 5.006 reports an elaboration-time $fatal/$error (our parameter checks) as a warning
+#   (USERFATAL/USERERROR) that -Wno-fatal would turn into a silent pass; -Wno-fatal is refused.
+#
+# Options always passed: --cc --trace-fst --x-assign fast --x-initial unique (flops without reset
+# start at values the harness chooses at run time, so a block that relies on an unreset flop
+# diverges from its model). Generated code is compiled -Os (Verilator's own default for the fast
+# path): small and quick to build, whatever the build type.
+
+find_package(verilator REQUIRED HINTS $ENV{VERILATOR_ROOT} /usr/share/verilator)
+
+# Keywords of verilate() and of naa_verilate(), and known misspellings: none of them may appear as
+# a value (that is how a typo or an unsupported option would otherwise be swallowed).
+set(_NAA_VERILATE_KEYWORDS
+  TOP_MODULE PREFIX SOURCES WAIVERS PARAMETERS DEFINES INCLUDE_DIRS VERILATOR_ARGS
+  TRACE TRACE_VCD TRACE_FST TRACE_STRUCTS TRACE_THREADS SYSTEMC COVERAGE THREADS DIRECTORY
+  OPT_SLOW OPT_FAST OPT_GLOBAL)
+
+# Verilator options this function owns (given through its keywords or always set).
+set(_naa_verilator_owned
+  "^--cc$" "^--sc$" "^--lint-only$" "^--trace" "^--prefix" "^--Mdir" "^--top" "^--make"
+  "^-Wno-fatal$" "^-G" "^\\+define\\+" "^-D" "^--x-assign" "^--x-initial" "^--build$" "^--exe$"
+  "^--timing$")
+
+function(_naa_verilator_runtime global_sources ldlibs)
+  if(TARGET naa_verilator_runtime)
+    get_target_property(have naa_verilator_runtime NAA_VERILATOR_GLOBAL_SOURCES)
+    if(NOT "${have}" STREQUAL "${global_sources}")
+      message(FATAL_ERROR "naa_verilate: a block needs Verilator runtime sources "
+                          "'${global_sources}' but naa_verilator_runtime has '${have}'")
+    endif()
+    return()
+  endif()
+  add_library(naa_verilator_runtime STATIC ${global_sources})
+  set_target_properties(naa_verilator_runtime PROPERTIES
+    SYSTEM ON NAA_VERILATOR_GLOBAL_SOURCES "${global_sources}")
+  target_include_directories(naa_verilator_runtime PUBLIC
+    ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd)
+  target_compile_definitions(naa_verilator_runtime PRIVATE
+    VM_COVERAGE=0 VM_SC=0 VM_TRACE=1 VM_TRACE_VCD=0 VM_TRACE_FST=1)
+  target_link_libraries(naa_verilator_runtime PUBLIC ${ldlibs} ${VERILATOR_MT_CFLAGS})
+  naa_sanitize(naa_verilator_runtime)
+endfunction()
+
+function(naa_verilate target)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG ""
+    "TOP_MODULE;PREFIX"
+    "SOURCES;WAIVERS;PARAMETERS;DEFINES;INCLUDE_DIRS;VERILATOR_ARGS")
+
+  set(errors "")
+  if(ARG_UNPARSED_ARGUMENTS)
+    list(APPEND errors "unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(ARG_KEYWORDS_MISSING_VALUES)
+    list(APPEND errors "keywords without a value: ${ARG_KEYWORDS_MISSING_VALUES}")
+  endif()
+  if(NOT ARG_TOP_MODULE)
+    list(APPEND errors "TOP_MODULE is required")
+  endif()
+  if(NOT ARG_SOURCES)
+    list(APPEND errors "SOURCES is required")
+  endif()
+  foreach(kw IN ITEMS SOURCES WAIVERS PARAMETERS DEFINES INCLUDE_DIRS VERILATOR_ARGS)
+    foreach(v IN LISTS ARG_${kw})
+      if(v IN_LIST _NAA_VERILATE_KEYWORDS)
+        list(APPEND errors "'${v}' is not an option of naa_verilate() (it ended up in ${kw}); "
+                           "tracing is always FST, switched on at run time")
+      endif()
+    endforeach()
+  endforeach()
+  foreach(src IN LISTS ARG_SOURCES)
+    get_filename_component(abs "${src}" ABSOLUTE)
+    if(NOT src MATCHES "\\.(sv|v|svh|vh)$" OR NOT EXISTS "${abs}")
+      list(APPEND errors "SOURCES: '${src}' is not an existing .sv/.v file")
+    endif()
+  endforeach()
+  foreach(vlt IN LISTS ARG_WAIVERS)
+    get_filename_component(abs "${vlt}" ABSOLUTE)
+    if(NOT vlt MATCHES "\\.vlt$" OR NOT EXISTS "${abs}")
+      list(APPEND errors "WAIVERS: '${vlt}' is not an existing .vlt file")
+    endif()
+  endforeach()
+  foreach(p IN LISTS ARG_PARAMETERS)
+    if(NOT p MATCHES "^[A-Za-z_][A-Za-z0-9_]*=.+$")
+      list(APPEND errors "PARAMETERS: '${p}' is not NAME=VALUE")
+    endif()
+  endforeach()
+  foreach(d IN LISTS ARG_DEFINES)
+    if(NOT d MATCHES "^[A-Za-z_][A-Za-z0-9_]*(=.*)?$")
+      list(APPEND errors "DEFINES: '${d}' is not NAME or NAME=VALUE")
+    endif()
+  endforeach()
+  foreach(a IN LISTS ARG_VERILATOR_ARGS)
+    foreach(re IN LISTS _naa_verilator_owned)
+      if(a MATCHES "${re}")
+        list(APPEND errors "VERILATOR_ARGS: '${a}' is set by naa_verilate() itself or refused")
+      endif()
+    endforeach()
+  endforeach()
+  if(TARGET ${target})
+    list(APPEND errors "target '${target}' already exists (naa_verilate creates it)")
+  endif()
+  if(errors)
+    list(JOIN errors "\n  " msg)
+    message(FATAL_ERROR "naa_verilate(${target}):\n  ${msg}")
+  endif()
+
+  if(NOT ARG_PREFIX)
+    set(ARG_PREFIX V${ARG_TOP_MODULE})
+  endif()
+  set(args --x-assign fast --x-initial unique)
+  foreach(p IN LISTS ARG_PARAMETERS)
+    list(APPEND args -G${p})
+  endforeach()
+  foreach(d IN LISTS ARG_DEFINES)
+    list(APPEND args +define+${d})
+  endforeach()
+  list(APPEND args ${ARG_VERILATOR_ARGS})
+
+  set(vdir ${CMAKE_CURRENT_BINARY_DIR}/${target}.verilator)
+  add_library(${target} STATIC)
+  # Generated code: sanitizers yes, project warnings never. Consumers see its headers as system.
+  set_target_properties(${target} PROPERTIES SYSTEM ON)
+  naa_sanitize(${target})
+  verilate(${target}
+    TOP_MODULE ${ARG_TOP_MODULE}
+    PREFIX ${ARG_PREFIX}
+    DIRECTORY ${vdir}
+    TRACE_FST
+    INCLUDE_DIRS ${ARG_INCLUDE_DIRS}
+    OPT_FAST -Os
+    SOURCES ${ARG_WAIVERS} ${ARG_SOURCES}
+    VERILATOR_ARGS ${args})
+
+  # Move the Verilator runtime out of the block and into the shared runtime library.
+  include(${vdir}/${ARG_PREFIX}_copy.cmake)
+  set(global ${${ARG_PREFIX}_GLOBAL})
+  _naa_verilator_runtime("${global}" "${${ARG_PREFIX}_USER_LDLIBS}")
+  get_target_property(srcs ${target} SOURCES)
+  list(REMOVE_ITEM srcs ${global})
+  set_property(TARGET ${target} PROPERTY SOURCES ${srcs})
+  target_link_libraries(${target} PUBLIC naa_verilator_runtime)
+endfunction()

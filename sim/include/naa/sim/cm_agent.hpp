@@ -1,0 +1,50 @@
+// CmAgent (PROTOCOL.md 4 and 8): the passive side of the IB CM on QP 1, as librdmacm's peers
+// expect it. REQ -> REP (or REJ 8 for a service ID nobody listens on, REJ 26 for a path MTU above
+// --mtu-max, REJ 28 "out of QPs"), a duplicate REQ gets the same REP, RTU (or the first valid data
+// packet) completes the connection, DREQ -> DREP (always, even for an unknown connection), a REJ
+// from the peer or the half-open timer releases the QP. Cost: cm_latency + ceil(256/W) cycles per
+// MAD.
+#pragma once
+
+#include <array>
+
+#include <systemc>
+
+#include "naa/protocol/cm.hpp"
+#include "naa/sim/common.hpp"
+#include "naa/sim/context.hpp"
+
+namespace naa::sim {
+
+class CmAgent : public sc_core::sc_module, public PeerTimerClient {
+ public:
+  SC_HAS_PROCESS(CmAgent);
+  CmAgent(sc_core::sc_module_name name, ModelContext& ctx);
+  [[nodiscard]] Channel<Packet*>& input() { return in_; }
+  // Transport saw the first valid data packet on a QP still waiting for its RTU.
+  void established_by_data(Qp& qp);
+  void on_peer_timer(std::uint32_t cookie) override;
+  [[nodiscard]] std::uint32_t connections() const;
+  void report(std::ostream& os) const;
+
+ private:
+  void thread();
+  void handle(const Packet& p);
+  void on_req(const Packet& p, const protocol::MadHeader& h, const protocol::CmReq& req);
+  void send_mad(std::uint32_t peer_ip, const std::array<std::uint8_t, protocol::kMadSize>& mad);
+  void send_rej(std::uint32_t peer_ip, const protocol::MadHeader& h, std::uint32_t remote_comm_id,
+                std::uint16_t reason, std::string_view why);
+  void release(Qp& qp, const char* why);
+
+  ModelContext& ctx_;
+  Channel<Packet*> in_;
+  Channel<std::uint32_t> expired_;  // QP indices whose half-open timer fired
+  CycleMeter meter_;
+  std::uint32_t ud_psn_ = 0;
+  std::uint64_t reqs_ = 0, reps_ = 0, dup_reqs_ = 0, rtus_ = 0, dreqs_ = 0, dreps_ = 0,
+                rejs_sent_ = 0, rejs_received_ = 0, expired_count_ = 0, ignored_ = 0,
+                decode_errors_ = 0, established_by_data_ = 0, released_ = 0;
+  std::array<std::uint64_t, 32> rej_by_reason_{};
+};
+
+}  // namespace naa::sim

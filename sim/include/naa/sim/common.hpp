@@ -1,0 +1,159 @@
+// Building blocks shared by the NAA blocks: the packet buffer that travels between them, a pool
+// that recycles packet buffers (no allocation per packet), a bounded channel between processes,
+// cycle accounting, drop counters by reason and the statistics sink.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <systemc>
+
+#include "naa/protocol/bytes.hpp"
+#include "naa/sim/config.hpp"
+
+namespace naa::sim {
+
+// Largest datagram we handle: BTH + RETH + ImmDt + 4096 B payload + pad + ICRC, with margin.
+inline constexpr std::size_t kMaxDatagram = 4096 + 128;
+
+// One RoCEv2 datagram (BTH .. ICRC) with the addressing the socket gave or will give it.
+struct Packet {
+  std::array<std::uint8_t, kMaxDatagram> data{};
+  std::size_t size = 0;
+  std::uint32_t peer_ip = 0;    // remote IPv4, host order
+  std::uint16_t peer_port = 0;  // rx: the sender's UDP source port
+  std::uint32_t local_ip = 0;   // rx: our address the datagram was sent to (IP_PKTINFO)
+  std::uint16_t ip_id = 0;      // rx: the sender's IPv4 ID, recovered from the ICRC
+  std::uint32_t src_qpn = 0;    // tx: our QP, selects the UDP source port (PROTOCOL.md 1)
+  sc_core::sc_time arrival;     // rx: simulated arrival time
+
+  [[nodiscard]] protocol::ByteView bytes() const { return {data.data(), size}; }
+};
+
+// A fixed set of packet buffers. get() waits (inside a process) until one is free.
+class PacketPool {
+ public:
+  explicit PacketPool(std::size_t count);
+  [[nodiscard]] Packet* try_get();
+  [[nodiscard]] Packet* get();  // SC_THREAD context only
+  void put(Packet* p);
+  // Return a buffer taken by try_get() and never used, without waking anyone (nobody can be
+  // waiting: the pool was not empty). Lets the runner probe the socket without creating work.
+  void unget(Packet* p) { free_.push_back(p); }
+  [[nodiscard]] std::size_t available() const { return free_.size(); }
+  [[nodiscard]] std::uint64_t exhausted() const { return exhausted_; }
+
+ private:
+  std::vector<std::unique_ptr<Packet>> store_;
+  std::vector<Packet*> free_;
+  sc_core::sc_event freed_;
+  std::uint64_t exhausted_ = 0;
+};
+
+// Bounded FIFO between processes: put() blocks a writer while full (back-pressure), get() blocks
+// a reader while empty. Any number of writers (the processes run cooperatively). try_put() may
+// also be called between sc_start() calls (the runner injecting received datagrams).
+template <class T>
+class Channel {
+ public:
+  explicit Channel(std::size_t capacity) : buf_(capacity) {}
+  [[nodiscard]] bool try_put(T v) {
+    if (count_ == buf_.size()) return false;
+    buf_[(head_ + count_) % buf_.size()] = std::move(v);
+    ++count_;
+    data_.notify(sc_core::SC_ZERO_TIME);
+    return true;
+  }
+  void put(T v) {
+    while (count_ == buf_.size())
+      sc_core::wait(space_);
+    (void)try_put(std::move(v));
+  }
+  [[nodiscard]] T get() {
+    while (count_ == 0)
+      sc_core::wait(data_);
+    T v = std::move(buf_[head_]);
+    head_ = (head_ + 1) % buf_.size();
+    --count_;
+    space_.notify(sc_core::SC_ZERO_TIME);
+    return v;
+  }
+  [[nodiscard]] bool empty() const { return count_ == 0; }
+  [[nodiscard]] bool full() const { return count_ == buf_.size(); }
+  [[nodiscard]] std::size_t size() const { return count_; }
+  [[nodiscard]] const sc_core::sc_event& data_event() const { return data_; }
+
+ private:
+  std::vector<T> buf_;
+  std::size_t head_ = 0;
+  std::size_t count_ = 0;
+  sc_core::sc_event data_;
+  sc_core::sc_event space_;
+};
+
+// Busy-time accounting of one block: spend() advances the calling process by whole cycles and
+// counts them, so "cycles per block" in the statistics is the time the block was busy.
+class CycleMeter {
+ public:
+  explicit CycleMeter(const SimConfig& cfg) : cycle_(cfg.cycle()) {}
+  void spend(std::uint64_t cycles) {
+    busy_ += cycles;
+    if (cycles != 0) sc_core::wait(cycle_ * static_cast<double>(cycles));
+  }
+  void account(std::uint64_t cycles) { busy_ += cycles; }  // time waited elsewhere
+  [[nodiscard]] std::uint64_t busy_cycles() const { return busy_; }
+  [[nodiscard]] sc_core::sc_time cycle() const { return cycle_; }
+
+ private:
+  sc_core::sc_time cycle_;
+  std::uint64_t busy_ = 0;
+};
+
+// Counters keyed by a small enum, printed with names.
+template <std::size_t N>
+class ReasonCounters {
+ public:
+  explicit ReasonCounters(std::array<std::string_view, N> names) : names_(names) {}
+  void add(std::size_t reason, std::uint64_t n = 1) { counts_.at(reason) += n; }
+  [[nodiscard]] std::uint64_t get(std::size_t reason) const { return counts_.at(reason); }
+  [[nodiscard]] std::uint64_t total() const {
+    std::uint64_t t = 0;
+    for (auto c : counts_)
+      t += c;
+    return t;
+  }
+  void report(std::ostream& os, std::string_view prefix) const {
+    for (std::size_t i = 0; i < N; ++i) {
+      if (counts_[i] != 0) os << prefix << names_[i] << '=' << counts_[i] << '\n';
+    }
+  }
+
+ private:
+  std::array<std::string_view, N> names_;
+  std::array<std::uint64_t, N> counts_{};
+};
+
+// Logging: one threshold for the whole model, passed around in the context.
+enum class LogLevel : std::uint8_t { error = 0, warn = 1, info = 2, debug = 3 };
+
+class Log {
+ public:
+  explicit Log(LogLevel level) : level_(level) {}
+  [[nodiscard]] bool enabled(LogLevel l) const { return l <= level_; }
+  // Prints "[time] block: message" to stderr.
+  void write(LogLevel l, std::string_view block, const std::string& message) const;
+
+ private:
+  LogLevel level_;
+};
+
+// Fatal model invariant: names the simulated time and the block, then aborts (STYLE.md).
+[[noreturn]] void model_fatal(std::string_view block, const std::string& message);
+
+}  // namespace naa::sim

@@ -1,0 +1,53 @@
+// Parameters of the simulated NAA (ARCHITECTURE.md "The NAA model"; PROTOCOL.md 7 for the limits).
+// Every block reads its timing from here, so one place documents the cost model: a stage that
+// handles N bytes is busy for ceil(N / width) cycles plus its fixed latency (docs/sim/timing.md).
+#pragma once
+
+#include <cstdint>
+
+#include <systemc>
+
+namespace naa::sim {
+
+struct SimConfig {
+  // ---- clock and datapath ----
+  double clock_mhz = 250.0;  // NAA core clock
+  std::uint32_t width = 64;  // datapath bytes per cycle (W)
+
+  // ---- resources (PROTOCOL.md 7) ----
+  std::uint64_t mem_size = 4ULL << 30;  // on-board memory, sparse
+  std::uint32_t qps = 16;               // RC QPs
+  std::uint32_t mr_entries = 32;        // MR table entries (global)
+  std::uint32_t mtu_max = 4096;         // largest path MTU accepted in a CM REQ
+  std::uint8_t responder_resources = 16;
+  std::uint32_t call_queue_depth = 8;  // WRITE_WITH_IMM receives per QP before RNR
+  std::uint8_t rnr_timer_code = 1;     // RNR NAK timer field we send (IBTA table 45: 0.01 ms)
+
+  // ---- service ----
+  std::uint16_t cm_port = 12345;  // rdma_cm port: service ID 0x0000000001060000 | port
+  std::uint64_t seed = 1;         // rkeys, comm IDs, starting PSNs
+
+  // ---- fixed latencies in cycles (documented per block in docs/sim/) ----
+  std::uint32_t netport_latency = 8;    // MAC/PCS + UDP offload
+  std::uint32_t rxpipe_latency = 4;     // header parse + ICRC
+  std::uint32_t cm_latency = 64;        // CM agent (a soft core in hardware)
+  std::uint32_t transport_latency = 4;  // per-packet RC state lookup/update
+  std::uint32_t mr_latency = 1;         // direct-indexed table
+  std::uint32_t mrsp_latency = 32;      // per MRSP message, plus per entry below
+  std::uint32_t mrsp_entry_latency = 4;
+  std::uint32_t kernel_latency = 32;  // dispatch overhead per call
+  std::uint32_t mem_latency = 20;     // DDR access latency
+  std::uint32_t mem_width = 64;       // DDR bytes per cycle
+  std::uint32_t txpipe_latency = 4;   // header build + ICRC
+
+  [[nodiscard]] sc_core::sc_time cycle() const {
+    return sc_core::sc_time(1000.0 / clock_mhz, sc_core::SC_NS);
+  }
+  // Cycles a stage of `latency` cycles is busy for `bytes` bytes at `w` bytes per cycle.
+  [[nodiscard]] static std::uint64_t stage_cycles(std::uint64_t bytes, std::uint32_t w,
+                                                  std::uint32_t latency) {
+    return (bytes + w - 1) / w + latency;
+  }
+};
+
+}  // namespace naa::sim

@@ -1,0 +1,51 @@
+// KernelEngine (PROTOCOL.md 5.2 and 5.3): on a WRITE_WITH_IMM completion, decodes the immediate,
+// runs the kernel from the registry over the connection's regions and queues the write-back
+// (WRITE ... WRITE_WITH_IMM with SE) on the connection's requester. One lane per QP: calls on a
+// connection run in order, different connections run independently. Immediate 0 aborts (no
+// kernel, no reply); an unknown function code answers 0x03. Cost per call: kernel_latency + the
+// kernel's cost model, plus the memory transfers (loading the regions, storing them back,
+// reading the outputs for the write-back).
+#pragma once
+
+#include <vector>
+
+#include <systemc>
+
+#include "naa/sim/common.hpp"
+#include "naa/sim/context.hpp"
+#include "naa/sim/kernels.hpp"
+#include "naa/sim/memory.hpp"
+
+namespace naa::sim {
+
+class KernelEngine : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(KernelEngine);
+  KernelEngine(sc_core::sc_module_name name, ModelContext& ctx, KernelRegistry registry);
+  // Is there a free receive for a call on this QP (else the Transport answers RNR)?
+  [[nodiscard]] bool can_accept(const Qp& qp) const;
+  void post_call(Qp& qp, std::uint32_t imm);
+  void release(Qp& qp);
+  [[nodiscard]] std::uint64_t dispatches() const { return dispatches_; }
+  void report(std::ostream& os) const;
+
+  MemoryPort mem;
+
+ private:
+  struct Call {
+    std::uint32_t generation = 0;
+    std::uint32_t imm = 0;
+  };
+  void lane(std::size_t index);
+  void run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm);
+
+  ModelContext& ctx_;
+  KernelRegistry registry_;
+  std::vector<std::unique_ptr<Channel<Call>>> lanes_;
+  CycleMeter meter_;
+  std::uint64_t dispatches_ = 0, aborted_ = 0, unknown_fn_ = 0, invalid_args_ = 0,
+                bad_immediate_ = 0, stale_ = 0, bytes_processed_ = 0, kernel_cycles_ = 0;
+  std::array<std::uint64_t, 128> per_fn_{};
+};
+
+}  // namespace naa::sim

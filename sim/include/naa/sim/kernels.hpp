@@ -1,0 +1,67 @@
+// The kernel registry (PROTOCOL.md 5.3): a kernel is a class with a function code, a name, a cycle
+// cost model and a run() over the connection's regions. Adding a kernel is adding a class and one
+// register_kernel() line (docs/sim/kernels.md), not editing a switch. This is the C++ contract a
+// Verilated kernel will implement too (cycles() then comes from the RTL run).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "naa/protocol/immediate.hpp"
+#include "naa/protocol/mrsp.hpp"
+
+namespace naa::sim {
+
+// One region of the call, in MRSP 0x01 order, with its bytes loaded (non-internal regions only;
+// internal regions have an empty `bytes`).
+struct KernelRegion {
+  std::uint8_t flags = 0;  // protocol::kMrspFlag*
+  std::uint64_t naa_address = 0;
+  std::uint32_t size = 0;
+  std::span<std::uint8_t> bytes;
+  std::uint32_t result_length = 0;  // set by the kernel for OUTPUT regions (default: size)
+
+  [[nodiscard]] bool is_input() const { return (flags & protocol::kMrspFlagInput) != 0; }
+  [[nodiscard]] bool is_output() const { return (flags & protocol::kMrspFlagOutput) != 0; }
+  [[nodiscard]] bool is_internal() const { return (flags & protocol::kMrspFlagInternal) != 0; }
+};
+
+struct KernelCall {
+  std::uint8_t fn = 0;
+  std::uint32_t user = 0;  // the 24 user bits of the immediate
+  std::span<KernelRegion> regions;
+
+  // The i-th INPUT / OUTPUT region (in 0x01 order), or nullptr.
+  [[nodiscard]] KernelRegion* input(std::size_t i) const;
+  [[nodiscard]] KernelRegion* output(std::size_t i) const;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  [[nodiscard]] virtual std::uint8_t function_code() const = 0;
+  [[nodiscard]] virtual std::string_view name() const = 0;
+  // Return code 0x04 (invalid arguments) if the call lacks what the kernel needs, else 0.
+  [[nodiscard]] virtual std::uint32_t check(const KernelCall& call) const = 0;
+  // Compute cycles at datapath width `width` (the cost model; excludes memory transfers).
+  [[nodiscard]] virtual std::uint64_t cycles(const KernelCall& call, std::uint32_t width) const = 0;
+  // Runs on the loaded bytes; returns the return code (0 = success, 0x10.. kernel-specific).
+  virtual std::uint32_t run(KernelCall& call) const = 0;
+};
+
+class KernelRegistry {
+ public:
+  void register_kernel(std::unique_ptr<Kernel> k);
+  [[nodiscard]] const Kernel* find(std::uint8_t fn) const;
+  [[nodiscard]] std::size_t size() const;
+  // The registry with the built-in kernels of PROTOCOL.md 5.3.
+  [[nodiscard]] static KernelRegistry with_builtins();
+
+ private:
+  std::vector<std::unique_ptr<Kernel>> by_fn_ = std::vector<std::unique_ptr<Kernel>>(128);
+};
+
+}  // namespace naa::sim

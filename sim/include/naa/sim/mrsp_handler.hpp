@@ -1,0 +1,58 @@
+// MrspHandler (PROTOCOL.md 5.1): receives the 0x01 SEND, checks and places the regions at the
+// requested NAA addresses (cleared to zeros), programs one MR table entry per region (rkey =
+// random tag << 8 | index) and answers 0x02, or 0x00 with a code, as a SEND with SE. A second
+// 0x01 on the same connection replaces its regions. Regions and MR entries are released when the
+// connection ends. Cost: mrsp_latency + mrsp_entry_latency per entry + ceil(len/W) cycles.
+//
+// Error codes: 0x03 if the entries exceed the MR entries free to this connection; 0x02 if an
+// address is beyond the memory, a region is empty or overlaps another region (of this request or
+// of another connection), or the message is not a valid 0x01; 0x01 if address + size runs past
+// the end of the memory.
+#pragma once
+
+#include <vector>
+
+#include <systemc>
+
+#include "naa/sim/common.hpp"
+#include "naa/sim/context.hpp"
+
+namespace naa::sim {
+
+struct Region {
+  std::uint8_t flags = 0;
+  std::uint64_t naa_address = 0;
+  std::uint32_t size = 0;
+  std::uint64_t host_va = 0;
+  std::uint32_t host_rkey = 0;
+  std::uint32_t rkey = 0;  // our MR entry's rkey
+  std::size_t mr_index = 0;
+};
+
+class MrspHandler : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(MrspHandler);
+  MrspHandler(sc_core::sc_module_name name, ModelContext& ctx);
+  // Transport completed a SEND into the QP's receive buffer.
+  void deliver(Qp& qp);
+  [[nodiscard]] const std::vector<Region>& regions(std::uint32_t qpn) const;
+  void release(Qp& qp);
+  void report(std::ostream& os) const;
+
+ private:
+  struct Work {
+    std::uint32_t index = 0;
+    std::uint32_t generation = 0;
+  };
+  void thread();
+  std::uint8_t place(Qp& qp, std::vector<Region>& out);  // 0 = ok, else error code
+
+  ModelContext& ctx_;
+  Channel<Work> in_;
+  CycleMeter meter_;
+  std::vector<std::vector<Region>> regions_;  // per QP index
+  std::uint64_t requests_ = 0, advertised_ = 0, regions_placed_ = 0, bad_messages_ = 0;
+  std::array<std::uint64_t, 4> errors_{};  // by code
+};
+
+}  // namespace naa::sim

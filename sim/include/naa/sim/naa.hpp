@@ -1,0 +1,56 @@
+// The simulated NAA card: the blocks of ARCHITECTURE.md "The NAA model", wired in the order a
+// packet meets them (NetPort -> RxPipe -> CmAgent | Transport -> MrspHandler | KernelEngine ->
+// Transport -> TxPipe -> NetPort), with MrTable and Memory beside them.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <random>
+#include <vector>
+
+#include <systemc>
+
+#include "naa/sim/cm_agent.hpp"
+#include "naa/sim/common.hpp"
+#include "naa/sim/context.hpp"
+#include "naa/sim/kernel_engine.hpp"
+#include "naa/sim/kernels.hpp"
+#include "naa/sim/memory.hpp"
+#include "naa/sim/mr_table.hpp"
+#include "naa/sim/mrsp_handler.hpp"
+#include "naa/sim/net_port.hpp"
+#include "naa/sim/rx_pipe.hpp"
+#include "naa/sim/transport.hpp"
+#include "naa/sim/tx_pipe.hpp"
+
+namespace naa::sim {
+
+class Naa : public sc_core::sc_module {
+ public:
+  Naa(sc_core::sc_module_name name, const SimConfig& cfg, const Log& log, PeerTimers& timers,
+      boost::asio::io_context& io, KernelRegistry registry);
+  ~Naa() override;
+
+  [[nodiscard]] NetPort& net() { return *net_; }
+  [[nodiscard]] const KernelEngine& kernels() const { return *kernels_; }
+  // Every block's counters, one `key=value` per line (docs/sim/naa-sim.md).
+  void report(std::ostream& os) const;
+
+ private:
+  const SimConfig& cfg_;
+  std::mt19937_64 rng_;
+  std::vector<Qp> qps_;
+  PacketPool pool_;
+  ModelContext ctx_;
+  std::unique_ptr<Memory> mem_;
+  std::unique_ptr<MrTable> mr_;
+  std::unique_ptr<NetPort> net_;
+  std::unique_ptr<RxPipe> rx_;
+  std::unique_ptr<CmAgent> cm_;
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<MrspHandler> mrsp_;
+  std::unique_ptr<KernelEngine> kernels_;
+  std::unique_ptr<TxPipe> tx_;
+};
+
+}  // namespace naa::sim

@@ -1,0 +1,85 @@
+// The RC queue pairs of the NAA: connection parameters from the CM (PROTOCOL.md 4), responder and
+// requester state (PROTOCOL.md 3). The table belongs to the NAA top level; CmAgent allocates and
+// releases entries, Transport runs them, MrspHandler and KernelEngine address them by QPN.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "naa/protocol/mrsp.hpp"
+
+namespace naa::sim {
+
+enum class QpState : std::uint8_t {
+  free,   // not allocated
+  rtr,    // REP sent, waiting for RTU (or the first valid data packet)
+  rts,    // connected
+  error,  // a fatal transport error: everything is dropped until the connection ends
+};
+
+// A message the NAA sends on a QP (its requester side, PROTOCOL.md 3).
+struct SendWqe {
+  enum class Op : std::uint8_t { send, write } op = Op::send;
+  std::vector<std::uint8_t> data;  // snapshot of the payload (retransmissions resend it)
+  std::uint64_t remote_va = 0;     // write
+  std::uint32_t rkey = 0;          // write
+  std::optional<std::uint32_t> imm;
+  bool solicited = false;
+  std::uint32_t first_psn = 0;
+  std::uint32_t packets = 0;
+};
+
+// A pending RDMA READ response (responder side).
+struct ReadJob {
+  std::uint64_t va = 0;
+  std::uint32_t length = 0;
+  std::uint32_t first_psn = 0;
+  std::uint32_t packets = 0;
+  std::uint32_t next = 0;  // packets already sent
+};
+
+struct Qp {
+  std::uint32_t qpn = 0;
+  std::uint32_t generation = 0;  // bumps on every allocation, so stale work is recognised
+  QpState state = QpState::free;
+
+  // ---- connection (from the CM REQ/REP) ----
+  std::uint32_t peer_ip = 0;
+  std::uint32_t peer_qpn = 0;
+  std::uint32_t mtu = 1024;
+  std::uint8_t ack_timeout = 0;  // local ACK timeout exponent (0 = no retransmit timer)
+  std::uint8_t retry_count = 7;
+  std::uint8_t rnr_retry = 7;  // 7 = infinite
+  bool reads_allowed = false;  // initiator depth granted >= 1
+  std::uint32_t local_comm_id = 0;
+  std::uint32_t remote_comm_id = 0;
+  std::array<std::uint8_t, 256> rep_mad{};  // answered again to a duplicate REQ
+
+  // ---- responder ----
+  std::uint32_t epsn = 0;
+  std::uint32_t msn = 0;
+  bool nak_sequence_sent = false;
+  enum class InMessage : std::uint8_t { none, send, write } in_message = InMessage::none;
+  std::uint64_t write_va = 0;
+  std::uint64_t write_remaining = 0;
+  bool recv_posted = true;  // the MRSP receive buffer
+  std::vector<std::uint8_t> recv_buf;
+  std::size_t recv_len = 0;
+  std::deque<ReadJob> reads;
+
+  // ---- requester ----
+  std::deque<SendWqe> sq;      // posted, not yet acknowledged, in PSN order
+  std::uint32_t psn_una = 0;   // oldest unacknowledged PSN
+  std::uint32_t psn_send = 0;  // next PSN to transmit
+  std::uint32_t psn_tail = 0;  // PSN after the last posted packet
+  std::uint32_t retries_left = 7;
+  std::uint32_t rnr_left = 7;
+  bool rnr_waiting = false;
+  bool timer_armed = false;
+  std::uint32_t timer_una = 0;  // psn_una when the retransmit timer was armed
+};
+
+}  // namespace naa::sim

@@ -1,0 +1,91 @@
+// Transport (PROTOCOL.md 3): per-QP RC state.
+// Responder: ePSN, MSN, duplicates (re-ACK, never re-execute; a duplicate READ is replayed),
+//   out-of-order (one NAK 0x60, then silence until ePSN arrives), opcode sequence and length
+//   checks (NAK 0x61), MR checks on every access (NAK 0x62, nothing written), RNR NAK when no
+//   receive is available, ACK on AckReq. SEND data lands in the MRSP receive buffer; WRITE data
+//   goes to Memory over TLM; a WRITE_WITH_IMM completion posts a call to the KernelEngine.
+// Requester (the NAA's own MRSP answers and result write-backs): segmentation at the path MTU,
+//   AckReq on the last packet of a message and every 64 packets, at most 128 unacknowledged
+//   PSNs, coalesced ACKs, go-back-N on NAK 0x60 or retransmit timeout, RNR waits, retry counters;
+//   exhaustion puts the QP in error (counted).
+// Cost: transport_latency + ceil(len/W) cycles per packet in each direction, plus memory time.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include <systemc>
+
+#include "naa/protocol/packet.hpp"
+#include "naa/sim/common.hpp"
+#include "naa/sim/context.hpp"
+#include "naa/sim/memory.hpp"
+
+namespace naa::sim {
+
+enum class TransportDrop : std::uint8_t {
+  unknown_qp,
+  wrong_peer,
+  qp_error,
+  out_of_order,  // after the one NAK 0x60
+  mtu_exceeded,  // payload larger than the path MTU (NAK 0x61 too)
+  unexpected_response,
+  stale_ack,
+  count_
+};
+inline constexpr std::size_t kTransportDropCount = static_cast<std::size_t>(TransportDrop::count_);
+
+enum class NakSent : std::uint8_t { sequence, invalid_request, remote_access, rnr, count_ };
+
+class Transport : public sc_core::sc_module, public PeerTimerClient {
+ public:
+  SC_HAS_PROCESS(Transport);
+  Transport(sc_core::sc_module_name name, ModelContext& ctx);
+  [[nodiscard]] Channel<Packet*>& input() { return in_; }
+
+  // A freshly allocated QP: PSN spaces from the CM (send = the REQ's starting PSN, receive = the
+  // REP's, PROTOCOL.md 4).
+  void init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn);
+  void release_qp(Qp& qp);
+  // Queue a message on the QP's requester (MrspHandler, KernelEngine).
+  void post_send(Qp& qp, SendWqe wqe);
+  // The MRSP handler finished with the receive buffer.
+  void repost_receive(Qp& qp);
+  void on_peer_timer(std::uint32_t cookie) override;
+
+  [[nodiscard]] std::uint64_t drops() const { return drops_.total(); }
+  void report(std::ostream& os) const;
+
+  MemoryPort mem;
+
+ private:
+  void rx_thread();
+  void tx_thread();
+  void responder(Qp& qp, Packet* p, const protocol::PacketView& v);
+  void requester_rx(Qp& qp, const protocol::PacketView& v);
+  void send_ack(Qp& qp, std::uint32_t psn, std::uint8_t syndrome);
+  void fatal_nak(Qp& qp, std::uint32_t psn, std::uint8_t syndrome);
+  void acknowledge_through(Qp& qp, std::uint32_t psn);  // completes messages ending <= psn
+  void go_back(Qp& qp, std::uint32_t psn);
+  void arm_retransmit(Qp& qp);
+  void qp_error(Qp& qp, const char* why);
+  bool send_next_packet(Qp& qp);    // requester: one packet if the window allows
+  bool send_read_response(Qp& qp);  // responder: one READ RESPONSE packet
+  void drop(TransportDrop d) { drops_.add(static_cast<std::size_t>(d)); }
+
+  ModelContext& ctx_;
+  Channel<Packet*> in_;
+  sc_core::sc_event tx_work_;
+  CycleMeter rx_meter_, tx_meter_;
+  std::size_t rr_ = 0;                      // round-robin position of the tx scheduler
+  std::vector<std::uint32_t> timer_fired_;  // cookies fired, handled by tx_thread
+  std::vector<std::uint8_t> scratch_;
+  ReasonCounters<kTransportDropCount> drops_;
+  ReasonCounters<static_cast<std::size_t>(NakSent::count_)> naks_;
+  std::uint64_t rx_packets_ = 0, rx_payload_bytes_ = 0, acks_sent_ = 0, duplicates_ = 0, reads_ = 0,
+                tx_packets_ = 0, tx_payload_bytes_ = 0, retransmits_ = 0, timeouts_ = 0,
+                acks_received_ = 0, naks_received_ = 0, rnr_received_ = 0, messages_completed_ = 0,
+                completion_errors_ = 0, qp_errors_ = 0;
+};
+
+}  // namespace naa::sim

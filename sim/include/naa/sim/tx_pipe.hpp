@@ -1,0 +1,29 @@
+// TxPipe (ARCHITECTURE.md "The NAA model"): takes a packet whose BTH..payload the CmAgent or the
+// Transport encoded, picks the UDP source port of its QP, synthesises the IPv4/UDP headers that
+// will really be on the wire (make_roce_headers, ID 0, PROTOCOL.md 1), writes the ICRC
+// (PROTOCOL.md 2) and hands it to NetPort. Cost: txpipe_latency + ceil(len/W) cycles.
+#pragma once
+
+#include <systemc>
+
+#include "naa/sim/common.hpp"
+#include "naa/sim/context.hpp"
+
+namespace naa::sim {
+
+class TxPipe : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(TxPipe);
+  TxPipe(sc_core::sc_module_name name, ModelContext& ctx);
+  [[nodiscard]] Channel<Packet*>& input() { return in_; }
+  void report(std::ostream& os) const;
+
+ private:
+  void thread();
+  ModelContext& ctx_;
+  Channel<Packet*> in_;
+  CycleMeter meter_;
+  std::uint64_t packets_ = 0, bytes_ = 0;
+};
+
+}  // namespace naa::sim

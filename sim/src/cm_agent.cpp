@@ -1,0 +1,278 @@
+#include "naa/sim/cm_agent.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "naa/protocol/packet.hpp"
+#include "naa/sim/kernel_engine.hpp"
+#include "naa/sim/mrsp_handler.hpp"
+#include "naa/sim/net_port.hpp"
+#include "naa/sim/rx_pipe.hpp"
+#include "naa/sim/transport.hpp"
+#include "naa/sim/tx_pipe.hpp"
+
+namespace naa::sim {
+namespace {
+
+using protocol::CmMad;
+constexpr std::size_t kUdPayloadOffset = protocol::kBthSize + protocol::kDethSize;
+
+std::uint32_t random24(std::mt19937_64& rng) {
+  return static_cast<std::uint32_t>(rng()) & 0xFFFFFFU;
+}
+
+}  // namespace
+
+CmAgent::CmAgent(sc_core::sc_module_name name, ModelContext& ctx)
+    : sc_module(name), ctx_(ctx), in_(64), expired_(256), meter_(ctx.cfg) {
+  SC_THREAD(thread);
+}
+
+void CmAgent::on_peer_timer(std::uint32_t cookie) {
+  (void)expired_.try_put(cookie);
+}
+
+std::uint32_t CmAgent::connections() const {
+  std::uint32_t n = 0;
+  for (const Qp& qp : ctx_.qps)
+    n += qp.state != QpState::free ? 1 : 0;
+  return n;
+}
+
+void CmAgent::thread() {
+  for (;;) {
+    if (in_.empty() && expired_.empty()) {
+      sc_core::wait(in_.data_event() | expired_.data_event());
+      continue;
+    }
+    if (!expired_.empty()) {
+      const std::uint32_t idx = expired_.get();
+      Qp& qp = ctx_.qps.at(idx);
+      if (qp.state == QpState::rtr) {
+        ++expired_count_;
+        release(qp, "half-open connection expired (no RTU)");
+      }
+      continue;
+    }
+    Packet* p = in_.get();
+    meter_.spend(SimConfig::stage_cycles(protocol::kMadSize, ctx_.cfg.width, ctx_.cfg.cm_latency));
+    handle(*p);
+    ctx_.pool.put(p);
+  }
+}
+
+void CmAgent::handle(const Packet& p) {
+  // RxPipe checked: UD SEND ONLY to QP 1 with the GSI Q_Key and a valid ICRC.
+  const std::size_t payload_len =
+      p.size - kUdPayloadOffset - protocol::kIcrcSize - ((p.data[1] >> 4) & 3U);
+  const auto mad = protocol::decode_cm_mad({p.data.data() + kUdPayloadOffset, payload_len});
+  if (!mad) {
+    ++decode_errors_;
+    ctx_.blocks.rx->count_protocol_error(mad.error());
+    return;
+  }
+  const auto& h = mad->header;
+  if (const auto* req = std::get_if<protocol::CmReq>(&mad->body)) {
+    on_req(p, h, *req);
+  } else if (const auto* rtu = std::get_if<protocol::CmRtu>(&mad->body)) {
+    ++rtus_;
+    for (Qp& qp : ctx_.qps) {
+      if (qp.state == QpState::rtr && qp.local_comm_id == rtu->remote_comm_id &&
+          qp.peer_ip == p.peer_ip) {
+        qp.state = QpState::rts;
+        ctx_.timers.cancel(*this, static_cast<std::uint32_t>(&qp - ctx_.qps.data()));
+      }
+    }
+  } else if (const auto* dreq = std::get_if<protocol::CmDreq>(&mad->body)) {
+    ++dreqs_;
+    for (Qp& qp : ctx_.qps) {
+      if (qp.state != QpState::free && qp.local_comm_id == dreq->remote_comm_id &&
+          qp.peer_ip == p.peer_ip && qp.qpn == dreq->remote_qpn) {
+        release(qp, "DREQ");
+      }
+    }
+    // Always answer a DREQ, even for an unknown connection (PROTOCOL.md 4).
+    CmMad out{h, protocol::CmDrep{}};
+    auto& drep = std::get<protocol::CmDrep>(out.body);
+    drep.local_comm_id = dreq->remote_comm_id;
+    drep.remote_comm_id = dreq->local_comm_id;
+    std::array<std::uint8_t, protocol::kMadSize> bytes{};
+    if (protocol::encode_cm_mad(out, bytes)) {
+      ++dreps_;
+      send_mad(p.peer_ip, bytes);
+    }
+  } else if (const auto* rej = std::get_if<protocol::CmRej>(&mad->body)) {
+    ++rejs_received_;
+    for (Qp& qp : ctx_.qps) {
+      if (qp.state != QpState::free && qp.local_comm_id == rej->remote_comm_id &&
+          qp.peer_ip == p.peer_ip) {
+        release(qp, "REJ from peer");
+      }
+    }
+  } else {
+    ++ignored_;  // MRA, REP, DREP: the passive side never expects them
+  }
+}
+
+void CmAgent::on_req(const Packet& p, const protocol::MadHeader& h, const protocol::CmReq& req) {
+  ++reqs_;
+  // A duplicate REQ (the peer's CM retried) gets the same REP.
+  for (Qp& qp : ctx_.qps) {
+    if (qp.state != QpState::free && qp.remote_comm_id == req.local_comm_id &&
+        qp.peer_ip == p.peer_ip && qp.peer_qpn == req.local_qpn) {
+      ++dup_reqs_;
+      send_mad(p.peer_ip, qp.rep_mad);
+      return;
+    }
+  }
+  if (req.service_id != protocol::rdma_cm_service_id(ctx_.cfg.cm_port)) {
+    send_rej(p.peer_ip, h, req.local_comm_id, protocol::kCmRejInvalidServiceId, "");
+    return;
+  }
+  if (req.transport_service_type != protocol::kCmTransportRc) {
+    send_rej(p.peer_ip, h, req.local_comm_id, protocol::kCmRejInvalidTransportType, "");
+    return;
+  }
+  const auto mtu = protocol::ib_mtu_bytes(req.path_mtu);
+  if (!mtu || *mtu > ctx_.cfg.mtu_max) {
+    send_rej(p.peer_ip, h, req.local_comm_id, protocol::kCmRejInvalidMtu, "");
+    return;
+  }
+  Qp* slot = nullptr;
+  for (Qp& qp : ctx_.qps) {
+    if (qp.state == QpState::free) {
+      slot = &qp;
+      break;
+    }
+  }
+  if (slot == nullptr) {
+    send_rej(p.peer_ip, h, req.local_comm_id, protocol::kCmRejConsumerDefined, "out of QPs");
+    return;
+  }
+  Qp& qp = *slot;
+  const auto idx = static_cast<std::uint32_t>(slot - ctx_.qps.data());
+  qp.generation = (qp.generation + 1) & 0xFFFFU;
+  if (qp.generation == 0) qp.generation = 1;
+  qp.qpn = (qp.generation << 8) | idx;
+  qp.state = QpState::rtr;
+  qp.peer_ip = p.peer_ip;
+  qp.peer_qpn = req.local_qpn;
+  qp.mtu = *mtu;
+  qp.ack_timeout = req.primary_local_ack_timeout;
+  qp.retry_count = req.retry_count;
+  qp.rnr_retry = req.rnr_retry_count;
+  // The peer asks to issue req.initiator_depth READs at us; we grant min(asked, own resources).
+  const auto responder_resources =
+      static_cast<std::uint8_t>(std::min(req.initiator_depth, ctx_.cfg.responder_resources));
+  qp.reads_allowed = responder_resources >= 1;
+  qp.remote_comm_id = req.local_comm_id;
+  qp.local_comm_id = static_cast<std::uint32_t>(ctx_.rng());
+  const std::uint32_t host_start_psn = random24(ctx_.rng);
+  // PROTOCOL.md 4: the REQ's starting PSN is ours to send with; the REP's is the host's.
+  ctx_.blocks.transport->init_qp(qp, req.starting_psn, host_start_psn);
+
+  CmMad out{h, protocol::CmRep{}};
+  auto& rep = std::get<protocol::CmRep>(out.body);
+  rep.local_comm_id = qp.local_comm_id;
+  rep.remote_comm_id = req.local_comm_id;
+  rep.local_qpn = qp.qpn;
+  rep.starting_psn = host_start_psn;
+  rep.responder_resources = responder_resources;
+  rep.initiator_depth = std::min(req.responder_resources, ctx_.cfg.responder_resources);
+  rep.target_ack_delay = 0;
+  rep.failover_accepted = 0;
+  rep.end_to_end_flow_control = req.end_to_end_flow_control;
+  rep.rnr_retry_count = 7;
+  rep.srq = false;
+  rep.local_ca_guid = 0x0200000000000000ULL | ctx_.blocks.net->local_ip();
+  qp.rep_mad.fill(0);
+  if (!protocol::encode_cm_mad(out, qp.rep_mad)) model_fatal(name(), "cannot encode REP");
+  ++reps_;
+  send_mad(p.peer_ip, qp.rep_mad);
+
+  // Half-open expiry: the peer's CM gives up after max_cm_retries REQs of its response timeout
+  // (4.096 us x 2^timeout each); keep the QP a little longer, bounded to [100 ms, 60 s].
+  const double per_try = 4.096e-6 * static_cast<double>(1ULL << std::min<unsigned>(
+                                                            req.remote_cm_response_timeout, 31));
+  double expiry = per_try * (req.max_cm_retries + 1.0) * 2.0;
+  expiry = std::clamp(expiry, 0.1, 60.0);
+  ctx_.timers.arm(*this, idx, sc_core::sc_time(expiry, sc_core::SC_SEC));
+}
+
+void CmAgent::established_by_data(Qp& qp) {
+  ++established_by_data_;
+  qp.state = QpState::rts;
+  ctx_.timers.cancel(*this, static_cast<std::uint32_t>(&qp - ctx_.qps.data()));
+}
+
+void CmAgent::send_rej(std::uint32_t peer_ip, const protocol::MadHeader& h,
+                       std::uint32_t remote_comm_id, std::uint16_t reason, std::string_view why) {
+  CmMad out{h, protocol::CmRej{}};
+  auto& rej = std::get<protocol::CmRej>(out.body);
+  rej.local_comm_id = 0;
+  rej.remote_comm_id = remote_comm_id;
+  rej.message_rejected = protocol::kCmRejMessageReq;
+  rej.reason = reason;
+  std::memcpy(rej.private_data.data(), why.data(), std::min(why.size(), rej.private_data.size()));
+  std::array<std::uint8_t, protocol::kMadSize> bytes{};
+  if (!protocol::encode_cm_mad(out, bytes)) return;
+  ++rejs_sent_;
+  ++rej_by_reason_[reason & 31U];
+  send_mad(peer_ip, bytes);
+}
+
+void CmAgent::send_mad(std::uint32_t peer_ip,
+                       const std::array<std::uint8_t, protocol::kMadSize>& mad) {
+  Packet* p = ctx_.pool.get();
+  protocol::PacketHeaders h;
+  h.bth.opcode = protocol::opcode::kUdSendOnly;
+  h.bth.dest_qpn = protocol::kCmQpn;
+  h.bth.psn = ud_psn_;
+  ud_psn_ = protocol::psn_add(ud_psn_, 1);
+  h.deth = protocol::Deth{protocol::kCmQKey, 0, protocol::kCmQpn};
+  const auto n = protocol::encode_packet(h, mad, {p->data.data(), p->data.size()});
+  if (!n) {
+    ctx_.pool.put(p);
+    model_fatal(name(), "cannot encode a CM datagram");
+  }
+  p->size = *n;
+  p->peer_ip = peer_ip;
+  p->src_qpn = protocol::kCmQpn;
+  ctx_.blocks.tx->input().put(p);
+}
+
+void CmAgent::release(Qp& qp, const char* why) {
+  if (ctx_.log.enabled(LogLevel::info)) {
+    ctx_.log.write(LogLevel::info, name(), "release QP " + std::to_string(qp.qpn) + ": " + why);
+  }
+  ctx_.timers.cancel(*this, static_cast<std::uint32_t>(&qp - ctx_.qps.data()));
+  ctx_.blocks.mrsp->release(qp);
+  ctx_.blocks.kernels->release(qp);
+  ctx_.blocks.transport->release_qp(qp);
+  qp.state = QpState::free;
+  ++released_;
+}
+
+void CmAgent::report(std::ostream& os) const {
+  os << "cm.cycles=" << meter_.busy_cycles() << '\n'
+     << "cm.connections=" << connections() << '\n'
+     << "cm.req=" << reqs_ << '\n'
+     << "cm.rep=" << reps_ << '\n'
+     << "cm.dup_req=" << dup_reqs_ << '\n'
+     << "cm.rtu=" << rtus_ << '\n'
+     << "cm.established_by_data=" << established_by_data_ << '\n'
+     << "cm.dreq=" << dreqs_ << '\n'
+     << "cm.drep=" << dreps_ << '\n'
+     << "cm.rej_sent=" << rejs_sent_ << '\n'
+     << "cm.rej_received=" << rejs_received_ << '\n'
+     << "cm.half_open_expired=" << expired_count_ << '\n'
+     << "cm.released=" << released_ << '\n'
+     << "cm.ignored=" << ignored_ << '\n'
+     << "cm.decode_errors=" << decode_errors_ << '\n';
+  for (std::size_t r = 0; r < rej_by_reason_.size(); ++r) {
+    if (rej_by_reason_[r] != 0)
+      os << "cm.rej_sent.reason_" << r << '=' << rej_by_reason_[r] << '\n';
+  }
+}
+
+}  // namespace naa::sim

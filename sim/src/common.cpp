@@ -1,0 +1,55 @@
+#include "naa/sim/common.hpp"
+
+#include <cstdlib>
+#include <iostream>
+
+namespace naa::sim {
+
+PacketPool::PacketPool(std::size_t count) {
+  store_.reserve(count);
+  free_.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    store_.push_back(std::make_unique<Packet>());
+    free_.push_back(store_.back().get());
+  }
+}
+
+Packet* PacketPool::try_get() {
+  if (free_.empty()) {
+    ++exhausted_;
+    return nullptr;
+  }
+  Packet* p = free_.back();
+  free_.pop_back();
+  p->size = 0;
+  p->ip_id = 0;
+  p->src_qpn = 0;
+  return p;
+}
+
+Packet* PacketPool::get() {
+  while (free_.empty())
+    sc_core::wait(freed_);
+  return try_get();
+}
+
+void PacketPool::put(Packet* p) {
+  if (p == nullptr) return;
+  free_.push_back(p);
+  freed_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Log::write(LogLevel l, std::string_view block, const std::string& message) const {
+  if (!enabled(l)) return;
+  static constexpr const char* kNames[] = {"error", "warn", "info", "debug"};
+  std::cerr << "naa-sim [" << sc_core::sc_time_stamp().to_seconds() * 1e9 << " ns] "
+            << kNames[static_cast<int>(l)] << ' ' << block << ": " << message << std::endl;
+}
+
+void model_fatal(std::string_view block, const std::string& message) {
+  std::cerr << "naa-sim: FATAL model invariant at " << sc_core::sc_time_stamp().to_string()
+            << " in " << block << ": " << message << std::endl;
+  std::abort();
+}
+
+}  // namespace naa::sim

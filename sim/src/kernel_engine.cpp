@@ -1,0 +1,149 @@
+#include "naa/sim/kernel_engine.hpp"
+
+#include "naa/protocol/immediate.hpp"
+#include "naa/sim/mrsp_handler.hpp"
+#include "naa/sim/transport.hpp"
+
+namespace naa::sim {
+
+KernelEngine::KernelEngine(sc_core::sc_module_name name, ModelContext& ctx, KernelRegistry registry)
+    : sc_module(name), mem("mem"), ctx_(ctx), registry_(std::move(registry)), meter_(ctx.cfg) {
+  for (std::size_t i = 0; i < ctx.qps.size(); ++i) {
+    lanes_.push_back(std::make_unique<Channel<Call>>(ctx.cfg.call_queue_depth));
+    sc_core::sc_spawn_options opts;
+    sc_core::sc_spawn([this, i] { lane(i); }, sc_core::sc_gen_unique_name("lane"), &opts);
+  }
+}
+
+bool KernelEngine::can_accept(const Qp& qp) const {
+  return !lanes_.at(static_cast<std::size_t>(&qp - ctx_.qps.data()))->full();
+}
+
+void KernelEngine::post_call(Qp& qp, std::uint32_t imm) {
+  (void)lanes_.at(static_cast<std::size_t>(&qp - ctx_.qps.data()))
+      ->try_put(Call{qp.generation, imm});
+}
+
+void KernelEngine::release(Qp& /*qp*/) {
+  // Queued calls carry the QP generation; the lane discards them once the QP is gone.
+}
+
+void KernelEngine::lane(std::size_t index) {
+  for (;;) {
+    const Call c = lanes_[index]->get();
+    Qp& qp = ctx_.qps[index];
+    if (qp.generation != c.generation || qp.state != QpState::rts) {
+      ++stale_;
+      continue;
+    }
+    run_call(qp, c.generation, c.imm);
+  }
+}
+
+void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm) {
+  meter_.spend(ctx_.cfg.kernel_latency);
+  const auto call = protocol::decode_call_immediate(imm);
+  if (!call) {
+    ++bad_immediate_;  // bit 7 clear or function code 0: not a call
+    return;
+  }
+  if (call->aborted) {
+    ++aborted_;  // immediate 0: the host aborted this call; no kernel, no reply
+    return;
+  }
+  const std::uint8_t fn = call->fn;
+  auto still_valid = [&] { return qp.generation == generation && qp.state == QpState::rts; };
+
+  const std::vector<Region> regions = ctx_.blocks.mrsp->regions(qp.qpn);  // copy: may change
+  std::vector<std::vector<std::uint8_t>> buffers(regions.size());
+  std::vector<KernelRegion> kr(regions.size());
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    kr[i].flags = regions[i].flags;
+    kr[i].naa_address = regions[i].naa_address;
+    kr[i].size = regions[i].size;
+    kr[i].result_length = regions[i].size;
+  }
+  KernelCall kc{fn, call->user, kr};
+  std::uint32_t rc = 0;
+  const Kernel* k = registry_.find(fn);
+  if (k == nullptr) {
+    ++unknown_fn_;
+    rc = static_cast<std::uint32_t>(protocol::ReturnCode::unknown_function);
+  } else if ((rc = k->check(kc)) != 0) {
+    ++invalid_args_;
+  } else {
+    // Load the non-internal regions, compute, store them back (a kernel may update inputs in
+    // place, as add1/add2 do).
+    for (std::size_t i = 0; i < kr.size(); ++i) {
+      if (kr[i].is_internal()) continue;
+      buffers[i].resize(kr[i].size);
+      kr[i].bytes = buffers[i];
+      if (!mem.read(kr[i].naa_address, buffers[i].data(), kr[i].size, meter_)) {
+        model_fatal(name(), "region outside the memory");
+      }
+    }
+    const std::uint64_t cycles = k->cycles(kc, ctx_.cfg.width);
+    kernel_cycles_ += cycles;
+    meter_.spend(cycles);
+    rc = k->run(kc);
+    ++dispatches_;
+    ++per_fn_[fn];
+    for (std::size_t i = 0; i < kr.size(); ++i) {
+      if (kr[i].is_internal()) continue;
+      bytes_processed_ += kr[i].size;
+      (void)mem.write(kr[i].naa_address, buffers[i].data(), kr[i].size, meter_);
+    }
+  }
+  if (!still_valid()) return;
+
+  // Write-back (PROTOCOL.md 5.2): each OUTPUT region in 0x01 order to its host address and rkey,
+  // the last as WRITE_WITH_IMM with SE; a zero-length WRITE_WITH_IMM if there is nothing to send.
+  const std::uint32_t result_imm = protocol::encode_result_immediate(fn, rc & 0xFFFFFFU);
+  std::vector<std::size_t> outs;
+  if (rc == 0) {
+    for (std::size_t i = 0; i < kr.size(); ++i) {
+      if (kr[i].is_output() && !kr[i].is_internal()) outs.push_back(i);
+    }
+  }
+  if (outs.empty()) {
+    SendWqe w;
+    w.op = SendWqe::Op::write;
+    w.imm = result_imm;
+    w.solicited = true;
+    ctx_.blocks.transport->post_send(qp, std::move(w));
+    return;
+  }
+  for (std::size_t n = 0; n < outs.size(); ++n) {
+    const std::size_t i = outs[n];
+    SendWqe w;
+    w.op = SendWqe::Op::write;
+    w.remote_va = regions[i].host_va;
+    w.rkey = regions[i].host_rkey;
+    const std::uint32_t len = std::min(kr[i].result_length, kr[i].size);
+    w.data.assign(buffers[i].begin(), buffers[i].begin() + len);
+    if (n + 1 == outs.size()) {
+      w.imm = result_imm;
+      w.solicited = true;
+    }
+    ctx_.blocks.transport->post_send(qp, std::move(w));
+  }
+}
+
+void KernelEngine::report(std::ostream& os) const {
+  os << "kernel.cycles=" << meter_.busy_cycles() << '\n'
+     << "kernel.compute_cycles=" << kernel_cycles_ << '\n'
+     << "kernel.dispatches=" << dispatches_ << '\n'
+     << "kernel.aborted=" << aborted_ << '\n'
+     << "kernel.unknown_function=" << unknown_fn_ << '\n'
+     << "kernel.invalid_arguments=" << invalid_args_ << '\n'
+     << "kernel.bad_immediate=" << bad_immediate_ << '\n'
+     << "kernel.stale_calls=" << stale_ << '\n'
+     << "kernel.bytes_processed=" << bytes_processed_ << '\n';
+  for (std::size_t fn = 1; fn < per_fn_.size(); ++fn) {
+    if (per_fn_[fn] == 0) continue;
+    const Kernel* k = registry_.find(static_cast<std::uint8_t>(fn));
+    os << "kernel.dispatches." << (k != nullptr ? k->name() : "fn") << '=' << per_fn_[fn] << '\n';
+  }
+}
+
+}  // namespace naa::sim

@@ -1,0 +1,190 @@
+// The built-in kernels of PROTOCOL.md 5.3. Each is a class with its cost model; the registry maps
+// the function code to it. Cost models are per-byte at the datapath width W: a kernel that
+// touches N bytes costs ceil(N / W) cycles plus a small pipeline fill (docs/sim/kernels.md).
+#include "naa/sim/kernels.hpp"
+
+#include <cstring>
+
+#include "naa/protocol/bytes.hpp"
+#include "naa/protocol/crc32.hpp"
+
+namespace naa::sim {
+namespace {
+
+constexpr std::uint32_t kOk = 0;
+constexpr auto kInvalidArguments =
+    static_cast<std::uint32_t>(protocol::ReturnCode::invalid_arguments);
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return (a + b - 1) / b;
+}
+
+std::uint64_t non_internal_bytes(const KernelCall& call) {
+  std::uint64_t n = 0;
+  for (const auto& r : call.regions)
+    n += r.is_internal() ? 0 : r.size;
+  return n;
+}
+
+// add1 / add2: add a constant (mod 256) to every byte of every non-internal region, in place
+// (reference-compatible: the reference software NAA does exactly this).
+class AddConstant final : public Kernel {
+ public:
+  AddConstant(std::uint8_t fn, std::string_view name, std::uint8_t k)
+      : fn_(fn), name_(name), k_(k) {}
+  std::uint8_t function_code() const override { return fn_; }
+  std::string_view name() const override { return name_; }
+  std::uint32_t check(const KernelCall&) const override { return kOk; }
+  std::uint64_t cycles(const KernelCall& call, std::uint32_t width) const override {
+    return 2 + ceil_div(non_internal_bytes(call), width);
+  }
+  std::uint32_t run(KernelCall& call) const override {
+    for (auto& r : call.regions) {
+      if (r.is_internal()) continue;
+      for (auto& b : r.bytes)
+        b = static_cast<std::uint8_t>(b + k_);
+    }
+    return kOk;
+  }
+
+ private:
+  std::uint8_t fn_;
+  std::string_view name_;
+  std::uint8_t k_;
+};
+
+class Nop final : public Kernel {
+ public:
+  std::uint8_t function_code() const override { return 3; }
+  std::string_view name() const override { return "nop"; }
+  std::uint32_t check(const KernelCall&) const override { return kOk; }
+  std::uint64_t cycles(const KernelCall&, std::uint32_t) const override { return 1; }
+  std::uint32_t run(KernelCall&) const override { return kOk; }
+};
+
+// out0[i] = in0[i] + in1[i] over little-endian int32, wrapping; n = in0 size / 4 elements.
+class VaddI32 final : public Kernel {
+ public:
+  std::uint8_t function_code() const override { return 4; }
+  std::string_view name() const override { return "vadd_i32"; }
+  std::uint32_t check(const KernelCall& c) const override {
+    const KernelRegion* a = c.input(0);
+    const KernelRegion* b = c.input(1);
+    const KernelRegion* o = c.output(0);
+    if (a == nullptr || b == nullptr || o == nullptr) return kInvalidArguments;
+    const std::uint32_t n = a->size / 4 * 4;
+    if (b->size < n || o->size < n) return kInvalidArguments;
+    return kOk;
+  }
+  std::uint64_t cycles(const KernelCall& c, std::uint32_t width) const override {
+    return 4 + ceil_div(c.input(0)->size / 4 * 4, width);
+  }
+  std::uint32_t run(KernelCall& c) const override {
+    KernelRegion* a = c.input(0);
+    KernelRegion* b = c.input(1);
+    KernelRegion* o = c.output(0);
+    const std::uint32_t n = a->size / 4;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t s = protocol::load_le32(a->bytes.data() + 4 * i) +
+                              protocol::load_le32(b->bytes.data() + 4 * i);
+      protocol::store_le32(o->bytes.data() + 4 * i, s);
+    }
+    o->result_length = n * 4;
+    return kOk;
+  }
+};
+
+// out0 = 64-bit little-endian sum of in0 read as uint32 elements.
+class SumU64 final : public Kernel {
+ public:
+  std::uint8_t function_code() const override { return 5; }
+  std::string_view name() const override { return "sum_u64"; }
+  std::uint32_t check(const KernelCall& c) const override {
+    if (c.input(0) == nullptr || c.output(0) == nullptr || c.output(0)->size < 8) {
+      return kInvalidArguments;
+    }
+    return kOk;
+  }
+  std::uint64_t cycles(const KernelCall& c, std::uint32_t width) const override {
+    return 4 + ceil_div(c.input(0)->size, width);
+  }
+  std::uint32_t run(KernelCall& c) const override {
+    const KernelRegion* in = c.input(0);
+    KernelRegion* o = c.output(0);
+    std::uint64_t sum = 0;
+    for (std::uint32_t i = 0; i + 4 <= in->size; i += 4)
+      sum += protocol::load_le32(in->bytes.data() + i);
+    protocol::store_le32(o->bytes.data(), static_cast<std::uint32_t>(sum));
+    protocol::store_le32(o->bytes.data() + 4, static_cast<std::uint32_t>(sum >> 32));
+    o->result_length = 8;
+    return kOk;
+  }
+};
+
+// out0 = zlib CRC-32 of in0, 4 bytes little-endian; result length 4.
+class Crc32 final : public Kernel {
+ public:
+  std::uint8_t function_code() const override { return 6; }
+  std::string_view name() const override { return "crc32"; }
+  std::uint32_t check(const KernelCall& c) const override {
+    if (c.input(0) == nullptr || c.output(0) == nullptr || c.output(0)->size < 4) {
+      return kInvalidArguments;
+    }
+    return kOk;
+  }
+  std::uint64_t cycles(const KernelCall& c, std::uint32_t width) const override {
+    return 4 + ceil_div(c.input(0)->size, width);
+  }
+  std::uint32_t run(KernelCall& c) const override {
+    const KernelRegion* in = c.input(0);
+    KernelRegion* o = c.output(0);
+    protocol::store_le32(o->bytes.data(), protocol::crc32(in->bytes));
+    o->result_length = 4;
+    return kOk;
+  }
+};
+
+}  // namespace
+
+KernelRegion* KernelCall::input(std::size_t i) const {
+  for (auto& r : regions) {
+    if (r.is_input() && !r.is_internal() && i-- == 0) return &r;
+  }
+  return nullptr;
+}
+
+KernelRegion* KernelCall::output(std::size_t i) const {
+  for (auto& r : regions) {
+    if (r.is_output() && !r.is_internal() && i-- == 0) return &r;
+  }
+  return nullptr;
+}
+
+void KernelRegistry::register_kernel(std::unique_ptr<Kernel> k) {
+  const std::uint8_t fn = k->function_code();
+  by_fn_.at(fn & 0x7FU) = std::move(k);
+}
+
+const Kernel* KernelRegistry::find(std::uint8_t fn) const {
+  return fn < by_fn_.size() ? by_fn_[fn].get() : nullptr;
+}
+
+std::size_t KernelRegistry::size() const {
+  std::size_t n = 0;
+  for (const auto& k : by_fn_)
+    n += k ? 1U : 0U;
+  return n;
+}
+
+KernelRegistry KernelRegistry::with_builtins() {
+  KernelRegistry r;
+  r.register_kernel(std::make_unique<AddConstant>(1, "add1", 1));
+  r.register_kernel(std::make_unique<AddConstant>(2, "add2", 2));
+  r.register_kernel(std::make_unique<Nop>());
+  r.register_kernel(std::make_unique<VaddI32>());
+  r.register_kernel(std::make_unique<SumU64>());
+  r.register_kernel(std::make_unique<Crc32>());
+  return r;
+}
+
+}  // namespace naa::sim

@@ -1,0 +1,140 @@
+#include "naa/sim/memory.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace naa::sim {
+
+void SparseStore::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) const {
+  while (len > 0) {
+    const std::uint64_t page = addr / kPageSize;
+    const std::uint64_t off = addr % kPageSize;
+    const std::uint64_t n = std::min(len, kPageSize - off);
+    auto it = pages_.find(page);
+    if (it == pages_.end()) {
+      std::memset(out, 0, n);
+    } else {
+      std::memcpy(out, it->second.get() + off, n);
+    }
+    out += n;
+    addr += n;
+    len -= n;
+  }
+}
+
+void SparseStore::write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len) {
+  while (len > 0) {
+    const std::uint64_t page = addr / kPageSize;
+    const std::uint64_t off = addr % kPageSize;
+    const std::uint64_t n = std::min(len, kPageSize - off);
+    auto& slot = pages_[page];
+    if (!slot) slot = std::make_unique<std::uint8_t[]>(kPageSize);  // value-initialised: zeros
+    std::memcpy(slot.get() + off, in, n);
+    in += n;
+    addr += n;
+    len -= n;
+  }
+}
+
+void SparseStore::clear(std::uint64_t addr, std::uint64_t len) {
+  while (len > 0) {
+    const std::uint64_t page = addr / kPageSize;
+    const std::uint64_t off = addr % kPageSize;
+    const std::uint64_t n = std::min(len, kPageSize - off);
+    auto it = pages_.find(page);
+    if (it != pages_.end()) {
+      if (n == kPageSize) {
+        pages_.erase(it);
+      } else {
+        std::memset(it->second.get() + off, 0, n);
+      }
+    }
+    addr += n;
+    len -= n;
+  }
+}
+
+Memory::Memory(sc_core::sc_module_name name, const SimConfig& cfg)
+    : sc_module(name), socket("socket"), kernel_socket("kernel_socket"), cfg_(cfg) {
+  socket.register_b_transport(this, &Memory::b_transport);
+  socket.register_transport_dbg(this, &Memory::transport_dbg);
+  kernel_socket.register_b_transport(this, &Memory::b_transport);
+  kernel_socket.register_transport_dbg(this, &Memory::transport_dbg);
+}
+
+void Memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  const std::uint64_t addr = trans.get_address();
+  const std::uint64_t len = trans.get_data_length();
+  if (addr > cfg_.mem_size || len > cfg_.mem_size - addr) {
+    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  // One DDR channel shared by every port: an access starts when the channel is free and
+  // occupies it for latency + ceil(len / mem_width) cycles (contention is modelled).
+  const std::uint64_t cycles = SimConfig::stage_cycles(len, cfg_.mem_width, cfg_.mem_latency);
+  busy_cycles_ += cycles;
+  const sc_core::sc_time now = sc_core::sc_time_stamp() + delay;
+  const sc_core::sc_time start = busy_until_ > now ? busy_until_ : now;
+  busy_until_ = start + cfg_.cycle() * static_cast<double>(cycles);
+  delay = busy_until_ - sc_core::sc_time_stamp();
+  if (trans.is_read()) {
+    store_.read(addr, trans.get_data_ptr(), len);
+    ++reads_;
+    bytes_read_ += len;
+  } else if (trans.is_write()) {
+    store_.write(addr, trans.get_data_ptr(), len);
+    ++writes_;
+    bytes_written_ += len;
+  }
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned int Memory::transport_dbg(tlm::tlm_generic_payload& trans) {
+  const std::uint64_t addr = trans.get_address();
+  const std::uint64_t len = trans.get_data_length();
+  if (addr > cfg_.mem_size || len > cfg_.mem_size - addr) return 0;
+  if (trans.is_read()) store_.read(addr, trans.get_data_ptr(), len);
+  if (trans.is_write()) store_.write(addr, trans.get_data_ptr(), len);
+  return static_cast<unsigned int>(len);
+}
+
+void Memory::report(std::ostream& os) const {
+  os << "memory.cycles=" << busy_cycles_ << '\n'
+     << "memory.reads=" << reads_ << '\n'
+     << "memory.writes=" << writes_ << '\n'
+     << "memory.bytes_read=" << bytes_read_ << '\n'
+     << "memory.bytes_written=" << bytes_written_ << '\n'
+     << "memory.pages_resident=" << store_.pages() << '\n';
+}
+
+bool MemoryPort::access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
+                        std::uint64_t len, CycleMeter& meter) {
+  if (len == 0) return true;
+  tlm::tlm_generic_payload trans;
+  trans.set_command(cmd);
+  trans.set_address(addr);
+  trans.set_data_ptr(data);
+  trans.set_data_length(static_cast<unsigned int>(len));
+  trans.set_streaming_width(static_cast<unsigned int>(len));
+  trans.set_byte_enable_ptr(nullptr);
+  trans.set_dmi_allowed(false);
+  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  socket->b_transport(trans, delay);
+  const auto cycles = static_cast<std::uint64_t>(delay / meter.cycle() + 0.5);
+  meter.account(cycles);
+  sc_core::wait(delay);
+  return trans.is_response_ok();
+}
+
+bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter) {
+  return access(tlm::TLM_READ_COMMAND, addr, out, len, meter);
+}
+
+bool MemoryPort::write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len,
+                       CycleMeter& meter) {
+  // TLM's payload pointer is non-const; a write never modifies it.
+  return access(tlm::TLM_WRITE_COMMAND, addr, const_cast<std::uint8_t*>(in), len, meter);
+}
+
+}  // namespace naa::sim

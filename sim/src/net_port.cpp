@@ -1,0 +1,233 @@
+#include "naa/sim/net_port.hpp"
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <boost/asio.hpp>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <system_error>
+
+#include "naa/protocol/ipv4_udp.hpp"
+#include "naa/sim/rx_pipe.hpp"
+
+namespace naa::sim {
+namespace asio = boost::asio;
+using udp = asio::ip::udp;
+
+struct NetPort::Sockets {
+  explicit Sockets(asio::io_context& io_ctx) : io(io_ctx), listen(io_ctx) {}
+  asio::io_context& io;
+  udp::socket listen;
+  // Per-QP send sockets by UDP source port; nullptr = bind failed, use the listening socket.
+  std::map<std::uint16_t, std::unique_ptr<udp::socket>> senders;
+};
+
+namespace {
+
+// PROTOCOL.md 1: unconnected + IP_PMTUDISC_DO makes Linux send IPv4 ID 0 with DF.
+void set_roce_options(udp::socket& s) {
+  const int fd = s.native_handle();
+  int v = IP_PMTUDISC_DO;
+  if (::setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof v) != 0) {
+    throw std::system_error(errno, std::generic_category(), "setsockopt(IP_MTU_DISCOVER)");
+  }
+  int buf = 4 << 20;
+  // Large buffers: a host streams a whole call before the model reads it. FORCE needs
+  // CAP_NET_ADMIN; fall back to the capped variant.
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) != 0) {
+    (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  }
+  if (::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) != 0) {
+    (void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+  }
+}
+
+std::uint64_t to_ns(const sc_core::sc_time& t) {
+  return static_cast<std::uint64_t>(t.to_seconds() * 1e9 + 0.5);
+}
+
+}  // namespace
+
+NetPort::NetPort(sc_core::sc_module_name name, ModelContext& ctx, asio::io_context& io)
+    : sc_module(name),
+      ctx_(ctx),
+      sockets_(std::make_unique<Sockets>(io)),
+      rx_in_(4096),
+      tx_in_(64),
+      rx_meter_(ctx.cfg),
+      tx_meter_(ctx.cfg) {
+  SC_THREAD(rx_thread);
+  SC_THREAD(tx_thread);
+}
+
+NetPort::~NetPort() = default;
+
+void NetPort::open(std::uint32_t listen_ip) {
+  local_ip_ = listen_ip;
+  auto& s = sockets_->listen;
+  s.open(udp::v4());
+  set_roce_options(s);
+  int on = 1;
+  if (::setsockopt(s.native_handle(), IPPROTO_IP, IP_PKTINFO, &on, sizeof on) != 0) {
+    throw std::system_error(errno, std::generic_category(), "setsockopt(IP_PKTINFO)");
+  }
+  s.bind(udp::endpoint(asio::ip::address_v4(listen_ip), protocol::kRoceUdpPort));
+  s.non_blocking(true);
+}
+
+std::error_code NetPort::open_pcap(const std::string& path) {
+  return pcap_.open(path);
+}
+
+void NetPort::close_pcap() {
+  pcap_.flush();
+  pcap_.close();
+}
+
+void NetPort::async_wait_readable(std::function<void()> handler) {
+  sockets_->listen.async_wait(udp::socket::wait_read,
+                              [h = std::move(handler)](const boost::system::error_code&) { h(); });
+}
+
+std::size_t NetPort::poll_receive(std::size_t budget) {
+  const int fd = sockets_->listen.native_handle();
+  std::size_t n = 0;
+  while (n < budget) {
+    if (rx_in_.full()) break;  // the port's input FIFO is full: leave the rest in the socket
+    Packet* p = ctx_.pool.try_get();
+    if (p == nullptr) {
+      // No buffer: the datagram stays queued in the socket until the model frees one.
+      ++rx_no_buffer_;
+      break;
+    }
+    sockaddr_in from{};
+    iovec iov{p->data.data(), p->data.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(in_pktinfo))];
+    msghdr msg{};
+    msg.msg_name = &from;
+    msg.msg_namelen = sizeof from;
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    const ssize_t r = ::recvmsg(fd, &msg, MSG_DONTWAIT);
+    if (r < 0) {
+      ctx_.pool.unget(p);
+      break;  // EAGAIN, or an error the next wait will show again
+    }
+    ++n;
+    if ((msg.msg_flags & MSG_TRUNC) != 0) {
+      ++rx_truncated_;
+      ctx_.blocks.rx->count_protocol_error(protocol::Error::too_long);
+      ctx_.pool.put(p);
+      continue;
+    }
+    p->size = static_cast<std::size_t>(r);
+    p->peer_ip = ntohl(from.sin_addr.s_addr);
+    p->peer_port = ntohs(from.sin_port);
+    p->local_ip = local_ip_;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+        in_pktinfo info{};
+        std::memcpy(&info, CMSG_DATA(c), sizeof info);
+        p->local_ip = ntohl(info.ipi_addr.s_addr);
+      }
+    }
+    p->arrival = sc_core::sc_time_stamp();
+    ++rx_datagrams_;
+    rx_bytes_ += p->size;
+    (void)rx_in_.try_put(p);
+  }
+  return n;
+}
+
+void NetPort::rx_thread() {
+  for (;;) {
+    Packet* p = rx_in_.get();
+    rx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));
+    ctx_.blocks.rx->input().put(p);
+  }
+}
+
+void NetPort::tap_rx(const Packet& p) {
+  if (!pcap_.is_open()) return;
+  const auto h = protocol::make_roce_headers(p.peer_ip, p.peer_port, p.local_ip, p.size, p.ip_id);
+  pcap_.write_roce(to_ns(p.arrival), h, p.bytes());
+}
+
+std::uint16_t NetPort::source_port(std::uint32_t qpn) {
+  const std::uint16_t port = protocol::roce_udp_source_port(qpn);
+  auto it = sockets_->senders.find(port);
+  if (it == sockets_->senders.end()) {
+    auto s = std::make_unique<udp::socket>(sockets_->io);
+    try {
+      s->open(udp::v4());
+      set_roce_options(*s);
+      s->bind(udp::endpoint(asio::ip::address_v4(local_ip_), port));
+    } catch (const std::exception& e) {
+      ++port_fallbacks_;
+      ctx_.log.write(LogLevel::warn, "net_port",
+                     "cannot bind source port " + std::to_string(port) + " (" + e.what() +
+                         "), QP " + std::to_string(qpn) + " sends from 4791");
+      s.reset();
+    }
+    it = sockets_->senders.emplace(port, std::move(s)).first;
+  }
+  return it->second ? port : protocol::kRoceUdpPort;
+}
+
+void NetPort::send_datagram(const Packet& p, std::uint16_t src_port) {
+  auto it = sockets_->senders.find(src_port);
+  const int fd = (it != sockets_->senders.end() && it->second) ? it->second->native_handle()
+                                                               : sockets_->listen.native_handle();
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(protocol::kRoceUdpPort);  // PROTOCOL.md 1: always to port 4791
+  to.sin_addr.s_addr = htonl(p.peer_ip);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const ssize_t r = ::sendto(fd, p.data.data(), p.size, MSG_DONTWAIT,
+                               reinterpret_cast<const sockaddr*>(&to), sizeof to);
+    if (r >= 0) return;
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS) break;
+    pollfd pfd{fd, POLLOUT, 0};
+    (void)::poll(&pfd, 1, 10);  // the send buffer drains in microseconds on loopback
+  }
+  ++tx_errors_;
+}
+
+void NetPort::tx_thread() {
+  for (;;) {
+    Packet* p = tx_in_.get();
+    tx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));
+    // TxPipe computed the ICRC for this source port; look it up again (it is cached).
+    const std::uint16_t port = source_port(p->src_qpn);
+    send_datagram(*p, port);
+    ++tx_datagrams_;
+    tx_bytes_ += p->size;
+    if (pcap_.is_open()) {
+      const auto h = protocol::make_roce_headers(local_ip_, port, p->peer_ip, p->size);
+      pcap_.write_roce(to_ns(sc_core::sc_time_stamp()), h, p->bytes());
+    }
+    ctx_.pool.put(p);
+  }
+}
+
+void NetPort::report(std::ostream& os) const {
+  os << "net_port.rx_cycles=" << rx_meter_.busy_cycles() << '\n'
+     << "net_port.tx_cycles=" << tx_meter_.busy_cycles() << '\n'
+     << "net_port.rx_datagrams=" << rx_datagrams_ << '\n'
+     << "net_port.rx_bytes=" << rx_bytes_ << '\n'
+     << "net_port.tx_datagrams=" << tx_datagrams_ << '\n'
+     << "net_port.tx_bytes=" << tx_bytes_ << '\n'
+     << "net_port.rx_truncated=" << rx_truncated_ << '\n'
+     << "net_port.rx_waited_for_buffer=" << rx_no_buffer_ << '\n'
+     << "net_port.tx_errors=" << tx_errors_ << '\n'
+     << "net_port.source_port_fallbacks=" << port_fallbacks_ << '\n'
+     << "net_port.pcap_frames=" << pcap_.frames_written() << '\n'
+     << "net_port.pcap_write_errors=" << pcap_.write_errors() << '\n';
+}
+
+}  // namespace naa::sim

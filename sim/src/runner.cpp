@@ -1,0 +1,245 @@
+#include "naa/sim/runner.hpp"
+
+#include <algorithm>
+#include <boost/asio.hpp>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "naa/protocol/ipv4_udp.hpp"
+#include "naa/sim/naa.hpp"
+
+namespace naa::sim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+// While the model has work, the runner checks the socket at least every this much simulated time.
+const sc_core::sc_time kMaxChunk(100, sc_core::SC_US);
+
+}  // namespace
+
+struct Runner::Impl {
+  Impl(const SimConfig& c, RunOptions o, LogLevel level)
+      : cfg(c), opts(std::move(o)), log(level), signals(io, SIGINT, SIGTERM, SIGUSR1) {}
+
+  struct Timer {
+    PeerTimerClient* client;
+    std::uint32_t cookie;
+    sc_core::sc_time sim_deadline;
+    Clock::time_point wall_deadline;
+  };
+
+  SimConfig cfg;
+  RunOptions opts;
+  Log log;
+  boost::asio::io_context io;
+  boost::asio::signal_set signals;
+  std::unique_ptr<Naa> naa;
+  std::vector<Timer> timers;
+  bool stop = false;
+  bool dump = false;
+  bool wait_armed = false;
+  std::uint64_t stats_seq = 0;
+  std::uint64_t sc_starts = 0;
+  // Simulated time that passed while the model only waited for peers (wall-clock waits): not
+  // work, so "sim.work_cycles" leaves it out.
+  sc_core::sc_time idle_advanced = sc_core::SC_ZERO_TIME;
+  Clock::time_point wall_start;
+  std::vector<Timer> due;
+
+  void arm_signals() {
+    signals.async_wait([this](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      if (sig == SIGUSR1) {
+        dump = true;
+      } else {
+        stop = true;
+      }
+      arm_signals();
+    });
+  }
+
+  void arm_readable() {
+    if (wait_armed) return;
+    wait_armed = true;
+    naa->net().async_wait_readable([this] { wait_armed = false; });
+  }
+
+  // Fires every timer whose simulated and wall-clock deadlines have both passed.
+  void fire_due() {
+    if (timers.empty()) return;
+    const auto now_wall = Clock::now();
+    const auto now_sim = sc_core::sc_time_stamp();
+    due.clear();
+    auto it = std::remove_if(timers.begin(), timers.end(), [&](const Timer& t) {
+      if (t.wall_deadline <= now_wall && t.sim_deadline <= now_sim) {
+        due.push_back(t);
+        return true;
+      }
+      return false;
+    });
+    timers.erase(it, timers.end());
+    for (const Timer& t : due)
+      t.client->on_peer_timer(t.cookie);
+  }
+
+  // The earliest simulated deadline among timers whose wall deadline has passed (they may fire
+  // as soon as simulated time gets there), or nullopt.
+  std::optional<sc_core::sc_time> next_sim_deadline_wall_passed() const {
+    std::optional<sc_core::sc_time> best;
+    const auto now_wall = Clock::now();
+    for (const Timer& t : timers) {
+      if (t.wall_deadline <= now_wall && (!best || t.sim_deadline < *best)) best = t.sim_deadline;
+    }
+    return best;
+  }
+
+  void run_sim(const sc_core::sc_time& step, sc_core::sc_starvation_policy policy) {
+    ++sc_starts;
+    sc_core::sc_start(step, policy);
+  }
+
+  void write_stats(std::ostream& os) {
+    const double sim_s = sc_core::sc_time_stamp().to_seconds();
+    const double wall_s = std::chrono::duration<double>(Clock::now() - wall_start).count();
+    const double cycles = sim_s * cfg.clock_mhz * 1e6;
+    const double work_cycles = (sim_s - idle_advanced.to_seconds()) * cfg.clock_mhz * 1e6;
+    os << "naa-sim.stats_seq=" << ++stats_seq << '\n'
+       << "sim.time_ns=" << static_cast<std::uint64_t>(sim_s * 1e9 + 0.5) << '\n'
+       << "sim.cycles=" << static_cast<std::uint64_t>(cycles + 0.5) << '\n'
+       << "sim.peer_wait_ns=" << static_cast<std::uint64_t>(idle_advanced.to_seconds() * 1e9 + 0.5)
+       << '\n'
+       << "sim.work_cycles=" << static_cast<std::uint64_t>(work_cycles + 0.5) << '\n'
+       << "sim.clock_mhz=" << cfg.clock_mhz << '\n'
+       << "sim.width=" << cfg.width << '\n'
+       << "wall.seconds=" << wall_s << '\n'
+       << "sim.work_cycles_per_wall_second="
+       << static_cast<std::uint64_t>(wall_s > 0 ? work_cycles / wall_s : 0) << '\n'
+       << "runner.sc_start_calls=" << sc_starts << '\n'
+       << "runner.peer_timers_pending=" << timers.size() << '\n';
+    naa->report(os);
+    os << "naa-sim.end=1\n";
+  }
+
+  void dump_stats() {
+    std::ostringstream ss;
+    write_stats(ss);
+    if (opts.stats_file.empty()) {
+      std::cout << ss.str() << std::flush;
+      return;
+    }
+    // Write-then-rename so a reader never sees a half-written file.
+    const std::string tmp = opts.stats_file + ".tmp";
+    {
+      std::ofstream f(tmp, std::ios::trunc);
+      f << ss.str();
+    }
+    if (std::rename(tmp.c_str(), opts.stats_file.c_str()) != 0) {
+      log.write(LogLevel::error, "runner", "cannot write " + opts.stats_file);
+    }
+  }
+};
+
+Runner::Runner(const SimConfig& cfg, RunOptions opts, LogLevel level)
+    : impl_(std::make_unique<Impl>(cfg, std::move(opts), level)) {}
+
+Runner::~Runner() = default;
+
+void Runner::arm(PeerTimerClient& client, std::uint32_t cookie, sc_core::sc_time after) {
+  cancel(client, cookie);
+  const auto wall = std::chrono::nanoseconds(static_cast<std::int64_t>(after.to_seconds() * 1e9));
+  impl_->timers.push_back(
+      Impl::Timer{&client, cookie, sc_core::sc_time_stamp() + after, Clock::now() + wall});
+}
+
+void Runner::cancel(PeerTimerClient& client, std::uint32_t cookie) {
+  auto& t = impl_->timers;
+  t.erase(std::remove_if(
+              t.begin(), t.end(),
+              [&](const Impl::Timer& x) { return x.client == &client && x.cookie == cookie; }),
+          t.end());
+}
+
+int Runner::run() {
+  Impl& m = *impl_;
+  m.naa = std::make_unique<Naa>("naa", m.cfg, m.log, *this, m.io, KernelRegistry::with_builtins());
+  try {
+    m.naa->net().open(m.opts.listen_ip);
+  } catch (const std::exception& e) {
+    std::cerr << "naa-sim: cannot listen: " << e.what() << std::endl;
+    return 1;
+  }
+  if (!m.opts.pcap_path.empty()) {
+    if (const auto ec = m.naa->net().open_pcap(m.opts.pcap_path)) {
+      std::cerr << "naa-sim: cannot open " << m.opts.pcap_path << ": " << ec.message() << std::endl;
+      return 1;
+    }
+  }
+  m.run_sim(sc_core::SC_ZERO_TIME, sc_core::SC_EXIT_ON_STARVATION);  // elaborate, start processes
+  m.arm_signals();
+  m.wall_start = Clock::now();
+  char ip[16];
+  protocol::format_ipv4(m.opts.listen_ip, ip, sizeof ip);
+  std::cout << "naa-sim: listening on " << ip << ':' << protocol::kRoceUdpPort << " (cm port "
+            << m.cfg.cm_port << ")" << std::endl;
+
+  while (!m.stop) {
+    m.io.poll();
+    if (m.dump) {
+      m.dump = false;
+      m.dump_stats();
+    }
+    if (m.stop) break;
+    m.naa->net().poll_receive(512);
+    m.fire_due();
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    if (sc_core::sc_pending_activity()) {
+      // The model's own work: run it, at most a chunk, and not past a timer that may fire.
+      sc_core::sc_time step = kMaxChunk;
+      if (const auto dl = m.next_sim_deadline_wall_passed(); dl && *dl - now < step) {
+        step = *dl > now ? *dl - now : sc_core::SC_ZERO_TIME;
+      }
+      m.run_sim(step, sc_core::SC_EXIT_ON_STARVATION);
+      continue;
+    }
+    // Idle. A timer whose wall deadline passed only waits for simulated time: advance to it.
+    if (const auto dl = m.next_sim_deadline_wall_passed()) {
+      const sc_core::sc_time step = *dl > now ? *dl - now : sc_core::SC_ZERO_TIME;
+      m.idle_advanced += step;
+      m.run_sim(step, sc_core::SC_RUN_TO_TIME);
+      continue;
+    }
+    m.arm_readable();
+    if (m.timers.empty()) {
+      m.io.run_one();  // datagram or signal; no CPU while idle
+      continue;
+    }
+    // Only peer-wait timers are pending: wait in wall time for the earliest, woken early by a
+    // datagram or a signal, and let simulated time follow the wall time waited (never past the
+    // earliest simulated deadline, so no timer fires late in simulated time).
+    const auto now_wall = Clock::now();
+    auto wall_dl = m.timers.front().wall_deadline;
+    sc_core::sc_time sim_dl = m.timers.front().sim_deadline;
+    for (const auto& t : m.timers) {
+      wall_dl = std::min(wall_dl, t.wall_deadline);
+      sim_dl = std::min(sim_dl, t.sim_deadline);
+    }
+    m.io.run_one_for(std::chrono::duration_cast<std::chrono::nanoseconds>(wall_dl - now_wall));
+    const double waited = std::chrono::duration<double>(Clock::now() - now_wall).count();
+    sc_core::sc_time advance(waited, sc_core::SC_SEC);
+    if (sim_dl > now && advance > sim_dl - now) advance = sim_dl - now;
+    if (sim_dl <= now) advance = sc_core::SC_ZERO_TIME;
+    if (advance > sc_core::SC_ZERO_TIME) {
+      m.idle_advanced += advance;
+      m.run_sim(advance, sc_core::SC_RUN_TO_TIME);
+    }
+  }
+
+  if (m.opts.stats_on_exit || !m.opts.stats_file.empty()) m.dump_stats();
+  m.naa->net().close_pcap();
+  return 0;
+}
+
+}  // namespace naa::sim

@@ -1,0 +1,109 @@
+#include "naa/sim/rx_pipe.hpp"
+
+#include "naa/protocol/cm.hpp"
+#include "naa/protocol/icrc.hpp"
+#include "naa/protocol/packet.hpp"
+#include "naa/sim/cm_agent.hpp"
+#include "naa/sim/net_port.hpp"
+#include "naa/sim/transport.hpp"
+
+namespace naa::sim {
+
+namespace {
+// Stable statistic keys: the protocol::Error enumerator names (to_string() is prose).
+std::array<std::string_view, kProtocolErrorSlots> protocol_error_names() {
+  return {"none",
+          "too_short",
+          "too_long",
+          "bad_tver",
+          "bad_pad",
+          "unknown_opcode",
+          "length_mismatch",
+          "count_mismatch",
+          "bad_mad_header",
+          "unknown_attribute",
+          "bad_ip_header",
+          "bad_udp_header",
+          "not_roce",
+          "bad_field",
+          "bad_icrc",
+          "buffer_too_small",
+          "value_out_of_range"};
+}
+}  // namespace
+
+RxPipe::RxPipe(sc_core::sc_module_name name, ModelContext& ctx)
+    : sc_module(name),
+      ctx_(ctx),
+      in_(64),
+      meter_(ctx.cfg),
+      errors_(protocol_error_names()),
+      drops_({"cm_not_ud", "cm_bad_qkey", "not_rc", "cnp"}) {
+  SC_THREAD(thread);
+}
+
+void RxPipe::thread() {
+  for (;;) {
+    Packet* p = in_.get();
+    meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.rxpipe_latency));
+    // ICRC first (PROTOCOL.md 2): a packet whose ICRC does not verify is never acted on.
+    const auto headers =
+        protocol::make_roce_headers(p->peer_ip, p->peer_port, p->local_ip, p->size);
+    const auto id = p->size >= protocol::kBthSize + protocol::kIcrcSize
+                        ? protocol::recover_ipv4_id(headers, p->bytes())
+                        : std::nullopt;
+    if (!id) {
+      ctx_.blocks.net->tap_rx(*p);
+      count_protocol_error(p->size < protocol::kBthSize + protocol::kIcrcSize
+                               ? protocol::Error::too_short
+                               : protocol::Error::bad_icrc);
+      ctx_.pool.put(p);
+      continue;
+    }
+    p->ip_id = *id;
+    if (*id != 0) ++nonzero_ip_id_;
+    ctx_.blocks.net->tap_rx(*p);
+    const auto v = protocol::decode_packet(p->bytes());
+    if (!v) {
+      count_protocol_error(v.error());
+      ctx_.pool.put(p);
+      continue;
+    }
+    const protocol::PacketHeaders& h = v->headers;
+    if (h.bth.dest_qpn == protocol::kCmQpn) {
+      if (h.bth.opcode != protocol::opcode::kUdSendOnly) {
+        drops_.add(static_cast<std::size_t>(RxDrop::cm_not_ud));
+      } else if (h.deth->qkey != protocol::kCmQKey) {
+        drops_.add(static_cast<std::size_t>(RxDrop::cm_bad_qkey));
+      } else {
+        ++accepted_;
+        ++to_cm_;
+        ctx_.blocks.cm->input().put(p);
+        continue;
+      }
+    } else if (v->info->service == protocol::ServiceType::rc) {
+      ++accepted_;
+      ++to_transport_;
+      ctx_.blocks.transport->input().put(p);
+      continue;
+    } else if (v->info->service == protocol::ServiceType::congestion) {
+      drops_.add(static_cast<std::size_t>(RxDrop::cnp));
+    } else {
+      drops_.add(static_cast<std::size_t>(RxDrop::not_rc));
+    }
+    ctx_.pool.put(p);
+  }
+}
+
+void RxPipe::report(std::ostream& os) const {
+  os << "rx_pipe.cycles=" << meter_.busy_cycles() << '\n'
+     << "rx_pipe.accepted=" << accepted_ << '\n'
+     << "rx_pipe.to_cm=" << to_cm_ << '\n'
+     << "rx_pipe.to_transport=" << to_transport_ << '\n'
+     << "rx_pipe.nonzero_ipv4_id=" << nonzero_ip_id_ << '\n'
+     << "rx_pipe.drops=" << drops() << '\n';
+  errors_.report(os, "rx_pipe.drop.");
+  drops_.report(os, "rx_pipe.drop.");
+}
+
+}  // namespace naa::sim

@@ -1,0 +1,36 @@
+#include "naa/sim/tx_pipe.hpp"
+
+#include "naa/protocol/icrc.hpp"
+#include "naa/protocol/ipv4_udp.hpp"
+#include "naa/sim/net_port.hpp"
+
+namespace naa::sim {
+
+TxPipe::TxPipe(sc_core::sc_module_name name, ModelContext& ctx)
+    : sc_module(name), ctx_(ctx), in_(64), meter_(ctx.cfg) {
+  SC_THREAD(thread);
+}
+
+void TxPipe::thread() {
+  for (;;) {
+    Packet* p = in_.get();
+    meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.txpipe_latency));
+    // The ICRC covers the IPv4/UDP headers that will really be on the wire: our address, the
+    // QP's actual source port (4791 if its own could not be bound), ID 0 (PROTOCOL.md 1 and 2).
+    NetPort& net = *ctx_.blocks.net;
+    const auto h = protocol::make_roce_headers(net.local_ip(), net.source_port(p->src_qpn),
+                                               p->peer_ip, p->size);
+    protocol::write_icrc(h, {p->data.data(), p->size});
+    ++packets_;
+    bytes_ += p->size;
+    net.transmit(p);
+  }
+}
+
+void TxPipe::report(std::ostream& os) const {
+  os << "tx_pipe.cycles=" << meter_.busy_cycles() << '\n'
+     << "tx_pipe.packets=" << packets_ << '\n'
+     << "tx_pipe.bytes=" << bytes_ << '\n';
+}
+
+}  // namespace naa::sim

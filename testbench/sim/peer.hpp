@@ -1,0 +1,177 @@
+// A minimal RoCEv2 peer for the naa-sim integration tests, written from the protocol library only
+// (host/ is not used: the two sides meet only on the wire). One unconnected UDP socket on
+// <ip>:4791 with IP_PMTUDISC_DO (IPv4 ID 0, PROTOCOL.md 1); CM active side; an RC requester that
+// sends what a test asks for, byte for byte, and a responder good enough to take the NAA's MRSP
+// answers and result write-backs (ePSN, ACK on AckReq, one NAK 0x60 on a gap, re-ACK of
+// duplicates, rkey/bounds check of writes into its "host memory"). ICRC both ways; every
+// received datagram's ICRC is verified (a failure is recorded and fails the test).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "naa/protocol/cm.hpp"
+#include "naa/protocol/mrsp.hpp"
+#include "naa/protocol/packet.hpp"
+
+namespace naa::testbench {
+
+using Ms = std::chrono::milliseconds;
+
+std::uint32_t parse_ipv4(const std::string& s);
+
+struct AckRecord {
+  std::uint32_t psn = 0;
+  std::uint8_t syndrome = 0;
+  std::uint32_t msn = 0;
+};
+
+struct Completion {  // a message the NAA sent to us, complete
+  bool is_send = false;
+  std::vector<std::uint8_t> data;  // SEND payload
+  std::optional<std::uint32_t> imm;
+  bool solicited = false;
+};
+
+struct Connection {
+  std::uint32_t my_qpn = 0;
+  std::uint32_t naa_qpn = 0;
+  std::uint32_t my_comm_id = 0;
+  std::uint32_t naa_comm_id = 0;
+  std::uint32_t mtu = 1024;
+  std::uint32_t send_psn = 0;  // our next PSN (REP starting PSN)
+  std::uint32_t epsn = 0;      // expected from the NAA (REQ starting PSN)
+  std::uint32_t msn = 0;
+  bool nak_sent = false;
+  // Host memory the NAA writes results into.
+  std::uint64_t host_va = 0;
+  std::uint32_t host_rkey = 0;
+  std::vector<std::uint8_t> host_mem;
+  // Responder state for incoming messages.
+  bool in_send = false;
+  bool in_write = false;
+  std::vector<std::uint8_t> send_buf;
+  std::uint64_t write_va = 0;
+  std::uint64_t writes_bytes = 0;
+  std::uint64_t write_errors = 0;
+  // What arrived.
+  std::deque<AckRecord> acks;  // ACK/NAK for our requests
+  std::deque<Completion> completions;
+  std::vector<std::uint8_t> read_data;
+  std::uint32_t read_responses = 0;
+  std::uint32_t duplicates_seen = 0;
+};
+
+class TestPeer {
+ public:
+  TestPeer(const std::string& my_ip, const std::string& naa_ip);
+  ~TestPeer();
+  TestPeer(const TestPeer&) = delete;
+  TestPeer& operator=(const TestPeer&) = delete;
+
+  // ---- raw datagrams ----
+  // Encodes, writes the ICRC for the real 4-tuple (our IP:4791 -> NAA:4791) and sends.
+  void send_packet(const protocol::PacketHeaders& h, protocol::ByteView payload);
+  void send_raw(protocol::ByteView datagram);
+  // Receives and dispatches one datagram; false on timeout.
+  bool pump(Ms timeout);
+  // Pumps until pred() or the timeout; returns pred().
+  bool wait_for(const std::function<bool()>& pred, Ms timeout = Ms(3000));
+  // Pumps for a while, for "nothing more arrives" checks.
+  void drain(Ms duration);
+
+  // ---- CM ----
+  struct ConnectOptions {
+    std::uint16_t cm_port = 12345;
+    std::uint8_t mtu_enum = 3;            // 1024
+    std::uint8_t local_ack_timeout = 14;  // ~67 ms retransmit timer at the NAA
+    std::uint8_t initiator_depth = 1;
+    std::uint32_t host_mem_size = 1 << 16;
+  };
+  // REQ -> REP -> RTU. Returns the REJ reason instead on rejection (0 = connected).
+  std::uint16_t connect(Connection& c, const ConnectOptions& o);
+  std::uint16_t connect(Connection& c) { return connect(c, ConnectOptions{}); }
+  void disconnect(Connection& c);  // DREQ, waits for the DREP
+  std::deque<protocol::CmMad>& cm_inbox() { return cm_inbox_; }
+  void send_mad(const protocol::CmMad& mad);
+
+  // ---- RC requester ----
+  // Posts an RDMA WRITE (segmented at the MTU; ImmDt on the last packet if imm). AckReq on the
+  // last packet. Returns the last PSN used.
+  std::uint32_t post_write(Connection& c, std::uint64_t va, std::uint32_t rkey,
+                           protocol::ByteView data, std::optional<std::uint32_t> imm = {},
+                           bool solicited = false);
+  std::uint32_t post_send(Connection& c, protocol::ByteView data, bool solicited = true);
+  std::uint32_t post_read(Connection& c, std::uint64_t va, std::uint32_t rkey, std::uint32_t len);
+  // Waits for an ACK/NAK on c covering `psn` (or any NAK); returns it.
+  std::optional<AckRecord> wait_ack(Connection& c, Ms timeout = Ms(3000));
+  std::optional<Completion> wait_completion(Connection& c, Ms timeout = Ms(3000));
+
+  // ---- NAA application protocol helpers ----
+  struct MrspResult {
+    std::optional<std::uint8_t> error;  // type 0x00 code
+    std::vector<protocol::MrspAdvertisementEntry> regions;
+  };
+  std::optional<MrspResult> mrsp(Connection& c, const std::vector<protocol::MrspRequestEntry>& e);
+  // One call: writes `inputs` (pairs of advertised region index and bytes), then the
+  // WRITE_WITH_IMM; returns the result immediate.
+  std::optional<std::uint32_t> call(
+      Connection& c, const MrspResult& regions,
+      const std::vector<std::pair<std::size_t, std::vector<std::uint8_t>>>& inputs, std::uint8_t fn,
+      std::uint32_t user = 0, Ms timeout = Ms(5000));
+
+  std::uint32_t ip() const { return my_ip_; }
+  std::uint64_t icrc_failures() const { return icrc_failures_; }
+  std::uint64_t nonzero_ip_ids() const { return nonzero_ids_; }
+  std::uint64_t received() const { return received_; }
+
+ private:
+  void dispatch(const protocol::PacketView& v);
+  void responder(Connection& c, const protocol::PacketView& v);
+  void send_ack(Connection& c, std::uint32_t psn, std::uint8_t syndrome);
+  Connection* find(std::uint32_t my_qpn);
+
+  int fd_ = -1;
+  std::uint32_t my_ip_ = 0;
+  std::uint32_t naa_ip_ = 0;
+  std::uint32_t next_qpn_ = 0x11;
+  std::uint32_t ud_psn_ = 0;
+  std::vector<Connection*> conns_;
+  std::deque<protocol::CmMad> cm_inbox_;
+  std::uint64_t icrc_failures_ = 0, nonzero_ids_ = 0, received_ = 0;
+};
+
+// naa-sim as a child process on its own address.
+class NaaSimProcess {
+ public:
+  // Starts naa-sim with --listen ip --stats-file <tmp> plus `args`, waits for the ready line.
+  NaaSimProcess(const std::string& ip, const std::vector<std::string>& args = {});
+  ~NaaSimProcess();
+  NaaSimProcess(const NaaSimProcess&) = delete;
+  NaaSimProcess& operator=(const NaaSimProcess&) = delete;
+
+  [[nodiscard]] bool ready() const { return ready_; }
+  [[nodiscard]] const std::string& ready_line() const { return ready_line_; }
+  // SIGUSR1, then waits for the next statistics snapshot.
+  std::string stats_text();
+  std::uint64_t stat(const std::string& key);  // from a fresh snapshot; missing keys read 0
+  static std::uint64_t stat_in(const std::string& text, const std::string& key);
+  // SIGTERM, waits; returns the exit status (or -1). Statistics of the exit stay readable.
+  int stop();
+  [[nodiscard]] std::string last_stats() const;
+  [[nodiscard]] bool running() const { return pid_ > 0; }
+
+ private:
+  int pid_ = -1;
+  bool ready_ = false;
+  std::string ready_line_;
+  std::string stats_file_;
+  std::uint64_t seq_ = 0;
+};
+
+}  // namespace naa::testbench
