@@ -42,6 +42,44 @@ std::string_view to_string(Error e) noexcept {
   return "unknown error";
 }
 
+std::string_view error_id(Error e) noexcept {
+  switch (e) {
+    case Error::too_short:
+      return "too_short";
+    case Error::too_long:
+      return "too_long";
+    case Error::bad_tver:
+      return "bad_tver";
+    case Error::bad_pad:
+      return "bad_pad";
+    case Error::unknown_opcode:
+      return "unknown_opcode";
+    case Error::length_mismatch:
+      return "length_mismatch";
+    case Error::count_mismatch:
+      return "count_mismatch";
+    case Error::bad_mad_header:
+      return "bad_mad_header";
+    case Error::unknown_attribute:
+      return "unknown_attribute";
+    case Error::bad_ip_header:
+      return "bad_ip_header";
+    case Error::bad_udp_header:
+      return "bad_udp_header";
+    case Error::not_roce:
+      return "not_roce";
+    case Error::bad_field:
+      return "bad_field";
+    case Error::bad_icrc:
+      return "bad_icrc";
+    case Error::buffer_too_small:
+      return "buffer_too_small";
+    case Error::value_out_of_range:
+      return "value_out_of_range";
+  }
+  return "unknown_error";
+}
+
 namespace {
 class ProtocolCategory final : public std::error_category {
  public:

@@ -3,6 +3,8 @@
 
 #include <array>
 #include <cstring>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "naa/protocol/headers.hpp"
@@ -300,6 +302,17 @@ TEST_CASE("packet encode rejects inconsistent headers", "[packet]") {
 
 TEST_CASE("protocol errors have names and an error category", "[headers]") {
   CHECK(to_string(Error::bad_icrc) == "bad ICRC");
+  CHECK(error_id(Error::bad_icrc) == "bad_icrc");
+  // Every enumerator has a distinct id and text (stat keys must not collide).
+  std::set<std::string_view> ids;
+  std::set<std::string_view> texts;
+  for (int v = 1; v <= static_cast<int>(Error::value_out_of_range); ++v) {
+    ids.insert(error_id(static_cast<Error>(v)));
+    texts.insert(to_string(static_cast<Error>(v)));
+  }
+  CHECK(ids.size() == static_cast<std::size_t>(Error::value_out_of_range));
+  CHECK(texts.size() == ids.size());
+  CHECK(ids.count("unknown_error") == 0);
   std::error_code ec = Error::too_short;
   CHECK(ec.category().name() == std::string("naa.protocol"));
   CHECK(ec.message() == "too short");

@@ -34,7 +34,11 @@ enum class Error : std::uint8_t {
   value_out_of_range,  // encode: a field does not fit its width (e.g. a 25-bit PSN)
 };
 
+// Human-readable text ("bad ICRC").
 [[nodiscard]] std::string_view to_string(Error e) noexcept;
+// A stable identifier, the enumerator's name ("bad_icrc"): for statistics keys and logs that
+// scripts parse.
+[[nodiscard]] std::string_view error_id(Error e) noexcept;
 
 // std::error_code interoperability, so host/ (which reports std::error_code) can pass these on.
 [[nodiscard]] const std::error_category& protocol_category() noexcept;
