@@ -1,27 +1,68 @@
 #!/usr/bin/env bash
-# The main job. Builds (preset ci, into build/) if needed, then shows the protocol in action.
-# Until the simulated NAA and the host library close the loop, this writes the pcap of a complete
-# host <-> NAA session built by the protocol library (naa-pcap-gen) and decodes it with tshark.
+# The main job: the whole host <-> NAA loop on this machine.
+#   1. builds naa-sim and naa-call if needed (preset ci, into build/, shared with scripts/test.sh);
+#   2. starts the simulated NAA (naa-sim) in the background on 127.0.0.2:4791, capturing a pcap;
+#   3. runs a vadd_i32 call and an add1 call through the host library (naa-call), which connects
+#      with the IB CM, sets up regions with MRSP, writes the inputs by RDMA WRITE(_WITH_IMM) and
+#      receives the results by RDMA WRITE from the NAA; each result is verified;
+#   4. stops naa-sim and prints what happened, with wall and simulated times.
+# Environment: NAA_DEMO_NAA_IP (127.0.0.2), NAA_DEMO_DIR (build/demo), NAA_PRESET (ci).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
 preset=${NAA_PRESET:-ci}
-if [ ! -f build/build.ninja ]; then
-  cmake --preset "$preset" >/dev/null
-fi
-cmake --build --preset "$preset" --target naa-pcap-gen >/dev/null
+out=${NAA_DEMO_DIR:-$root/build/demo}
+naa_ip=${NAA_DEMO_NAA_IP:-127.0.0.2}
+bin=$root/build/bin
 
-pcap=build/naa-demo.pcap
-echo "== naa demo: a host <-> NAA session on the wire (built by naa::protocol) =="
-build/bin/naa-pcap-gen --list "$pcap"
+echo "== building naa-sim and naa-call (cmake --preset $preset)"
+[ -f build/build.ninja ] || cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset" --target naa-sim naa-call | tail -1
+
+mkdir -p "$out"
+rm -f "$out"/*.pcap "$out"/*.out "$out"/naa-sim.*
+echo
+echo "== starting the simulated NAA: naa-sim --listen $naa_ip --pcap $out/naa-sim.pcap"
+"$bin/naa-sim" --listen "$naa_ip" --pcap "$out/naa-sim.pcap" --stats-file "$out/naa-sim.stats" \
+  >"$out/naa-sim.log" 2>&1 &
+sim=$!
+trap 'kill $sim 2>/dev/null || true; wait $sim 2>/dev/null || true' EXIT
+for _ in $(seq 200); do
+  grep -q "listening on" "$out/naa-sim.log" 2>/dev/null && break
+  kill -0 $sim 2>/dev/null || { cat "$out/naa-sim.log"; echo "demo: naa-sim did not start"; exit 1; }
+  sleep 0.05
+done
+grep "listening on" "$out/naa-sim.log"
+
+echo
+echo "== call 1: vadd_i32, out0[i] = in0[i] + in1[i] over 16384 int32 (64 KiB per region)"
+"$bin/naa-call" --naa "$naa_ip" --fn vadd_i32 --in gen:64K:1 --in gen:64K:2 \
+  --out "64K@$out/vadd.out" --verify --pcap "$out/host-vadd.pcap"
+
+echo
+echo "== call 2: add1, every byte + 1, 1 MiB in and the same region back"
+"$bin/naa-call" --naa "$naa_ip" --fn add1 --inout "gen:1M:3@$out/add1.out" --verify \
+  --pcap "$out/host-add1.pcap"
+
+kill -TERM $sim
+wait $sim || true
+trap - EXIT
+
+stat() { sed -n "s/^$1=//p" "$out/naa-sim.stats" | tail -1; }
+echo
+echo "== the NAA's view (naa-sim statistics)"
+echo "kernel dispatches:      $(stat kernel.dispatches)"
+echo "simulated time:         $(stat sim.time_ns) ns ($(stat sim.cycles) cycles at $(stat sim.clock_mhz) MHz)"
+echo "  of which model work:  $(stat sim.work_cycles) cycles (the rest is waiting for the host)"
+echo "wall time of naa-sim:   $(stat wall.seconds) s"
+echo
+echo "== captures (open in Wireshark, or: tshark -r FILE --disable-protocol rpcordma)"
+ls -1 "$out"/*.pcap
 if command -v tshark >/dev/null 2>&1; then
-  echo
-  echo "== tshark's reading of $pcap =="
-  tshark -r "$pcap" --disable-protocol rpcordma 2>/dev/null
-  bad=$(tshark -r "$pcap" --disable-protocol rpcordma \
+  frames=$(tshark -r "$out/naa-sim.pcap" 2>/dev/null | wc -l)
+  bad=$(tshark -r "$out/naa-sim.pcap" --disable-protocol rpcordma \
           -Y '_ws.malformed || _ws.expert.severity == error' 2>/dev/null | wc -l)
-  echo "malformed frames: $bad"
+  echo "naa-sim.pcap: $frames frames, $bad malformed"
   [ "$bad" -eq 0 ]
-else
-  echo "(install tshark to see it decoded: scripts/setup.sh)"
 fi
-echo "open $pcap in Wireshark to read every header"
+echo "demo: ok"

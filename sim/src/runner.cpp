@@ -197,16 +197,24 @@ int Runner::run() {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     if (sc_core::sc_pending_activity()) {
       // The model's own work: run it, at most a chunk, and not past a timer that may fire.
-      sc_core::sc_time step = kMaxChunk;
-      if (const auto dl = m.next_sim_deadline_wall_passed(); dl && *dl - now < step) {
-        step = *dl > now ? *dl - now : sc_core::SC_ZERO_TIME;
+      // A chunk must reach the next event: sc_start(d, SC_EXIT_ON_STARVATION) makes no progress
+      // at all when the next event lies beyond d (e.g. a kernel busy for more than one chunk),
+      // and the loop would spin without simulated time ever moving.
+      sc_core::sc_time step = std::max(kMaxChunk, sc_core::sc_time_to_pending_activity());
+      sc_core::sc_starvation_policy policy = sc_core::SC_EXIT_ON_STARVATION;
+      if (const auto dl = m.next_sim_deadline_wall_passed(); dl && *dl < now + step) {
+        if (*dl <= now) continue;  // due now: fire_due() takes it on the next turn
+        // Simulated time must reach the deadline even if the model has no event before it.
+        step = *dl - now;
+        policy = sc_core::SC_RUN_TO_TIME;
       }
-      m.run_sim(step, sc_core::SC_EXIT_ON_STARVATION);
+      m.run_sim(step, policy);
       continue;
     }
     // Idle. A timer whose wall deadline passed only waits for simulated time: advance to it.
     if (const auto dl = m.next_sim_deadline_wall_passed()) {
-      const sc_core::sc_time step = *dl > now ? *dl - now : sc_core::SC_ZERO_TIME;
+      if (*dl <= now) continue;  // due now: fire_due() takes it on the next turn
+      const sc_core::sc_time step = *dl - now;
       m.idle_advanced += step;
       m.run_sim(step, sc_core::SC_RUN_TO_TIME);
       continue;

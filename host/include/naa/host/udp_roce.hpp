@@ -1,0 +1,56 @@
+// UdpRoce: the default Transport backend, a user-space RoCEv2 endpoint on a UDP socket
+// (Boost.Asio).
+//
+// One endpoint owns one IPv4 address and UDP port 4791 on it, like a RoCEv2 NIC port (PROTOCOL.md
+// 6). It speaks the IB CM active side (PROTOCOL.md 4), runs RC requester and responder per
+// PROTOCOL.md 3, protects host memory with its own MR table (NAK 0x62 for bad remote accesses),
+// computes the ICRC of every packet it sends and verifies the ICRC of every packet it receives
+// (recovering the sender's IPv4 ID, PROTOCOL.md 2).
+//
+// Sockets (PROTOCOL.md 1): a receive socket bound to <local-ip>:4791, not connected, with
+// IP_MTU_DISCOVER = IP_PMTUDISC_DO (Linux then sends IPv4 ID 0 with DF, which our ICRC assumes),
+// IP_PKTINFO and IP_RECVERR; per QP a send-only socket bound to <local-ip>:<roce_udp_source_port(
+// qpn)> with the same options, falling back to the 4791 socket (and 4791 in the ICRC) if that port
+// is taken. Every datagram goes to port 4791 of the peer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+
+#include "naa/host/transport.hpp"
+
+namespace naa::host {
+
+// Who makes progress (receives packets, runs timers): the caller inside poll/wait calls (manual)
+// or a background thread owned by the endpoint (automatic), as in libfabric.
+enum class Progress : std::uint8_t { manual, automatic };
+
+struct UdpRoceOptions {
+  // Host-order IPv4. Empty: the first 127.0.0.x (x >= 3) whose port 4791 is free.
+  std::optional<std::uint32_t> local_ip;
+  Progress progress = Progress::automatic;
+  // Capture every datagram in and out to this pcap file (received frames carry the recovered IPv4
+  // ID, so their ICRCs verify in Wireshark). Empty: no capture.
+  std::string pcap_path;
+  // Receive buffer asked for the 4791 socket (SO_RCVBUFFORCE, then SO_RCVBUF).
+  int receive_buffer_bytes = 16 << 20;
+  // First QPN handed out (Linux starts at 0x11).
+  std::uint32_t first_qpn = 0x11;
+  // Seed for comm IDs, transaction IDs and starting PSNs; 0 = from std::random_device.
+  std::uint64_t seed = 0;
+};
+
+// Opens the endpoint. On failure returns nullptr and sets ec (address_in_use, no_free_address,
+// socket_error) and, if given, a one-line detail.
+[[nodiscard]] std::shared_ptr<Transport> open_udp_roce(const UdpRoceOptions& options,
+                                                       std::error_code& ec,
+                                                       std::string* detail = nullptr);
+
+// Parses a dotted quad into a host-order IPv4 address.
+[[nodiscard]] std::optional<std::uint32_t> parse_ipv4(const std::string& text) noexcept;
+[[nodiscard]] std::string format_ipv4(std::uint32_t ip);
+
+}  // namespace naa::host

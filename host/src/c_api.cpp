@@ -1,0 +1,365 @@
+// The NAAICE-compatible C API (naa/host/naa.h) on SessionCore.
+//
+// Process-wide state is unavoidable here (the C API is an environment-configured singleton in the
+// reference too): the parsed NAA_SPEC, the endpoints shared by handles, and the NAA address
+// allocator. All of it sits behind one mutex in CApiState.
+#include "naa/host/naa.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "naa/host/error.hpp"
+#include "naa/host/session.hpp"
+#include "naa/host/udp_roce.hpp"
+#include "session_core.hpp"
+
+// The opaque context behind naa_handle::comm_ctx.
+struct naaice_communication_context {
+  std::unique_ptr<naa::host::detail::SessionCore> session;
+  std::size_t spec_index = 0;
+  naaice_communication_state state = NAAICE_INIT;
+  naa_status last{};
+  bool have_last = false;
+  std::string error;
+};
+
+namespace {
+
+using naa::host::Errc;
+using naa::host::Region;
+namespace detail = naa::host::detail;
+
+struct SpecItem {
+  std::string address;
+  std::uint16_t port = 12345;
+  naa_function_code_t fn = 0;
+  unsigned param_count = 0;
+  bool in_use = false;
+};
+
+struct CApiState {
+  std::mutex mu;
+  std::string parsed_env;
+  bool parsed = false;
+  std::vector<SpecItem> spec;
+  std::map<std::string, std::weak_ptr<naa::host::Transport>> endpoints;  // by local address
+  std::map<std::string, std::uint64_t> next_naa_address;                 // by NAA address
+};
+
+CApiState& state() {
+  static CApiState s;
+  return s;
+}
+
+thread_local std::string t_last_error;
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+long env_long(const char* name, long fallback) {
+  const char* v = env(name);
+  if (v == nullptr) return fallback;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  return end != v && *end == '\0' && x > 0 ? x : fallback;
+}
+
+int fail(naaice_communication_context* ctx, const char* fn, const std::string& what) {
+  const std::string line = std::string(fn) + ": " + what;
+  std::fprintf(stderr, "naa: %s\n", line.c_str());
+  if (ctx != nullptr) {
+    ctx->error = line;
+    ctx->state = NAAICE_ERROR;
+  }
+  t_last_error = line;
+  return -1;
+}
+
+// <address>:<port>:<fn_code>:<param_count>[,...] (the reference's parse_naa_job_spec).
+std::vector<SpecItem> parse_spec(const std::string& text, std::string& problems) {
+  std::vector<SpecItem> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string chunk = text.substr(start, end - start);
+    std::vector<std::string> f;
+    std::size_t p = 0;
+    for (;;) {
+      const std::size_t q = chunk.find(':', p);
+      f.push_back(chunk.substr(p, q == std::string::npos ? std::string::npos : q - p));
+      if (q == std::string::npos) break;
+      p = q + 1;
+    }
+    if (f.size() == 4 && !f[0].empty()) {
+      SpecItem item;
+      item.address = f[0];
+      item.port = f[1].empty()
+                      ? 12345
+                      : static_cast<std::uint16_t>(std::strtoul(f[1].c_str(), nullptr, 10));
+      item.fn = static_cast<naa_function_code_t>(std::strtoul(f[2].c_str(), nullptr, 10));
+      item.param_count = static_cast<unsigned>(std::strtoul(f[3].c_str(), nullptr, 10));
+      out.push_back(item);
+    } else if (!chunk.empty()) {
+      problems += " '" + chunk + "'";
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+void fill_status(naa_status* status, const naaice_communication_context& ctx) {
+  if (status == nullptr) return;
+  *status = ctx.last;
+  status->state = ctx.state;
+}
+
+}  // namespace
+
+extern "C" {
+
+int naa_create(const naa_function_code_t function_code, naa_param_t* input_params,
+               unsigned int input_amount, naa_param_t* output_params, unsigned int output_amount,
+               naa_handle* handle) {
+  static const char* const kFn = "naa_create";
+  if (handle == nullptr) return fail(nullptr, kFn, "handle is NULL");
+  handle->function_code = function_code;
+  handle->comm_ctx = nullptr;
+  if ((input_amount > 0 && input_params == nullptr) ||
+      (output_amount > 0 && output_params == nullptr)) {
+    return fail(nullptr, kFn, "parameter array is NULL");
+  }
+  if (function_code < 1 || function_code > 127) {
+    return fail(nullptr, kFn, "function code " + std::to_string(function_code) + " is not 1..127");
+  }
+  CApiState& st = state();
+  SpecItem item;
+  std::size_t index = 0;
+  std::string problems;
+  {
+    std::lock_guard lock(st.mu);
+    const char* spec_env = env("NAA_SPEC");
+    if (spec_env == nullptr) {
+      return fail(
+          nullptr, kFn,
+          "environment variable NAA_SPEC is not set (<address>:<port>:<fn_code>:<param_count>)");
+    }
+    if (!st.parsed || st.parsed_env != spec_env) {
+      // Keep in-use marks of items that are still there (a changed NAA_SPEC starts afresh).
+      st.spec = parse_spec(spec_env, problems);
+      st.parsed_env = spec_env;
+      st.parsed = true;
+    }
+    for (; index < st.spec.size(); ++index) {
+      if (!st.spec[index].in_use && st.spec[index].fn == function_code) break;
+    }
+    if (index == st.spec.size()) {
+      return fail(nullptr, kFn,
+                  "no unused NAA for function code " + std::to_string(function_code) +
+                      " in NAA_SPEC='" + spec_env + "'" +
+                      (problems.empty() ? "" : " (unparsable:" + problems + ")"));
+    }
+    item = st.spec[index];
+    if (item.param_count != input_amount) {
+      return fail(nullptr, kFn,
+                  "NAA at " + item.address + " (fn " + std::to_string(function_code) +
+                      ") is configured with " + std::to_string(item.param_count) +
+                      " parameters, the program passes " + std::to_string(input_amount));
+    }
+    st.spec[index].in_use = true;
+  }
+  auto release = [&] {
+    std::lock_guard lock(st.mu);
+    if (index < st.spec.size()) st.spec[index].in_use = false;
+  };
+
+  // Regions: inputs in order, then outputs that are not also inputs (the reference's order).
+  std::vector<Region> regions;
+  std::uint64_t total = 0;
+  for (unsigned i = 0; i < input_amount; ++i) {
+    const naa_param_t& p = input_params[i];
+    regions.push_back(p.single_send ? Region::single_send(p.addr, p.size)
+                                    : Region::input(p.addr, p.size));
+  }
+  for (unsigned i = 0; i < output_amount; ++i) {
+    const naa_param_t& p = output_params[i];
+    bool merged = false;
+    for (unsigned j = 0; j < input_amount; ++j) {
+      if (input_params[j].addr == p.addr) {
+        regions[j].flags |= Region::kOutput;
+        regions[j].flags &= static_cast<std::uint8_t>(~Region::kSingleSend);
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) regions.push_back(Region::output(p.addr, p.size));
+  }
+  for (const Region& r : regions)
+    total += (r.size + 4095) / 4096 * 4096 + (r.size == 0 ? 4096 : 0);
+
+  naa::host::SessionOptions opts;
+  opts.naa_address = item.address;
+  opts.cm_port = item.port;
+  if (const char* v = env("NAA_LOCAL_IP")) opts.local_address = v;
+  if (const char* v = env("NAA_PROGRESS")) {
+    opts.progress =
+        std::string(v) == "manual" ? naa::host::Progress::manual : naa::host::Progress::automatic;
+  }
+  if (const char* v = env("NAA_PCAP")) opts.pcap_path = v;
+  opts.connect_timeout = std::chrono::milliseconds(env_long("NAA_CONNECT_TIMEOUT_MS", 5000));
+  opts.mrsp_timeout = opts.connect_timeout;
+  opts.call_timeout = std::chrono::milliseconds(env_long("NAA_CALL_TIMEOUT_MS", 60000));
+  opts.path_mtu = static_cast<std::uint32_t>(env_long("NAA_PATH_MTU", 4096));
+
+  std::shared_ptr<naa::host::Transport> transport;
+  {
+    std::lock_guard lock(st.mu);
+    std::uint64_t& next = st.next_naa_address[item.address];
+    opts.naa_base_address = next;
+    next += total;
+    // One endpoint per local address, shared by the handles that use it (PROTOCOL.md 6: an
+    // endpoint owns <ip>:4791). A pcap applies to a new endpoint only.
+    if (opts.pcap_path.empty()) {
+      auto it = st.endpoints.find(opts.local_address);
+      if (it != st.endpoints.end()) transport = it->second.lock();
+    }
+  }
+  auto ctx = std::unique_ptr<naaice_communication_context>(new (std::nothrow)
+                                                               naaice_communication_context());
+  if (!ctx) {
+    release();
+    return fail(nullptr, kFn, "out of memory");
+  }
+  ctx->spec_index = index;
+  std::error_code ec;
+  std::string detail;
+  ctx->session = detail::SessionCore::open(transport, opts, std::move(regions), ec, detail);
+  if (!ctx->session) {
+    release();
+    return fail(nullptr, kFn,
+                "cannot set up " + item.address + ":" + std::to_string(item.port) + ": " +
+                    (detail.empty() ? ec.message() : detail) + " [" +
+                    std::string(naa::host::errc_name(static_cast<Errc>(ec.value()))) + "]");
+  }
+  {
+    std::lock_guard lock(st.mu);
+    if (opts.pcap_path.empty()) st.endpoints[opts.local_address] = ctx->session->transport();
+  }
+  ctx->state = NAAICE_MRSP_DONE;
+  handle->comm_ctx = ctx.release();
+  t_last_error.clear();
+  return 0;
+}
+
+int naa_invoke(naa_handle* handle) {
+  static const char* const kFn = "naa_invoke";
+  if (handle == nullptr || handle->comm_ctx == nullptr || !handle->comm_ctx->session) {
+    return fail(nullptr, kFn, "handle not created (naa_create failed or naa_finalize called)");
+  }
+  naaice_communication_context& ctx = *handle->comm_ctx;
+  if (handle->function_code < 1 || handle->function_code > 127) {
+    return fail(&ctx, kFn,
+                "function code " + std::to_string(handle->function_code) + " is not 1..127");
+  }
+  std::string detail;
+  if (auto ec =
+          ctx.session->start_call(static_cast<std::uint8_t>(handle->function_code), 0, detail)) {
+    return fail(&ctx, kFn, detail.empty() ? ec.message() : detail);
+  }
+  ctx.state = NAAICE_DATA_SENDING;
+  ctx.have_last = false;
+  return 0;
+}
+
+namespace {
+int finish(naaice_communication_context& ctx, const char* fn, detail::CallOutcome& o,
+           naa_status* status) {
+  ctx.have_last = true;
+  ctx.last = naa_status{};
+  ctx.last.user_immediate = o.result.return_code;
+  ctx.last.bytes_received = o.result.bytes_received;
+  if (o.ec) {
+    fail(&ctx, fn, o.detail.empty() ? o.ec.message() : o.detail);
+    fill_status(status, ctx);
+    return -1;
+  }
+  ctx.state = NAAICE_FINISHED;
+  fill_status(status, ctx);
+  return 0;
+}
+}  // namespace
+
+int naa_test(naa_handle* handle, bool* flag, naa_status* status) {
+  static const char* const kFn = "naa_test";
+  if (flag != nullptr) *flag = false;
+  if (handle == nullptr || handle->comm_ctx == nullptr || !handle->comm_ctx->session) {
+    return fail(nullptr, kFn, "handle not created");
+  }
+  if (flag == nullptr) return fail(handle->comm_ctx, kFn, "flag is NULL");
+  naaice_communication_context& ctx = *handle->comm_ctx;
+  if (!ctx.session->call_outstanding()) {
+    if (!ctx.have_last) return fail(&ctx, kFn, "no call in progress (call naa_invoke first)");
+    *flag = true;
+    fill_status(status, ctx);
+    return ctx.state == NAAICE_ERROR ? -1 : 0;
+  }
+  detail::CallOutcome o;
+  if (!ctx.session->test(o)) {
+    ctx.state = NAAICE_CALCULATING;
+    fill_status(status, ctx);
+    return 0;
+  }
+  *flag = true;
+  return finish(ctx, kFn, o, status);
+}
+
+int naa_wait(naa_handle* handle, naa_status* status) {
+  static const char* const kFn = "naa_wait";
+  if (handle == nullptr || handle->comm_ctx == nullptr || !handle->comm_ctx->session) {
+    return fail(nullptr, kFn, "handle not created");
+  }
+  naaice_communication_context& ctx = *handle->comm_ctx;
+  if (!ctx.session->call_outstanding()) {
+    if (!ctx.have_last) return fail(&ctx, kFn, "no call in progress (call naa_invoke first)");
+    fill_status(status, ctx);
+    return ctx.state == NAAICE_ERROR ? -1 : 0;
+  }
+  detail::CallOutcome o;
+  const auto timeout = ctx.session->options().call_timeout;
+  if (!ctx.session->wait(o, timeout)) {
+    return fail(&ctx, kFn,
+                "the NAA did not answer within " + std::to_string(timeout.count()) +
+                    " ms (NAA_CALL_TIMEOUT_MS); the call is still outstanding");
+  }
+  return finish(ctx, kFn, o, status);
+}
+
+int naa_finalize(naa_handle* handle) {
+  if (handle == nullptr || handle->comm_ctx == nullptr) return 0;
+  std::unique_ptr<naaice_communication_context> ctx(handle->comm_ctx);
+  handle->comm_ctx = nullptr;
+  std::error_code ec;
+  if (ctx->session) ec = ctx->session->disconnect();
+  ctx->session.reset();
+  {
+    CApiState& st = state();
+    std::lock_guard lock(st.mu);
+    if (ctx->spec_index < st.spec.size()) st.spec[ctx->spec_index].in_use = false;
+  }
+  return 0;
+}
+
+const char* naa_last_error(const naa_handle* handle) {
+  if (handle != nullptr && handle->comm_ctx != nullptr) return handle->comm_ctx->error.c_str();
+  return t_last_error.c_str();
+}
+
+}  // extern "C"

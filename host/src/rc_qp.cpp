@@ -1,0 +1,660 @@
+#include "rc_qp.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "naa/host/error.hpp"
+#include "naa/protocol/headers.hpp"
+#include "naa/protocol/opcode.hpp"
+
+namespace naa::host::detail {
+
+namespace op = protocol::opcode;
+using protocol::psn_add;
+using protocol::psn_diff;
+
+namespace {
+
+constexpr std::uint32_t kHalfPsnSpace = 0x800000;
+constexpr std::size_t kSavedReads = 16;
+
+// PSN a is at or before PSN b.
+bool psn_at_or_before(std::uint32_t a, std::uint32_t b) {
+  return psn_diff(b, a) < kHalfPsnSpace;
+}
+
+WcOpcode wc_opcode(WrOpcode op) {
+  switch (op) {
+    case WrOpcode::send:
+    case WrOpcode::send_with_imm:
+      return WcOpcode::send;
+    case WrOpcode::rdma_write:
+    case WrOpcode::rdma_write_with_imm:
+      return WcOpcode::rdma_write;
+    case WrOpcode::rdma_read:
+      return WcOpcode::rdma_read;
+  }
+  return WcOpcode::send;
+}
+
+bool has_imm(WrOpcode op) {
+  return op == WrOpcode::send_with_imm || op == WrOpcode::rdma_write_with_imm;
+}
+
+// The opcode of packet k of n of a SEND or WRITE message (IBTA table 35).
+std::uint8_t request_opcode(WrOpcode wr, std::uint32_t k, std::uint32_t n) {
+  const bool write = wr == WrOpcode::rdma_write || wr == WrOpcode::rdma_write_with_imm;
+  const bool imm = has_imm(wr);
+  if (n == 1) {
+    if (write) return imm ? op::kWriteOnlyImm : op::kWriteOnly;
+    return imm ? op::kSendOnlyImm : op::kSendOnly;
+  }
+  if (k == 0) return write ? op::kWriteFirst : op::kSendFirst;
+  if (k + 1 < n) return write ? op::kWriteMiddle : op::kSendMiddle;
+  if (write) return imm ? op::kWriteLastImm : op::kWriteLast;
+  return imm ? op::kSendLastImm : op::kSendLast;
+}
+
+std::chrono::nanoseconds ack_timeout(std::uint8_t t) {
+  return std::chrono::nanoseconds(protocol::local_ack_timeout_ns(t));
+}
+
+}  // namespace
+
+RcQp::RcQp(const RcConfig& config, MrTable& mrs, PacketSink& sink, RcCounters& counters)
+    : cfg_(config),
+      mrs_(mrs),
+      sink_(sink),
+      counters_(counters),
+      sq_psn_(config.send_psn & protocol::kMax24),
+      una_psn_(config.send_psn & protocol::kMax24),
+      max_sent_psn_(config.send_psn & protocol::kMax24),
+      retries_left_(config.retry_count),
+      rnr_retries_left_(config.rnr_retry),
+      epsn_(config.recv_psn & protocol::kMax24) {}
+
+std::uint32_t RcQp::packets_for(std::uint64_t length) const noexcept {
+  if (length == 0) return 1;
+  return static_cast<std::uint32_t>((length + cfg_.mtu - 1) / cfg_.mtu);
+}
+
+// ---- Requester ---------------------------------------------------------------------------------
+
+std::error_code RcQp::post_send(const SendWr& wr, Clock::time_point now) {
+  if (error_) return Errc::not_connected;
+  if (wr.sge.length > 0x80000000U) return Errc::invalid_argument;  // 2 GiB max message
+  if (sq_.size() >= 4096) return Errc::busy;
+  SendWqe w;
+  w.wr = wr;
+  if (wr.sge.length > 0) {
+    w.data = mrs_.local(wr.sge.lkey, wr.sge.addr, wr.sge.length, wr.opcode == WrOpcode::rdma_read);
+    if (w.data == nullptr) return Errc::local_protection_error;
+  }
+  w.first_psn = sq_psn_;
+  w.npackets = packets_for(wr.sge.length);
+  // A message must not cover more PSNs than the window can ever hold unacknowledged... except
+  // that the window counts PSNs sent, so long messages simply take several windows.
+  sq_psn_ = psn_add(sq_psn_, w.npackets);
+  sq_.push_back(w);
+  pump(now);
+  return {};
+}
+
+std::error_code RcQp::post_recv(const RecvWr& wr) {
+  if (error_) return Errc::not_connected;
+  RecvWqe r;
+  r.wr = wr;
+  if (wr.sge.length > 0) {
+    r.data = mrs_.local(wr.sge.lkey, wr.sge.addr, wr.sge.length, true);
+    if (r.data == nullptr) return Errc::local_protection_error;
+  }
+  rq_.push_back(r);
+  return {};
+}
+
+bool RcQp::in_flight(std::uint32_t psn) const noexcept {
+  return psn_diff(psn, una_psn_) < psn_diff(max_sent_psn_, una_psn_);
+}
+
+void RcQp::pump(Clock::time_point now) {
+  if (error_) return;
+  if (rnr_until_) {
+    if (now < *rnr_until_) return;
+    rnr_until_.reset();
+  }
+  while (next_wqe_ < sq_.size()) {
+    SendWqe& w = sq_[next_wqe_];
+    const std::uint32_t psn = psn_add(w.first_psn, next_pkt_);
+    if (psn_diff(psn, una_psn_) >= kMaxUnackedPsns) break;  // window full (PROTOCOL.md 3)
+    if (w.wr.opcode == WrOpcode::rdma_read) {
+      if (!w.read_sent && reads_in_flight_ >= cfg_.max_reads_outstanding) break;
+      send_request_packet(next_wqe_, next_pkt_, now);
+      if (!w.read_sent) {
+        w.read_sent = true;
+        ++reads_in_flight_;
+      }
+      next_pkt_ = w.npackets;  // one READ REQUEST covers all its response PSNs
+    } else {
+      send_request_packet(next_wqe_, next_pkt_, now);
+      ++next_pkt_;
+    }
+    if (next_pkt_ >= w.npackets) {
+      ++next_wqe_;
+      next_pkt_ = 0;
+    }
+  }
+}
+
+void RcQp::send_request_packet(std::size_t wqe_index, std::uint32_t k, Clock::time_point now) {
+  const SendWqe& w = sq_[wqe_index];
+  const std::uint32_t psn = psn_add(w.first_psn, k);
+  const std::uint64_t offset = std::uint64_t{k} * cfg_.mtu;
+  protocol::PacketHeaders h;
+  h.bth.dest_qpn = cfg_.remote_qpn;
+  h.bth.psn = psn;
+  protocol::ByteView payload;
+  std::uint32_t consumed = 1;
+  if (w.wr.opcode == WrOpcode::rdma_read) {
+    h.bth.opcode = op::kReadRequest;
+    h.bth.ack_req = true;
+    h.reth = protocol::Reth{w.wr.remote_addr + offset, w.wr.rkey,
+                            static_cast<std::uint32_t>(w.wr.sge.length - offset)};
+    consumed = w.npackets - k;
+  } else {
+    const bool last = k + 1 == w.npackets;
+    h.bth.opcode = request_opcode(w.wr.opcode, k, w.npackets);
+    const bool write =
+        w.wr.opcode == WrOpcode::rdma_write || w.wr.opcode == WrOpcode::rdma_write_with_imm;
+    if (write && k == 0) h.reth = protocol::Reth{w.wr.remote_addr, w.wr.rkey, w.wr.sge.length};
+    if (last && has_imm(w.wr.opcode)) h.immediate = w.wr.imm;
+    h.bth.solicited_event = last && w.wr.solicited;
+    // AckReq on the last packet of a message and at least every 64 packets (PROTOCOL.md 3).
+    h.bth.ack_req = last || (psn % kAckReqInterval) == kAckReqInterval - 1;
+    if (w.wr.sge.length > 0) {
+      const auto n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(cfg_.mtu, w.wr.sge.length - offset));
+      payload = protocol::ByteView(w.data + offset, n);
+    }
+  }
+  if (in_flight(psn)) ++counters_.retransmitted_packets;
+  sink_.send_packet(cfg_.qpn, cfg_.remote_ip, h, payload);
+  const std::uint32_t end = psn_add(psn, consumed);
+  if (psn_diff(end, una_psn_) > psn_diff(max_sent_psn_, una_psn_)) max_sent_psn_ = end;
+  if (!retransmit_at_ && cfg_.local_ack_timeout != 0) {
+    retransmit_at_ = now + ack_timeout(cfg_.local_ack_timeout);
+  }
+}
+
+void RcQp::go_back_to(std::uint32_t psn) {
+  for (std::size_t i = 0; i < sq_.size(); ++i) {
+    SendWqe& w = sq_[i];
+    const std::uint32_t k = psn_diff(psn, w.first_psn);
+    if (k < w.npackets) {
+      next_wqe_ = i;
+      next_pkt_ = k;
+      if (w.wr.opcode == WrOpcode::rdma_read) {
+        w.read_received = std::min<std::uint32_t>(w.read_received, k * cfg_.mtu);
+      }
+      return;
+    }
+  }
+  next_wqe_ = sq_.size();
+  next_pkt_ = 0;
+}
+
+void RcQp::complete_front(std::error_code status) {
+  SendWqe w = sq_.front();
+  sq_.pop_front();
+  if (next_wqe_ > 0) {
+    --next_wqe_;
+  } else {
+    next_pkt_ = 0;
+  }
+  if (w.wr.opcode == WrOpcode::rdma_read && w.read_sent && reads_in_flight_ > 0) --reads_in_flight_;
+  if (w.wr.signaled || status) {
+    WorkCompletion wc;
+    wc.wr_id = w.wr.wr_id;
+    wc.status = status;
+    wc.opcode = wc_opcode(w.wr.opcode);
+    wc.byte_len = w.wr.sge.length;
+    wc.qp_num = cfg_.qpn;
+    cq_.push_back(wc);
+  }
+}
+
+void RcQp::acknowledge_through(std::uint32_t psn, Clock::time_point now) {
+  if (!in_flight(psn)) return;  // stale or duplicate acknowledgement
+  std::uint32_t new_una = psn_add(psn, 1);
+  while (!sq_.empty()) {
+    SendWqe& w = sq_.front();
+    const std::uint32_t last = psn_add(w.first_psn, w.npackets - 1);
+    if (w.wr.opcode == WrOpcode::rdma_read && w.read_received < w.wr.sge.length) {
+      // Only READ RESPONSEs complete a READ. An ACK beyond it means its responses were lost:
+      // the acknowledgement stops at the first missing response (IBTA 9.7.5.1.2).
+      const std::uint32_t missing = psn_add(w.first_psn, w.read_received / cfg_.mtu);
+      if (psn_at_or_before(missing, psn)) new_una = missing;
+      break;
+    }
+    if (!psn_at_or_before(last, psn)) break;
+    complete_front({});
+  }
+  if (psn_diff(new_una, una_psn_) < kHalfPsnSpace) una_psn_ = new_una;
+  retries_left_ = cfg_.retry_count;  // forward progress restores the retry budget (as rxe)
+  rnr_retries_left_ = cfg_.rnr_retry;
+  retransmit_at_.reset();
+  if (una_psn_ != max_sent_psn_ && cfg_.local_ack_timeout != 0) {
+    retransmit_at_ = now + ack_timeout(cfg_.local_ack_timeout);
+  }
+  // After a go-back-N, a late ACK may acknowledge past the rewound send position.
+  const std::uint32_t next =
+      next_wqe_ < sq_.size() ? psn_add(sq_[next_wqe_].first_psn, next_pkt_) : sq_psn_;
+  if (psn_diff(una_psn_, next) < kHalfPsnSpace && una_psn_ != next) go_back_to(una_psn_);
+}
+
+bool RcQp::retry_or_fail(Clock::time_point /*now*/) {
+  if (retries_left_ == 0) {
+    to_error(Errc::retry_exceeded);
+    return false;
+  }
+  --retries_left_;
+  return true;
+}
+
+void RcQp::on_packet(const protocol::PacketView& p, Clock::time_point now) {
+  if (error_) return;
+  if (p.info->is_response()) {
+    on_response(p, now);
+  } else {
+    on_request(p, now);
+  }
+}
+
+void RcQp::on_response(const protocol::PacketView& p, Clock::time_point now) {
+  if (p.info->kind == protocol::OpKind::rdma_read_response) {
+    on_read_response(p, now);
+    pump(now);
+    return;
+  }
+  if (p.info->kind != protocol::OpKind::acknowledge || !p.headers.aeth) {
+    ++counters_.dropped_other;  // atomic acknowledgements: we never send atomics
+    return;
+  }
+  const std::uint32_t psn = p.headers.bth.psn;
+  const std::uint8_t syndrome = p.headers.aeth->syndrome;
+  const std::uint32_t before = psn_add(psn, protocol::kMax24);  // psn - 1
+  const bool known = in_flight(psn) || psn == una_psn_;
+  switch (protocol::aeth_kind(syndrome)) {
+    case protocol::AethKind::ack:
+      acknowledge_through(psn, now);
+      break;
+    case protocol::AethKind::rnr_nak: {
+      if (!known) return;
+      ++counters_.rnr_naks_received;
+      acknowledge_through(before, now);
+      if (cfg_.rnr_retry != 7) {  // 7 = retry forever (IBTA 9.7.5.2.8)
+        if (rnr_retries_left_ == 0) {
+          to_error(Errc::rnr_retry_exceeded);
+          return;
+        }
+        --rnr_retries_left_;
+      }
+      go_back_to(psn);
+      rnr_until_ = now + std::chrono::nanoseconds(protocol::rnr_timer_ns(syndrome & 0x1F));
+      retransmit_at_.reset();
+      break;
+    }
+    case protocol::AethKind::nak: {
+      if (!known) return;
+      acknowledge_through(before, now);
+      if (syndrome == protocol::kNakPsnSequenceError) {
+        ++counters_.seq_naks_received;
+        if (!retry_or_fail(now)) return;
+        go_back_to(psn);
+        break;
+      }
+      Errc status = Errc::remote_operational_error;
+      if (syndrome == protocol::kNakInvalidRequest) status = Errc::remote_invalid_request;
+      if (syndrome == protocol::kNakRemoteAccessError) status = Errc::remote_access_error;
+      to_error(status);
+      return;
+    }
+    case protocol::AethKind::reserved:
+      ++counters_.dropped_other;
+      return;
+  }
+  pump(now);
+}
+
+void RcQp::on_read_response(const protocol::PacketView& p, Clock::time_point now) {
+  const std::uint32_t psn = p.headers.bth.psn;
+  std::size_t i = 0;
+  for (; i < sq_.size(); ++i) {
+    const SendWqe& w = sq_[i];
+    if (w.wr.opcode == WrOpcode::rdma_read && psn_diff(psn, w.first_psn) < w.npackets) break;
+  }
+  if (i == sq_.size()) {
+    ++counters_.duplicates_received;
+    return;
+  }
+  // A response acknowledges every request before its READ (IBTA 9.7.5.1.2).
+  if (sq_[i].first_psn != una_psn_) {
+    acknowledge_through(psn_add(sq_[i].first_psn, protocol::kMax24), now);
+    i = 0;
+    while (i < sq_.size() && !(sq_[i].wr.opcode == WrOpcode::rdma_read &&
+                               psn_diff(psn, sq_[i].first_psn) < sq_[i].npackets)) {
+      ++i;
+    }
+    if (i == sq_.size()) return;
+  }
+  SendWqe& w = sq_[i];
+  const std::uint32_t expected = psn_add(w.first_psn, w.read_received / cfg_.mtu);
+  if (psn != expected) {
+    ++counters_.dropped_out_of_order;  // a response was lost: the retransmit timer re-reads
+    return;
+  }
+  const std::size_t n = p.payload.size();
+  const bool full = p.info->payload == protocol::PayloadRule::full_mtu;
+  if ((full && n != cfg_.mtu) || n > cfg_.mtu || w.read_received + n > w.wr.sge.length) {
+    to_error(Errc::remote_invalid_request);
+    return;
+  }
+  if (n > 0) std::memcpy(w.data + w.read_received, p.payload.data(), n);
+  w.read_received += static_cast<std::uint32_t>(n);
+  if (p.info->ends_message()) {
+    if (w.read_received != w.wr.sge.length) {
+      to_error(Errc::remote_invalid_request);
+      return;
+    }
+    acknowledge_through(psn_add(w.first_psn, w.npackets - 1), now);
+  } else {
+    retries_left_ = cfg_.retry_count;
+    retransmit_at_.reset();
+    if (cfg_.local_ack_timeout != 0) retransmit_at_ = now + ack_timeout(cfg_.local_ack_timeout);
+  }
+}
+
+void RcQp::on_timer(Clock::time_point now) {
+  if (error_) return;
+  if (rnr_until_ && now >= *rnr_until_) pump(now);
+  if (retransmit_at_ && now >= *retransmit_at_) {
+    retransmit_at_.reset();
+    if (una_psn_ == max_sent_psn_) return;  // nothing outstanding
+    ++counters_.timeouts;
+    if (!retry_or_fail(now)) return;
+    go_back_to(una_psn_);
+    pump(now);
+    if (!retransmit_at_ && cfg_.local_ack_timeout != 0) {
+      retransmit_at_ = now + ack_timeout(cfg_.local_ack_timeout);
+    }
+  }
+}
+
+std::optional<Clock::time_point> RcQp::next_deadline() const noexcept {
+  if (error_) return std::nullopt;
+  if (rnr_until_ && retransmit_at_) return std::min(*rnr_until_, *retransmit_at_);
+  return rnr_until_ ? rnr_until_ : retransmit_at_;
+}
+
+void RcQp::to_error(std::error_code status) {
+  if (error_) return;
+  error_ = status ? status : make_error_code(Errc::flushed);
+  bool front = true;
+  for (const SendWqe& w : sq_) {
+    WorkCompletion wc;
+    wc.wr_id = w.wr.wr_id;
+    wc.status = front ? error_ : make_error_code(Errc::flushed);
+    wc.opcode = wc_opcode(w.wr.opcode);
+    wc.qp_num = cfg_.qpn;
+    cq_.push_back(wc);
+    front = false;
+  }
+  sq_.clear();
+  next_wqe_ = 0;
+  next_pkt_ = 0;
+  for (const RecvWqe& r : rq_) {
+    WorkCompletion wc;
+    wc.wr_id = r.wr.wr_id;
+    wc.status = Errc::flushed;
+    wc.opcode = WcOpcode::recv;
+    wc.qp_num = cfg_.qpn;
+    cq_.push_back(wc);
+  }
+  rq_.clear();
+  retransmit_at_.reset();
+  rnr_until_.reset();
+}
+
+std::size_t RcQp::poll(std::span<WorkCompletion> out) {
+  std::size_t n = 0;
+  while (n < out.size() && !cq_.empty()) {
+    out[n++] = cq_.front();
+    cq_.pop_front();
+  }
+  return n;
+}
+
+// ---- Responder ---------------------------------------------------------------------------------
+
+void RcQp::send_ack(std::uint8_t syndrome, std::uint32_t psn) {
+  protocol::PacketHeaders h;
+  h.bth.opcode = op::kAcknowledge;
+  h.bth.dest_qpn = cfg_.remote_qpn;
+  h.bth.psn = psn & protocol::kMax24;
+  h.aeth = protocol::Aeth{syndrome, msn_ & protocol::kMax24};
+  sink_.send_packet(cfg_.qpn, cfg_.remote_ip, h, {});
+}
+
+void RcQp::nak_and_fail(std::uint8_t syndrome, std::uint32_t psn, Errc local_status) {
+  send_ack(syndrome, psn);
+  // Our own send WRs did nothing wrong: they are flushed, and error() says why the QP died.
+  to_error(make_error_code(Errc::flushed));
+  error_ = local_status;
+}
+
+void RcQp::complete_recv(WcOpcode opcode, std::uint32_t byte_len, std::optional<std::uint32_t> imm,
+                         bool solicited, std::error_code status) {
+  RecvWqe r = rq_.front();
+  rq_.pop_front();
+  WorkCompletion wc;
+  wc.wr_id = r.wr.wr_id;
+  wc.status = status;
+  wc.opcode = opcode;
+  wc.byte_len = byte_len;
+  wc.imm = imm;
+  wc.solicited = solicited;
+  wc.qp_num = cfg_.qpn;
+  cq_.push_back(wc);
+}
+
+void RcQp::send_read_responses(const SavedRead& r, std::uint32_t from_psn) {
+  std::uint8_t* base = nullptr;
+  if (r.length > 0) {
+    base = mrs_.remote(r.rkey, r.va, r.length, Access::remote_read);
+    if (base == nullptr) return;  // deregistered since the first execution
+  }
+  for (std::uint32_t k = psn_diff(from_psn, r.first_psn); k < r.npackets; ++k) {
+    protocol::PacketHeaders h;
+    h.bth.dest_qpn = cfg_.remote_qpn;
+    h.bth.psn = psn_add(r.first_psn, k);
+    if (r.npackets == 1) {
+      h.bth.opcode = op::kReadResponseOnly;
+    } else if (k == 0) {
+      h.bth.opcode = op::kReadResponseFirst;
+    } else if (k + 1 < r.npackets) {
+      h.bth.opcode = op::kReadResponseMiddle;
+    } else {
+      h.bth.opcode = op::kReadResponseLast;
+    }
+    if (h.bth.opcode != op::kReadResponseMiddle) h.aeth = protocol::Aeth{protocol::kAethAck, msn_};
+    protocol::ByteView payload;
+    const std::uint64_t off = std::uint64_t{k} * cfg_.mtu;
+    if (r.length > 0) {
+      payload = protocol::ByteView(
+          base + off, static_cast<std::size_t>(std::min<std::uint64_t>(cfg_.mtu, r.length - off)));
+    }
+    sink_.send_packet(cfg_.qpn, cfg_.remote_ip, h, payload);
+  }
+}
+
+void RcQp::on_request(const protocol::PacketView& p, Clock::time_point /*now*/) {
+  const protocol::PacketHeaders& h = p.headers;
+  const protocol::OpcodeInfo& info = *p.info;
+  const std::uint32_t psn = h.bth.psn;
+  const std::uint32_t d = psn_diff(psn, epsn_);
+  if (d != 0) {
+    if (d < kHalfPsnSpace) {
+      // Ahead of ePSN: one sequence NAK carrying ePSN, then silence until ePSN arrives.
+      if (!seq_nak_outstanding_) {
+        send_ack(protocol::kNakPsnSequenceError, epsn_);
+        seq_nak_outstanding_ = true;
+        ++counters_.seq_naks_sent;
+      } else {
+        ++counters_.dropped_out_of_order;
+      }
+      return;
+    }
+    // Duplicate: never re-executed (an immediate is never re-delivered). READs are replayed.
+    ++counters_.duplicates_received;
+    if (info.kind == protocol::OpKind::rdma_read_request) {
+      for (const SavedRead& r : reads_) {
+        if (psn_diff(psn, r.first_psn) < r.npackets) {
+          send_read_responses(r, psn);
+          break;
+        }
+      }
+      return;
+    }
+    if (h.bth.ack_req || !last_was_duplicate_) {
+      send_ack(protocol::kAethAck, psn_add(epsn_, protocol::kMax24));  // last acknowledged PSN
+    }
+    last_was_duplicate_ = true;
+    return;
+  }
+  last_was_duplicate_ = false;
+  seq_nak_outstanding_ = false;
+
+  const std::size_t len = p.payload.size();
+  const bool first = info.starts_message();
+  const bool last = info.ends_message();
+  if ((info.payload == protocol::PayloadRule::full_mtu && len != cfg_.mtu) || len > cfg_.mtu) {
+    nak_and_fail(protocol::kNakInvalidRequest, psn, Errc::remote_invalid_request);
+    return;
+  }
+
+  switch (info.kind) {
+    case protocol::OpKind::send: {
+      if (first) {
+        if (in_msg_ != InMessage::none) {
+          nak_and_fail(protocol::kNakInvalidRequest, psn, Errc::remote_invalid_request);
+          return;
+        }
+        if (rq_.empty()) {
+          send_ack(protocol::rnr_nak_syndrome(cfg_.rnr_timer_code), psn);
+          ++counters_.rnr_naks_sent;
+          return;
+        }
+        msg_bytes_ = 0;
+      } else if (in_msg_ != InMessage::send) {
+        nak_and_fail(protocol::kNakInvalidRequest, psn, Errc::remote_invalid_request);
+        return;
+      }
+      RecvWqe& r = rq_.front();
+      if (msg_bytes_ + len > r.wr.sge.length) {
+        complete_recv(WcOpcode::recv, 0, std::nullopt, false, Errc::local_length_error);
+        nak_and_fail(protocol::kNakInvalidRequest, psn, Errc::local_length_error);
+        return;
+      }
+      if (len > 0) {
+        std::memcpy(r.data + msg_bytes_, p.payload.data(), len);
+        mrs_.count_written(r.wr.sge.lkey, len);
+      }
+      msg_bytes_ += static_cast<std::uint32_t>(len);
+      epsn_ = psn_add(psn, 1);
+      if (last) {
+        msn_ = psn_add(msn_, 1);
+        in_msg_ = InMessage::none;
+        complete_recv(WcOpcode::recv, msg_bytes_, h.immediate, h.bth.solicited_event);
+      } else {
+        in_msg_ = InMessage::send;
+      }
+      break;
+    }
+    case protocol::OpKind::rdma_write: {
+      if (first) {
+        if (in_msg_ != InMessage::none) {
+          nak_and_fail(protocol::kNakInvalidRequest, psn, Errc::remote_invalid_request);
+          return;
+        }
+        const protocol::Reth& reth = *h.reth;
+        write_ptr_ = nullptr;
+        // A zero-length WRITE skips R_Key validation (IBTA, PROTOCOL.md 3).
+        if (reth.dma_length > 0) {
+          write_ptr_ = mrs_.remote(reth.rkey, reth.va, reth.dma_length, Access::remote_write);
+          if (write_ptr_ == nullptr) {
+            nak_and_fail(protocol::kNakRemoteAccessError, psn, Errc::remote_access_error);
+            return;
+          }
+        }
+        write_rkey_ = reth.rkey;
+        write_length_ = reth.dma_length;
+        msg_bytes_ = 0;
+      } else if (in_msg_ != InMessage::write) {
+        nak_and_fail(protocol::kNakInvalidRequest, psn, Errc::remote_invalid_request);
+        return;
+      }
+      if (msg_bytes_ + len > write_length_ || (last && msg_bytes_ + len != write_length_)) {
+        nak_and_fail(protocol::kNakInvalidRequest, psn, Errc::remote_invalid_request);
+        return;
+      }
+      if (h.immediate && rq_.empty()) {
+        // No receive for the immediate: RNR NAK with this PSN, no state change (PROTOCOL.md 3).
+        send_ack(protocol::rnr_nak_syndrome(cfg_.rnr_timer_code), psn);
+        ++counters_.rnr_naks_sent;
+        return;
+      }
+      if (len > 0) {
+        std::memcpy(write_ptr_ + msg_bytes_, p.payload.data(), len);
+        mrs_.count_written(write_rkey_, len);
+      }
+      msg_bytes_ += static_cast<std::uint32_t>(len);
+      epsn_ = psn_add(psn, 1);
+      if (last) {
+        msn_ = psn_add(msn_, 1);
+        in_msg_ = InMessage::none;
+        if (h.immediate) {
+          complete_recv(WcOpcode::recv_rdma_with_imm, write_length_, h.immediate,
+                        h.bth.solicited_event);
+        }
+      } else {
+        in_msg_ = InMessage::write;
+      }
+      break;
+    }
+    case protocol::OpKind::rdma_read_request: {
+      const protocol::Reth& reth = *h.reth;
+      if (in_msg_ != InMessage::none) {
+        nak_and_fail(protocol::kNakInvalidRequest, psn, Errc::remote_invalid_request);
+        return;
+      }
+      if (reth.dma_length > 0 &&
+          mrs_.remote(reth.rkey, reth.va, reth.dma_length, Access::remote_read) == nullptr) {
+        nak_and_fail(protocol::kNakRemoteAccessError, psn, Errc::remote_access_error);
+        return;
+      }
+      SavedRead r{psn, packets_for(reth.dma_length), reth.va, reth.rkey, reth.dma_length};
+      reads_.push_back(r);
+      if (reads_.size() > kSavedReads) reads_.pop_front();
+      epsn_ = psn_add(psn, r.npackets);
+      msn_ = psn_add(msn_, 1);
+      send_read_responses(r, psn);
+      return;  // the responses are the acknowledgement
+    }
+    default:
+      // Atomics (we grant none) and anything else a requester may not send us.
+      nak_and_fail(protocol::kNakInvalidRequest, psn, Errc::remote_invalid_request);
+      return;
+  }
+  if (h.bth.ack_req) send_ack(protocol::kAethAck, psn);
+}
+
+}  // namespace naa::host::detail

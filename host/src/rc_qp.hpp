@@ -1,0 +1,170 @@
+// One Reliable Connected queue pair: requester and responder of PROTOCOL.md 3, as a pure state
+// machine. It owns no socket and no clock: packets come in through on_packet(), time through
+// on_timer() and the `now` arguments, packets go out through a PacketSink, completions collect in
+// its completion queue. The UdpRoce endpoint drives it under its lock; the unit tests drive it
+// directly against a scripted peer.
+//
+// Not thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <system_error>
+
+#include "mr_table.hpp"
+#include "naa/host/error.hpp"
+#include "naa/host/transport.hpp"
+#include "naa/protocol/packet.hpp"
+
+namespace naa::host::detail {
+
+using Clock = std::chrono::steady_clock;
+
+// Where a QP's packets go. The endpoint adds the ICRC, the IPv4/UDP context and the socket.
+class PacketSink {
+ public:
+  virtual ~PacketSink() = default;
+  virtual void send_packet(std::uint32_t local_qpn, std::uint32_t dst_ip,
+                           const protocol::PacketHeaders& headers, protocol::ByteView payload) = 0;
+};
+
+// Counters a QP bumps (the endpoint's TransportStats).
+struct RcCounters {
+  std::uint64_t retransmitted_packets = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t seq_naks_received = 0;
+  std::uint64_t rnr_naks_received = 0;
+  std::uint64_t seq_naks_sent = 0;
+  std::uint64_t rnr_naks_sent = 0;
+  std::uint64_t duplicates_received = 0;
+  std::uint64_t dropped_out_of_order = 0;
+  std::uint64_t dropped_other = 0;
+};
+
+struct RcConfig {
+  std::uint32_t qpn = 0;
+  std::uint32_t remote_qpn = 0;
+  std::uint32_t remote_ip = 0;
+  std::uint32_t send_psn = 0;  // first PSN we send (the REP's starting PSN, PROTOCOL.md 4)
+  std::uint32_t recv_psn = 0;  // first PSN we expect (our REQ's starting PSN)
+  std::uint32_t mtu = 4096;
+  std::uint8_t local_ack_timeout = 15;  // 4.096 us x 2^t, 0 = never
+  std::uint8_t retry_count = 7;
+  std::uint8_t rnr_retry = 7;               // 7 = infinite
+  std::uint8_t max_reads_outstanding = 16;  // our RDMA READs in flight (initiator depth)
+  std::uint8_t rnr_timer_code = 12;         // what our RNR NAKs ask for (0.64 ms)
+};
+
+inline constexpr std::uint32_t kMaxUnackedPsns = 128;  // PROTOCOL.md 3
+inline constexpr std::uint32_t kAckReqInterval = 64;
+
+class RcQp {
+ public:
+  RcQp(const RcConfig& config, MrTable& mrs, PacketSink& sink, RcCounters& counters);
+
+  [[nodiscard]] const RcConfig& config() const noexcept { return cfg_; }
+  [[nodiscard]] std::error_code error() const noexcept { return error_; }
+  [[nodiscard]] bool in_error() const noexcept { return static_cast<bool>(error_); }
+
+  // Validates (lkey, bounds, opcode), assigns PSNs and sends what the window allows.
+  std::error_code post_send(const SendWr& wr, Clock::time_point now);
+  std::error_code post_recv(const RecvWr& wr);
+
+  // A packet addressed to this QP whose ICRC has been verified.
+  void on_packet(const protocol::PacketView& packet, Clock::time_point now);
+  // Runs expired timers (retransmission, RNR wait).
+  void on_timer(Clock::time_point now);
+  [[nodiscard]] std::optional<Clock::time_point> next_deadline() const noexcept;
+
+  // Moves the QP to the error state: the oldest send WR completes with `status`, all others and
+  // all receives with Errc::flushed (IBTA 10.8.3 / verbs IBV_WC_WR_FLUSH_ERR).
+  void to_error(std::error_code status);
+
+  [[nodiscard]] std::size_t poll(std::span<WorkCompletion> out);
+  [[nodiscard]] bool has_completions() const noexcept { return !cq_.empty(); }
+  [[nodiscard]] std::size_t outstanding_sends() const noexcept { return sq_.size(); }
+
+  // Test visibility.
+  [[nodiscard]] std::uint32_t next_send_psn() const noexcept { return sq_psn_; }
+  [[nodiscard]] std::uint32_t expected_psn() const noexcept { return epsn_; }
+  [[nodiscard]] std::uint32_t msn() const noexcept { return msn_; }
+
+ private:
+  struct SendWqe {
+    SendWr wr;
+    std::uint8_t* data = nullptr;  // local bytes: source (send/write) or destination (read)
+    std::uint32_t first_psn = 0;
+    std::uint32_t npackets = 1;  // PSNs the message consumes
+    std::uint32_t read_received = 0;
+    bool read_sent = false;  // a READ REQUEST for it is in flight
+  };
+  struct RecvWqe {
+    RecvWr wr;
+    std::uint8_t* data = nullptr;
+  };
+  struct SavedRead {
+    std::uint32_t first_psn = 0;
+    std::uint32_t npackets = 0;
+    std::uint64_t va = 0;
+    std::uint32_t rkey = 0;
+    std::uint32_t length = 0;
+  };
+
+  [[nodiscard]] std::uint32_t packets_for(std::uint64_t length) const noexcept;
+  // Requester.
+  void pump(Clock::time_point now);
+  void send_request_packet(std::size_t wqe_index, std::uint32_t pkt, Clock::time_point now);
+  void go_back_to(std::uint32_t psn);
+  void acknowledge_through(std::uint32_t psn, Clock::time_point now);  // all PSNs <= psn acked
+  void complete_front(std::error_code status);
+  void on_response(const protocol::PacketView& p, Clock::time_point now);
+  void on_read_response(const protocol::PacketView& p, Clock::time_point now);
+  bool retry_or_fail(Clock::time_point now);  // false: retries exhausted, QP in error
+  [[nodiscard]] bool in_flight(std::uint32_t psn) const noexcept;  // una <= psn < max_sent
+  // Responder.
+  void on_request(const protocol::PacketView& p, Clock::time_point now);
+  void send_ack(std::uint8_t syndrome, std::uint32_t psn);
+  void nak_and_fail(std::uint8_t syndrome, std::uint32_t psn, Errc local_status);
+  void send_read_responses(const SavedRead& read, std::uint32_t from_psn);
+  void complete_recv(WcOpcode opcode, std::uint32_t byte_len, std::optional<std::uint32_t> imm,
+                     bool solicited, std::error_code status = {});
+
+  RcConfig cfg_;
+  MrTable& mrs_;
+  PacketSink& sink_;
+  RcCounters& counters_;
+  std::error_code error_;
+  std::deque<WorkCompletion> cq_;
+
+  // Requester state.
+  std::deque<SendWqe> sq_;          // posted and not yet completed, in PSN order
+  std::size_t next_wqe_ = 0;        // WQE holding the next packet to (re)transmit
+  std::uint32_t next_pkt_ = 0;      // its packet index
+  std::uint32_t sq_psn_ = 0;        // PSN for the next posted WR
+  std::uint32_t una_psn_ = 0;       // oldest unacknowledged PSN
+  std::uint32_t max_sent_psn_ = 0;  // one past the highest PSN sent so far
+  std::uint8_t retries_left_ = 0;
+  std::uint8_t rnr_retries_left_ = 0;
+  std::optional<Clock::time_point> retransmit_at_;
+  std::optional<Clock::time_point> rnr_until_;
+  std::uint32_t reads_in_flight_ = 0;
+
+  // Responder state.
+  std::uint32_t epsn_ = 0;
+  std::uint32_t msn_ = 0;
+  bool seq_nak_outstanding_ = false;
+  bool last_was_duplicate_ = false;
+  enum class InMessage : std::uint8_t { none, send, write } in_msg_ = InMessage::none;
+  std::deque<RecvWqe> rq_;
+  std::uint32_t msg_bytes_ = 0;        // bytes received so far in the current message
+  std::uint8_t* write_ptr_ = nullptr;  // where the next WRITE payload goes
+  std::uint32_t write_rkey_ = 0;
+  std::uint32_t write_length_ = 0;  // RETH DMA length of the current WRITE
+  std::deque<SavedRead> reads_;     // for replaying duplicate READ requests
+};
+
+}  // namespace naa::host::detail

@@ -1,0 +1,84 @@
+// The session logic with std::error_code results (Session wraps it and throws; the C API uses it
+// directly). Not thread-safe: one thread at a time per session.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "naa/host/session.hpp"
+#include "naa/host/transport.hpp"
+
+namespace naa::host::detail {
+
+struct CallOutcome {
+  std::error_code ec;
+  std::string detail;
+  CallResult result;
+};
+
+class SessionCore {
+ public:
+  // Opens (transport may be null: then it opens its own endpoint), connects, runs MRSP.
+  static std::unique_ptr<SessionCore> open(std::shared_ptr<Transport> transport,
+                                           const SessionOptions& options,
+                                           std::vector<Region> regions, std::error_code& ec,
+                                           std::string& detail);
+  ~SessionCore();
+  SessionCore(const SessionCore&) = delete;
+  SessionCore& operator=(const SessionCore&) = delete;
+
+  std::error_code start_call(std::uint8_t fn, std::uint32_t user24, std::string& detail);
+  [[nodiscard]] bool call_outstanding() const noexcept { return active_; }
+  // True once the outstanding call finished; `out` then holds its outcome (the call is over).
+  bool test(CallOutcome& out);
+  bool wait(CallOutcome& out, std::chrono::nanoseconds timeout);
+
+  std::error_code set_send_length(std::size_t index, std::size_t bytes);
+  std::error_code disconnect();
+  [[nodiscard]] bool connected() const;
+  [[nodiscard]] const std::vector<Placement>& placements() const noexcept { return placements_; }
+  [[nodiscard]] const SessionInfo& info() const noexcept { return info_; }
+  [[nodiscard]] std::shared_ptr<Transport> transport() const { return transport_; }
+  [[nodiscard]] const SessionOptions& options() const noexcept { return opts_; }
+
+ private:
+  struct RegionState {
+    Region region;
+    MemoryRegion mr{};
+    bool registered = false;
+    std::size_t placement = 0;  // index into placements_ (non-internal only)
+    std::size_t send_length = 0;
+    std::uint64_t written_before = 0;
+  };
+  SessionCore() = default;
+  std::error_code setup(std::vector<Region> regions, std::string& detail);
+  std::error_code run_mrsp(std::string& detail);
+  void handle(const WorkCompletion& wc);
+  bool finished(CallOutcome& out);
+
+  SessionOptions opts_;
+  std::shared_ptr<Transport> transport_;
+  std::unique_ptr<QueuePair> qp_;
+  std::vector<RegionState> regions_;
+  std::vector<Placement> placements_;
+  SessionInfo info_;
+  std::vector<std::uint8_t> mrsp_tx_;
+  std::vector<std::uint8_t> mrsp_rx_;
+  MemoryRegion mrsp_tx_mr_{};
+  MemoryRegion mrsp_rx_mr_{};
+  // The outstanding call.
+  bool active_ = false;
+  bool first_call_done_ = false;
+  std::uint64_t seq_ = 0;
+  std::uint8_t fn_ = 0;
+  bool reply_received_ = false;
+  bool writes_done_ = false;
+  CallOutcome outcome_;
+  std::chrono::steady_clock::time_point started_{};
+};
+
+}  // namespace naa::host::detail

@@ -1,0 +1,429 @@
+// naa-call: one NAA call (or a few) from the shell, through naa::host::Session.
+#include <getopt.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "naa/host/error.hpp"
+#include "naa/host/session.hpp"
+#include "naa/protocol/crc32.hpp"
+#include "naa/protocol/immediate.hpp"
+
+namespace {
+
+constexpr const char* kUsage = R"USAGE(usage: naa-call [options] --fn FN REGION...
+
+Connects to an NAA (IB CM over RoCEv2 in UDP), declares the regions, runs MRSP, makes the call
+(repeated with -n), prints the return code and timings, and disconnects.
+
+Options:
+  -a, --naa ADDR[:PORT]   NAA IPv4 address and CM port (default 127.0.0.2:12345)
+  -l, --local ADDR        local IPv4 of the endpoint (default: first free 127.0.0.x, x >= 3)
+  -f, --fn FN             function code 1..127, or add1, add2, nop, vadd_i32, sum_u64, crc32
+  -u, --user N            24 user bits passed to the kernel (default 0)
+  -n, --repeat N          calls on the same connection (default 1)
+      --mtu N             path MTU: 256, 512, 1024, 2048, 4096 (default 4096)
+      --timeout MS        connect/MRSP timeout and per-call timeout (default 5000 / 60000)
+      --pcap FILE         capture the session's traffic
+      --manual            manual progress (no background thread)
+      --verify            check the results of the built-in kernels on the host
+  -q, --quiet             print only the summary line
+  -h, --help              this help
+
+Regions (in the order given; they become parameters 0, 1, ...):
+  -i, --in SRC            input region
+  -s, --single-send SRC   input written by the first call only
+  -b, --inout SRC[@FILE]  input written back as output (saved to FILE after the last call)
+  -o, --out SIZE[@FILE]   output region
+  -x, --internal SIZE     NAA scratch region
+SRC is a file name, or gen:SIZE[:SEED] (pseudo-random bytes), seq:SIZE (0,1,2,...) or
+zero:SIZE. SIZE takes K, M, G suffixes (powers of 1024).
+
+Exit status: 0 every call returned 0 (and --verify passed), 1 a call returned a non-zero code
+or verification failed, 2 usage error, 3 connection, MRSP or transport failure.
+Example: naa-call --fn vadd_i32 --in gen:4K:1 --in gen:4K:2 --out 4K@sum.bin --verify
+)USAGE";
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::cerr << "naa-call: " << msg << "\n\n" << kUsage;
+  std::exit(2);
+}
+
+std::uint64_t parse_size(const std::string& s) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+  if (end == s.c_str()) usage_error("bad size '" + s + "'");
+  std::uint64_t mult = 1;
+  const std::string suffix(end);
+  if (suffix == "K" || suffix == "k")
+    mult = 1ULL << 10;
+  else if (suffix == "M" || suffix == "m")
+    mult = 1ULL << 20;
+  else if (suffix == "G" || suffix == "g")
+    mult = 1ULL << 30;
+  else if (!suffix.empty())
+    usage_error("bad size suffix in '" + s + "'");
+  return v * mult;
+}
+
+struct RegionArg {
+  std::uint8_t flags = 0;
+  std::vector<std::uint8_t> data;
+  std::string save_to;
+};
+
+std::vector<std::uint8_t> load_source(const std::string& src) {
+  auto field = [&](std::size_t i) {
+    std::size_t start = 0;
+    for (std::size_t k = 0; k < i; ++k) {
+      start = src.find(':', start);
+      if (start == std::string::npos) return std::string();
+      ++start;
+    }
+    const std::size_t end = src.find(':', start);
+    return src.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  };
+  const std::string kind = field(0);
+  if (kind == "gen" || kind == "seq" || kind == "zero") {
+    const std::uint64_t n = parse_size(field(1));
+    std::vector<std::uint8_t> v(n);
+    if (kind == "seq") {
+      for (std::uint64_t i = 0; i < n; ++i)
+        v[i] = static_cast<std::uint8_t>(i);
+    } else if (kind == "gen") {
+      const std::string seed = field(2);
+      std::mt19937_64 rng(seed.empty() ? 1 : std::strtoull(seed.c_str(), nullptr, 0));
+      for (auto& b : v)
+        b = static_cast<std::uint8_t>(rng());
+    }
+    return v;
+  }
+  std::ifstream f(src, std::ios::binary);
+  if (!f) usage_error("cannot read '" + src + "'");
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+std::pair<std::string, std::string> split_at(const std::string& s) {
+  const std::size_t at = s.rfind('@');
+  if (at == std::string::npos) return {s, ""};
+  return {s.substr(0, at), s.substr(at + 1)};
+}
+
+int parse_fn(const std::string& s) {
+  for (int f = 1; f <= 6; ++f) {
+    if (s == naa::protocol::to_string(static_cast<naa::protocol::BuiltinFunction>(f))) return f;
+  }
+  char* end = nullptr;
+  const long v = std::strtol(s.c_str(), &end, 0);
+  if (end == s.c_str() || *end != '\0' || v < 1 || v > 127) {
+    usage_error("--fn must be 1..127 or a built-in name, not '" + s + "'");
+  }
+  return static_cast<int>(v);
+}
+
+double ms(std::chrono::nanoseconds d) {
+  return static_cast<double>(d.count()) / 1e6;
+}
+
+// Host-side reference results of the built-in kernels (PROTOCOL.md 5.3) for --verify.
+bool verify(int fn, int calls, const std::vector<RegionArg>& regs,
+            const std::vector<std::vector<std::uint8_t>>& before, std::string& why) {
+  std::vector<std::size_t> in, out;
+  for (std::size_t i = 0; i < regs.size(); ++i) {
+    if ((regs[i].flags & naa::host::Region::kInput) != 0) in.push_back(i);
+    if ((regs[i].flags & naa::host::Region::kOutput) != 0) out.push_back(i);
+  }
+  auto fail = [&](const std::string& w) {
+    why = w;
+    return false;
+  };
+  switch (fn) {
+    case 1:
+    case 2:
+      for (std::size_t i : out) {
+        if ((regs[i].flags & naa::host::Region::kInput) == 0) continue;  // inout regions only
+        for (std::size_t k = 0; k < regs[i].data.size(); ++k) {
+          if (regs[i].data[k] != static_cast<std::uint8_t>(before[i][k] + fn * calls)) {
+            return fail("region " + std::to_string(i) + " byte " + std::to_string(k));
+          }
+        }
+      }
+      return true;
+    case 3:
+      return true;
+    case 4: {
+      if (in.size() < 2 || out.empty()) return fail("vadd_i32 needs two inputs and an output");
+      const auto& a = regs[in[0]].data;
+      const auto& b = regs[in[1]].data;
+      const auto& c = regs[out[0]].data;
+      const std::size_t n = std::min({a.size(), b.size(), c.size()}) / 4;
+      for (std::size_t k = 0; k < n; ++k) {
+        std::uint32_t x, y, z;
+        std::memcpy(&x, &a[4 * k], 4);
+        std::memcpy(&y, &b[4 * k], 4);
+        std::memcpy(&z, &c[4 * k], 4);
+        if (z != x + y) return fail("element " + std::to_string(k));
+      }
+      return true;
+    }
+    case 5: {
+      if (in.empty() || out.empty() || regs[out[0]].data.size() < 8) return fail("sum_u64 shape");
+      std::uint64_t sum = 0;
+      const auto& a = regs[in[0]].data;
+      for (std::size_t k = 0; k + 4 <= a.size(); k += 4) {
+        std::uint32_t x;
+        std::memcpy(&x, &a[k], 4);
+        sum += x;
+      }
+      std::uint64_t got;
+      std::memcpy(&got, regs[out[0]].data.data(), 8);
+      return got == sum ? true : fail("sum");
+    }
+    case 6: {
+      if (in.empty() || out.empty() || regs[out[0]].data.size() < 4) return fail("crc32 shape");
+      const std::uint32_t crc = naa::protocol::crc32(regs[in[0]].data);
+      std::uint32_t got;
+      std::memcpy(&got, regs[out[0]].data.data(), 4);
+      return got == crc ? true : fail("crc");
+    }
+    default:
+      return fail("no host reference for function " + std::to_string(fn));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  naa::host::SessionOptions opts;
+  std::vector<RegionArg> regs;
+  int fn = 0;
+  std::uint32_t user = 0;
+  int repeat = 1;
+  bool quiet = false;
+  bool do_verify = false;
+  long timeout_ms = 0;
+
+  enum { kMtu = 1000, kTimeout, kPcap, kManual, kVerify };
+  static const option long_opts[] = {{"naa", required_argument, nullptr, 'a'},
+                                     {"local", required_argument, nullptr, 'l'},
+                                     {"fn", required_argument, nullptr, 'f'},
+                                     {"user", required_argument, nullptr, 'u'},
+                                     {"repeat", required_argument, nullptr, 'n'},
+                                     {"in", required_argument, nullptr, 'i'},
+                                     {"single-send", required_argument, nullptr, 's'},
+                                     {"inout", required_argument, nullptr, 'b'},
+                                     {"out", required_argument, nullptr, 'o'},
+                                     {"internal", required_argument, nullptr, 'x'},
+                                     {"mtu", required_argument, nullptr, kMtu},
+                                     {"timeout", required_argument, nullptr, kTimeout},
+                                     {"pcap", required_argument, nullptr, kPcap},
+                                     {"manual", no_argument, nullptr, kManual},
+                                     {"verify", no_argument, nullptr, kVerify},
+                                     {"quiet", no_argument, nullptr, 'q'},
+                                     {"help", no_argument, nullptr, 'h'},
+                                     {nullptr, 0, nullptr, 0}};
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":a:l:f:u:n:i:s:b:o:x:qh", long_opts, nullptr)) != -1) {
+    const std::string arg = optarg != nullptr ? optarg : "";
+    switch (c) {
+      case 'a': {
+        const std::size_t colon = arg.find(':');
+        opts.naa_address = arg.substr(0, colon);
+        if (colon != std::string::npos) {
+          const unsigned long p = std::strtoul(arg.c_str() + colon + 1, nullptr, 10);
+          if (p == 0 || p > 65535) usage_error("bad CM port in --naa " + arg);
+          opts.cm_port = static_cast<std::uint16_t>(p);
+        }
+        if (!naa::host::parse_ipv4(opts.naa_address)) usage_error("bad --naa address " + arg);
+        break;
+      }
+      case 'l':
+        if (!naa::host::parse_ipv4(arg)) usage_error("bad --local address " + arg);
+        opts.local_address = arg;
+        break;
+      case 'f':
+        fn = parse_fn(arg);
+        break;
+      case 'u': {
+        const unsigned long v = std::strtoul(arg.c_str(), nullptr, 0);
+        if (v > 0xFFFFFF) usage_error("--user takes 24 bits");
+        user = static_cast<std::uint32_t>(v);
+        break;
+      }
+      case 'n':
+        repeat = std::atoi(arg.c_str());
+        if (repeat < 1) usage_error("--repeat must be >= 1");
+        break;
+      case 'i':
+        regs.push_back({naa::host::Region::kInput, load_source(arg), ""});
+        break;
+      case 's':
+        regs.push_back(
+            {naa::host::Region::kInput | naa::host::Region::kSingleSend, load_source(arg), ""});
+        break;
+      case 'b': {
+        auto [src, file] = split_at(arg);
+        regs.push_back(
+            {naa::host::Region::kInput | naa::host::Region::kOutput, load_source(src), file});
+        break;
+      }
+      case 'o': {
+        auto [size, file] = split_at(arg);
+        regs.push_back(
+            {naa::host::Region::kOutput, std::vector<std::uint8_t>(parse_size(size)), file});
+        break;
+      }
+      case 'x':
+        regs.push_back({naa::host::Region::kInternal, {}, arg});
+        break;
+      case kMtu:
+        opts.path_mtu = static_cast<std::uint32_t>(std::strtoul(arg.c_str(), nullptr, 10));
+        break;
+      case kTimeout:
+        timeout_ms = std::atol(arg.c_str());
+        if (timeout_ms <= 0) usage_error("--timeout must be > 0");
+        break;
+      case kPcap:
+        opts.pcap_path = arg;
+        break;
+      case kManual:
+        opts.progress = naa::host::Progress::manual;
+        break;
+      case kVerify:
+        do_verify = true;
+        break;
+      case 'q':
+        quiet = true;
+        break;
+      case 'h':
+        std::cout << kUsage;
+        return 0;
+      case ':':
+        usage_error(std::string("option ") + argv[optind - 1] + " needs a value");
+      default:
+        usage_error(std::string("unknown option ") + argv[optind - 1]);
+    }
+  }
+  if (optind < argc) usage_error(std::string("unexpected argument ") + argv[optind]);
+  if (fn == 0) usage_error("--fn is required");
+  if (timeout_ms > 0) {
+    opts.connect_timeout = std::chrono::milliseconds(timeout_ms);
+    opts.mrsp_timeout = opts.connect_timeout;
+    opts.call_timeout = opts.connect_timeout;
+  }
+
+  std::vector<naa::host::Region> regions;
+  for (RegionArg& r : regs) {
+    if (r.flags == naa::host::Region::kInternal) {
+      regions.push_back(naa::host::Region::internal(parse_size(r.save_to)));
+      r.save_to.clear();
+    } else {
+      regions.push_back({r.data.data(), r.data.size(), r.flags, {}});
+    }
+  }
+  std::vector<std::vector<std::uint8_t>> before;
+  for (const RegionArg& r : regs)
+    before.push_back(r.data);
+
+  try {
+    naa::host::Session session(opts, regions);
+    const auto& info = session.info();
+    if (!quiet) {
+      std::printf("connected %s -> %s:%u  QPN 0x%x -> 0x%x  path MTU %u  (%.3f ms)\n",
+                  info.local_address.c_str(), info.naa_address.c_str(), opts.cm_port, info.qpn,
+                  info.naa_qpn, info.path_mtu, ms(info.connect_time));
+      std::printf("MRSP: %zu regions placed (%.3f ms)\n", regions.size(), ms(info.mrsp_time));
+      std::size_t p = 0;
+      for (std::size_t i = 0; i < regions.size(); ++i) {
+        const std::uint8_t f = regions[i].flags;
+        std::string kind =
+            (f & naa::host::Region::kInternal) != 0 ? "internal"
+            : (f & naa::host::Region::kInput) != 0 && (f & naa::host::Region::kOutput) != 0
+                ? "inout"
+            : (f & naa::host::Region::kOutput) != 0     ? "out"
+            : (f & naa::host::Region::kSingleSend) != 0 ? "single-send"
+                                                        : "in";
+        if ((f & naa::host::Region::kInternal) != 0) {
+          std::printf("  [%zu] %-11s %10zu B\n", i, kind.c_str(), regions[i].size);
+        } else {
+          const auto& pl = session.placements()[p++];
+          std::printf("  [%zu] %-11s %10zu B at NAA 0x%" PRIx64 " rkey 0x%08x\n", i, kind.c_str(),
+                      regions[i].size, pl.naa_address, pl.rkey);
+        }
+      }
+    }
+    std::vector<double> lat;
+    naa::host::CallResult last;
+    std::uint32_t worst_rc = 0;
+    std::uint64_t moved = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int k = 0; k < repeat; ++k) {
+      last = session.call(static_cast<std::uint8_t>(fn), user);
+      lat.push_back(ms(last.wall));
+      moved += last.bytes_sent + last.bytes_received;
+      if (last.return_code != 0 && worst_rc == 0) worst_rc = last.return_code;
+    }
+    const double total_ms = ms(std::chrono::steady_clock::now() - t0);
+    const auto stats = session.transport()->stats();
+    session.disconnect();
+    std::sort(lat.begin(), lat.end());
+    const double median = lat[lat.size() / 2];
+    if (!quiet) {
+      std::printf(
+          "call fn %d (%s) user 0x%06x: return code 0x%02x (%s), %" PRIu64 " B sent, %" PRIu64
+          " B received\n",
+          fn,
+          std::string(naa::protocol::to_string(static_cast<naa::protocol::BuiltinFunction>(fn)))
+              .c_str(),
+          user, last.return_code,
+          std::string(naa::protocol::return_code_name(last.return_code)).c_str(), last.bytes_sent,
+          last.bytes_received);
+      std::printf("transport: %" PRIu64 " packets out, %" PRIu64 " in, %" PRIu64
+                  " retransmitted, %" PRIu64 " dropped (bad ICRC %" PRIu64 ")\n",
+                  stats.packets_sent, stats.packets_received, stats.retransmitted_packets,
+                  stats.dropped_bad_icrc + stats.dropped_malformed + stats.dropped_unknown_qp +
+                      stats.dropped_out_of_order + stats.dropped_other,
+                  stats.dropped_bad_icrc);
+    }
+    std::printf(
+        "naa-call: %d call(s), rc 0x%02x, latency min %.3f ms median %.3f ms max %.3f ms, "
+        "%.1f MB/s (in+out), wall %.3f ms\n",
+        repeat, worst_rc != 0 ? worst_rc : last.return_code, lat.front(), median, lat.back(),
+        total_ms > 0 ? static_cast<double>(moved) / 1e3 / total_ms : 0.0, total_ms);
+    for (const RegionArg& r : regs) {
+      if (r.save_to.empty()) continue;
+      std::ofstream f(r.save_to, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(r.data.data()),
+              static_cast<std::streamsize>(r.data.size()));
+      if (!f) {
+        std::cerr << "naa-call: cannot write " << r.save_to << "\n";
+        return 3;
+      }
+    }
+    if (worst_rc != 0) return 1;
+    if (do_verify) {
+      std::string why;
+      if (!verify(fn, repeat, regs, before, why)) {
+        std::printf("verify: FAILED (%s)\n", why.c_str());
+        return 1;
+      }
+      std::printf("verify: ok\n");
+    }
+    return 0;
+  } catch (const naa::host::Error& e) {
+    std::cerr << "naa-call: " << e.what() << " ["
+              << naa::host::errc_name(static_cast<naa::host::Errc>(e.code().value())) << "]\n";
+    return 3;
+  }
+}
