@@ -1,0 +1,184 @@
+// naa-rtl-bench: simulated cycles per wall second of every RTL block as the C++ model, as the
+// Verilated RTL and as a lockstep pair, on the same pre-generated random inputs (valid/ready and
+// payload random every cycle; input generation is not timed).
+// Usage: naa-rtl-bench [--cycles N] [--csv FILE]
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "naa/rtl/add_const.hpp"
+#include "naa/rtl/add_const_rtl.hpp"
+#include "naa/rtl/crc32.hpp"
+#include "naa/rtl/crc32_rtl.hpp"
+#include "naa/rtl/mr_table.hpp"
+#include "naa/rtl/mr_table_rtl.hpp"
+#include "naa/rtl/vadd_i32.hpp"
+#include "naa/rtl/vadd_i32_rtl.hpp"
+
+using namespace naa::rtl;
+
+namespace {
+
+using Rng = std::mt19937_64;
+
+StreamBeat random_beat(Rng& rng, std::uint32_t width) {
+  StreamBeat b;
+  for (std::uint32_t i = 0; i < width; ++i)
+    b.data[i] = static_cast<std::uint8_t>(rng());
+  b.keep = keep_mask(width);
+  b.last = (rng() % 8) == 0;
+  return b;
+}
+
+template <class Port>
+double cycles_per_second(Port& port, const std::vector<typename Port::Inputs>& inputs,
+                         std::uint64_t cycles) {
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t c = 0; c < cycles; ++c) {
+    const auto out = port.step(inputs[c % inputs.size()]);
+    asm volatile("" : : "r"(&out) : "memory");  // keep the result alive
+  }
+  const std::chrono::duration<double> s = std::chrono::steady_clock::now() - start;
+  return static_cast<double>(cycles) / s.count();
+}
+
+struct Row {
+  std::string block;
+  std::uint32_t width;
+  double model;
+  double rtl;
+  double lockstep;
+};
+
+template <class Port, class Lockstep>
+Row measure(const std::string& block, std::uint32_t width,
+            const std::vector<typename Port::Inputs>& inputs, std::uint64_t cycles,
+            const std::function<std::unique_ptr<Port>()>& make_model,
+            const std::function<std::unique_ptr<Port>()>& make_rtl) {
+  Row r{block, width, 0, 0, 0};
+  {
+    auto m = make_model();
+    r.model = cycles_per_second<Port>(*m, inputs, cycles * 10);
+  }
+  {
+    auto v = make_rtl();
+    r.rtl = cycles_per_second<Port>(*v, inputs, cycles);
+  }
+  {
+    Lockstep l(make_model(), make_rtl());
+    r.lockstep = cycles_per_second<Port>(l, inputs, cycles);
+  }
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::uint64_t cycles = 200000;
+  std::string csv;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--cycles") == 0 && i + 1 < argc) {
+      cycles = std::stoull(argv[++i]);
+    } else if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
+      csv = argv[++i];
+    } else {
+      std::cerr << "usage: naa-rtl-bench [--cycles N] [--csv FILE]\n";
+      return 2;
+    }
+  }
+  Rng rng(1);
+  constexpr std::size_t kInputs = 4096;
+  std::vector<Row> rows;
+
+  {
+    std::vector<MrTableInputs> in(kInputs);
+    for (std::size_t c = 0; c < kInputs; ++c) {
+      in[c].rst_n = c != 0;
+      in[c].write = {(rng() % 4) == 0,
+                     static_cast<std::uint8_t>(rng() % 32),
+                     true,
+                     static_cast<std::uint32_t>(rng()),
+                     rng() % 4096,
+                     static_cast<std::uint32_t>(rng() % 4096),
+                     3,
+                     static_cast<std::uint32_t>(rng() % 4)};
+      in[c].write.rkey = (in[c].write.rkey & ~31U) | in[c].write.index;
+      in[c].lookup = {true,
+                      static_cast<std::uint32_t>(rng()),
+                      rng() % 8192,
+                      static_cast<std::uint32_t>(rng() % 512),
+                      1,
+                      static_cast<std::uint32_t>(rng() % 4)};
+    }
+    rows.push_back(measure<MrTablePort, MrTableLockstep>(
+        "mr_table", 0, in, cycles,
+        []() -> std::unique_ptr<MrTablePort> { return std::make_unique<MrTableModel>(); },
+        [] { return make_mr_table_rtl(); }));
+  }
+  for (const std::uint32_t w : add_const_rtl_widths()) {
+    std::vector<AddConstInputs> in(kInputs);
+    for (std::size_t c = 0; c < kInputs; ++c) {
+      in[c].rst_n = c != 0;
+      in[c].in_valid = (rng() % 4) != 0;
+      in[c].in = random_beat(rng, w);
+      in[c].addend = 1;
+      in[c].out_ready = (rng() % 4) != 0;
+    }
+    rows.push_back(measure<AddConstPort, AddConstLockstep>(
+        "add_const", w, in, cycles,
+        [w]() -> std::unique_ptr<AddConstPort> { return std::make_unique<AddConstModel>(w); },
+        [w] { return make_add_const_rtl(w); }));
+  }
+  for (const std::uint32_t w : vadd_i32_rtl_widths()) {
+    std::vector<VaddI32Inputs> in(kInputs);
+    for (std::size_t c = 0; c < kInputs; ++c) {
+      in[c].rst_n = c != 0;
+      in[c].a_valid = (rng() % 4) != 0;
+      in[c].a = random_beat(rng, w);
+      in[c].b_valid = (rng() % 4) != 0;
+      in[c].b = random_beat(rng, w);
+      in[c].out_ready = (rng() % 4) != 0;
+    }
+    rows.push_back(measure<VaddI32Port, VaddI32Lockstep>(
+        "vadd_i32", w, in, cycles,
+        [w]() -> std::unique_ptr<VaddI32Port> { return std::make_unique<VaddI32Model>(w); },
+        [w] { return make_vadd_i32_rtl(w); }));
+  }
+  for (const std::uint32_t w : crc32_rtl_widths()) {
+    std::vector<Crc32Inputs> in(kInputs);
+    for (std::size_t c = 0; c < kInputs; ++c) {
+      in[c].rst_n = c != 0;
+      in[c].in_valid = (rng() % 4) != 0;
+      in[c].in = random_beat(rng, w);
+      in[c].out_ready = (rng() % 4) != 0;
+    }
+    rows.push_back(measure<Crc32Port, Crc32Lockstep>(
+        "crc32", w, in, cycles,
+        [w]() -> std::unique_ptr<Crc32Port> { return std::make_unique<Crc32Model>(w); },
+        [w] { return make_crc32_rtl(w); }));
+  }
+
+  std::printf("%-10s %5s %16s %16s %16s\n", "block", "W", "model cyc/s", "rtl cyc/s",
+              "lockstep cyc/s");
+  for (const Row& r : rows) {
+    const std::string w = r.width == 0 ? "-" : std::to_string(r.width);
+    std::printf("%-10s %5s %16.0f %16.0f %16.0f\n", r.block.c_str(), w.c_str(), r.model, r.rtl,
+                r.lockstep);
+  }
+  if (!csv.empty()) {
+    std::ofstream f(csv);
+    f << "block,width,model_cycles_per_s,rtl_cycles_per_s,lockstep_cycles_per_s\n";
+    for (const Row& r : rows) {
+      f << r.block << ',' << r.width << ',' << r.model << ',' << r.rtl << ',' << r.lockstep << '\n';
+    }
+  }
+  return 0;
+}
