@@ -24,12 +24,23 @@ std::uint32_t random24(std::mt19937_64& rng) {
 }  // namespace
 
 CmAgent::CmAgent(sc_core::sc_module_name name, ModelContext& ctx)
-    : sc_module(name), ctx_(ctx), in_(64), expired_(256), meter_(ctx.cfg) {
+    : sc_module(name),
+      ctx_(ctx),
+      in_(64),
+      expired_(256),
+      errored_(256),
+      expiry_(ctx.qps.size(), sc_core::sc_time(0.1, sc_core::SC_SEC)),
+      meter_(ctx.cfg) {
   SC_THREAD(thread);
 }
 
 void CmAgent::on_peer_timer(std::uint32_t cookie) {
   (void)expired_.try_put(cookie);
+}
+
+void CmAgent::on_qp_error(Qp& qp) {
+  // At most one entry per QP generation (a QP enters error once), so 256 places never fill.
+  (void)errored_.try_put(QpRef{static_cast<std::uint32_t>(&qp - ctx_.qps.data()), qp.generation});
 }
 
 std::uint32_t CmAgent::connections() const {
@@ -41,8 +52,14 @@ std::uint32_t CmAgent::connections() const {
 
 void CmAgent::thread() {
   for (;;) {
-    if (in_.empty() && expired_.empty()) {
-      sc_core::wait(in_.data_event() | expired_.data_event());
+    if (in_.empty() && expired_.empty() && errored_.empty()) {
+      sc_core::wait(in_.data_event() | expired_.data_event() | errored_.data_event());
+      continue;
+    }
+    if (!errored_.empty()) {
+      const QpRef r = errored_.get();
+      Qp& qp = ctx_.qps.at(r.index);
+      if (qp.generation == r.generation && qp.state == QpState::error) disconnect_errored(qp);
       continue;
     }
     if (!expired_.empty()) {
@@ -51,6 +68,9 @@ void CmAgent::thread() {
       if (qp.state == QpState::rtr) {
         ++expired_count_;
         release(qp, "half-open connection expired (no RTU)");
+      } else if (qp.state == QpState::error) {
+        ++drep_timeouts_;
+        release(qp, "no DREP after the QP error");
       }
       continue;
     }
@@ -109,8 +129,16 @@ void CmAgent::handle(const Packet& p) {
         release(qp, "REJ from peer");
       }
     }
+  } else if (const auto* drep = std::get_if<protocol::CmDrep>(&mad->body)) {
+    ++dreps_received_;  // the answer to a DREQ we sent after a QP error
+    for (Qp& qp : ctx_.qps) {
+      if (qp.state == QpState::error && qp.local_comm_id == drep->remote_comm_id &&
+          qp.peer_ip == p.peer_ip) {
+        release(qp, "DREP after the QP error");
+      }
+    }
   } else {
-    ++ignored_;  // MRA, REP, DREP: the passive side never expects them
+    ++ignored_;  // MRA, REP: the passive side never expects them
   }
 }
 
@@ -196,7 +224,33 @@ void CmAgent::on_req(const Packet& p, const protocol::MadHeader& h, const protoc
                                                             req.remote_cm_response_timeout, 31));
   double expiry = per_try * (req.max_cm_retries + 1.0) * 2.0;
   expiry = std::clamp(expiry, 0.1, 60.0);
-  ctx_.timers.arm(*this, idx, sc_core::sc_time(expiry, sc_core::SC_SEC));
+  expiry_.at(idx) = sc_core::sc_time(expiry, sc_core::SC_SEC);
+  ctx_.timers.arm(*this, idx, expiry_[idx]);
+}
+
+void CmAgent::disconnect_errored(Qp& qp) {
+  ++error_disconnects_;
+  if (ctx_.log.enabled(LogLevel::info)) {
+    ctx_.log.write(LogLevel::info, name(),
+                   "QP " + std::to_string(qp.qpn) + " in error: regions released, DREQ sent");
+  }
+  // The regions and MR entries go now: the QP can never use them again, and a peer that is gone
+  // (the usual cause of an exhausted retry count) would otherwise hold them for ever.
+  ctx_.blocks.mrsp->release(qp);
+  ctx_.blocks.kernels->release(qp);
+  CmMad out{protocol::MadHeader{}, protocol::CmDreq{}};
+  out.header.transaction_id = (std::uint64_t{qp.local_comm_id} << 32) | (dreqs_sent_ & 0xFFFFFFFFU);
+  auto& dreq = std::get<protocol::CmDreq>(out.body);
+  dreq.local_comm_id = qp.local_comm_id;
+  dreq.remote_comm_id = qp.remote_comm_id;
+  dreq.remote_qpn = qp.peer_qpn;  // must name the receiver's QP, or Linux ignores it
+  std::array<std::uint8_t, protocol::kMadSize> bytes{};
+  if (!protocol::encode_cm_mad(out, bytes)) model_fatal(name(), "cannot encode DREQ");
+  ++dreqs_sent_;
+  send_mad(qp.peer_ip, bytes);
+  // Free the QP on the DREP, or after the same time a half-open connection gets.
+  const auto idx = static_cast<std::uint32_t>(&qp - ctx_.qps.data());
+  ctx_.timers.arm(*this, idx, expiry_.at(idx));
 }
 
 void CmAgent::established_by_data(Qp& qp) {
@@ -266,6 +320,10 @@ void CmAgent::report(std::ostream& os) const {
      << "cm.rej_sent=" << rejs_sent_ << '\n'
      << "cm.rej_received=" << rejs_received_ << '\n'
      << "cm.half_open_expired=" << expired_count_ << '\n'
+     << "cm.error_disconnects=" << error_disconnects_ << '\n'
+     << "cm.dreq_sent=" << dreqs_sent_ << '\n'
+     << "cm.drep_received=" << dreps_received_ << '\n'
+     << "cm.drep_timeouts=" << drep_timeouts_ << '\n'
      << "cm.released=" << released_ << '\n'
      << "cm.ignored=" << ignored_ << '\n'
      << "cm.decode_errors=" << decode_errors_ << '\n';

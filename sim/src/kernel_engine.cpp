@@ -91,6 +91,10 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
     for (std::size_t i = 0; i < kr.size(); ++i) {
       if (kr[i].is_internal()) continue;
       bytes_processed_ += kr[i].size;
+      // The connection may have ended while the kernel ran (each write also waits): its regions
+      // are then cleared and may already belong to the next connection, which must not see
+      // this one's data (PROTOCOL.md 5.1).
+      if (!still_valid()) return;
       (void)mem.write(kr[i].naa_address, buffers[i].data(), kr[i].size, meter_);
     }
   }

@@ -1,6 +1,6 @@
 // The built-in kernels of PROTOCOL.md 5.3. Each is a class with its cost model; the registry maps
 // the function code to it. Cost models are per-byte at the datapath width W: a kernel that
-// touches N bytes costs ceil(N / W) cycles plus a small pipeline fill (docs/sim/kernels.md).
+// touches N bytes costs ceil(N / W) cycles plus a small pipeline fill (docs/sim/kernel_engine.md).
 #include "naa/sim/kernels.hpp"
 
 #include <cstring>

@@ -100,6 +100,9 @@ void MrspHandler::thread() {
     if (qp.generation != w.generation || qp.state != QpState::rts) continue;
     placed.clear();
     const std::uint8_t code = place(qp, placed);
+    // place() waits (per-entry cost): the connection may have ended meanwhile, and programming
+    // MR entries for a released QP would leak them.
+    if (qp.generation != w.generation || qp.state != QpState::rts) continue;
     SendWqe wqe;
     wqe.op = SendWqe::Op::send;
     wqe.solicited = true;  // PROTOCOL.md 5.1: both MRSP SENDs carry SE

@@ -304,7 +304,11 @@ void Transport::qp_error(Qp& qp, const char* why) {
     ctx_.log.write(LogLevel::info, name(), "QP " + std::to_string(qp.qpn) + " to error: " + why);
   }
   qp.state = QpState::error;
-  release_qp(qp);  // flush the work queues and timers; the CM releases the QP itself
+  release_qp(qp);  // flush the work queues and timers
+  // The NAA is its own verbs consumer: on a QP error it disconnects, as an rdma_cm application
+  // does after a completion error. The CM releases the regions and MR entries at once (nothing
+  // can use them any more) and frees the QP when the peer answers its DREQ.
+  ctx_.blocks.cm->on_qp_error(qp);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -345,6 +349,10 @@ void Transport::requester_rx(Qp& qp, const protocol::PacketView& v) {
       }
       qp.psn_send = psn;
       qp.rnr_waiting = true;
+      // Nothing is outstanding during the RNR wait (everything from `psn` on is sent again
+      // after it), so the transport timer stops: an RNR wait must not use up retry_count
+      // (PROTOCOL.md 3 counts RNR retries in rnr_retry alone). It restarts with the next packet.
+      arm_retransmit(qp);
       ctx_.timers.arm(
           *this, qp_index(ctx_, qp) << 1 | kCookieRnr,
           sc_core::sc_time(static_cast<double>(protocol::rnr_timer_ns(syndrome & 0x1FU)),
@@ -429,6 +437,7 @@ void Transport::tx_thread() {
       }
       qp.timer_armed = false;
       if (qp.psn_una == qp.psn_tail) continue;  // everything was acknowledged meanwhile
+      if (qp.rnr_waiting) continue;             // the RNR wait owns the retry (see requester_rx)
       ++timeouts_;
       if (qp.retries_left == 0) {
         ++completion_errors_;

@@ -148,7 +148,9 @@ void TestPeer::dispatch(const p::PacketView& v) {
   if (bth.dest_qpn == p::kCmQpn) {
     if (bth.opcode != op::kUdSendOnly) return;
     const auto mad = p::decode_cm_mad(v.payload);
-    if (mad) cm_inbox_.push_back(*mad);
+    if (!mad) return;
+    if (std::holds_alternative<p::CmDreq>(mad->body)) answer_dreq(*mad);
+    cm_inbox_.push_back(*mad);
     return;
   }
   Connection* c = find(bth.dest_qpn);
@@ -167,7 +169,29 @@ void TestPeer::dispatch(const p::PacketView& v) {
   responder(*c, v);
 }
 
+void TestPeer::answer_dreq(const p::CmMad& mad) {
+  // As a CM does: a DREP for every DREQ (PROTOCOL.md 4), counted on the connection it names.
+  const auto& dreq = std::get<p::CmDreq>(mad.body);
+  for (Connection* c : conns_) {
+    if (c->my_comm_id == dreq.remote_comm_id && c->my_qpn == dreq.remote_qpn) ++c->dreqs_received;
+  }
+  p::CmDrep drep;
+  drep.local_comm_id = dreq.remote_comm_id;
+  drep.remote_comm_id = dreq.local_comm_id;
+  send_mad(p::CmMad{mad.header, drep});
+}
+
+void TestPeer::reply(Connection& c, std::uint32_t psn, std::uint8_t syndrome, bool completes_imm) {
+  if (c.faults.ack_only_immediate && !completes_imm) return;
+  if (c.faults.withhold_acks > 0) {
+    if (c.faults.withhold_acks != ResponderFaults::kAll) --c.faults.withhold_acks;
+    return;
+  }
+  send_ack(c, psn, syndrome);
+}
+
 void TestPeer::send_ack(Connection& c, std::uint32_t psn, std::uint8_t syndrome) {
+  c.acks_sent.push_back(AckSent{psn, syndrome, WallClock::now()});
   p::PacketHeaders h;
   h.bth.opcode = op::kAcknowledge;
   h.bth.dest_qpn = c.naa_qpn;
@@ -178,6 +202,12 @@ void TestPeer::send_ack(Connection& c, std::uint32_t psn, std::uint8_t syndrome)
 
 void TestPeer::responder(Connection& c, const p::PacketView& v) {
   const auto& bth = v.headers.bth;
+  c.rx_log.push_back(
+      RxRecord{bth.psn, bth.opcode, bth.ack_req, v.payload.size(), WallClock::now()});
+  if (const auto lost = c.faults.lose_psns.find(bth.psn); lost != c.faults.lose_psns.end()) {
+    c.faults.lose_psns.erase(lost);
+    return;
+  }
   if (bth.psn != c.epsn) {
     if (p::psn_after(bth.psn, c.epsn)) {
       if (!c.nak_sent) {
@@ -186,12 +216,22 @@ void TestPeer::responder(Connection& c, const p::PacketView& v) {
       }
     } else {
       ++c.duplicates_seen;
-      send_ack(c, p::psn_add(c.epsn, p::kMax24), p::kAethAck);
+      reply(c, p::psn_add(c.epsn, p::kMax24), p::kAethAck, false);
     }
     return;
   }
-  c.nak_sent = false;
   const auto& info = *v.info;
+  const bool needs_receive = (info.kind == p::OpKind::send && info.starts_message()) ||
+                             (info.kind == p::OpKind::rdma_write && v.headers.immediate);
+  if (needs_receive && c.faults.rnr_naks > 0) {
+    // No receive buffer: RNR NAK with this PSN, no state change; later packets are dropped
+    // silently until this one comes again (as after a NAK 0x60).
+    if (c.faults.rnr_naks != ResponderFaults::kAll) --c.faults.rnr_naks;
+    c.nak_sent = true;
+    send_ack(c, bth.psn, p::rnr_nak_syndrome(c.faults.rnr_timer_code));
+    return;
+  }
+  c.nak_sent = false;
   if (info.kind == p::OpKind::send) {
     if (info.starts_message()) {
       c.send_buf.clear();
@@ -232,7 +272,9 @@ void TestPeer::responder(Connection& c, const p::PacketView& v) {
     return;
   }
   c.epsn = p::psn_add(bth.psn, 1);
-  if (bth.ack_req) send_ack(c, bth.psn, p::kAethAck);
+  if (bth.ack_req) {
+    reply(c, bth.psn, p::kAethAck, info.ends_message() && v.headers.immediate.has_value());
+  }
 }
 
 void TestPeer::send_mad(const p::CmMad& mad) {
@@ -247,11 +289,12 @@ void TestPeer::send_mad(const p::CmMad& mad) {
   send_packet(h, bytes);
 }
 
-std::uint16_t TestPeer::connect(Connection& c, const ConnectOptions& o) {
+void TestPeer::send_req(Connection& c, const ConnectOptions& o) {
   c.my_qpn = next_qpn_++;
   c.my_comm_id = static_cast<std::uint32_t>(rng()());
   c.mtu = *p::ib_mtu_bytes(o.mtu_enum);
-  c.epsn = static_cast<std::uint32_t>(rng()()) & p::kMax24;
+  c.epsn = o.starting_psn ? (*o.starting_psn & p::kMax24)
+                          : static_cast<std::uint32_t>(rng()()) & p::kMax24;
   c.host_mem.assign(o.host_mem_size, 0);
   c.host_va = 0x7f0000000000ULL + (std::uint64_t{c.my_qpn} << 24);
   c.host_rkey = 0x5000 + c.my_qpn;
@@ -264,16 +307,16 @@ std::uint16_t TestPeer::connect(Connection& c, const ConnectOptions& o) {
   req.local_qpn = c.my_qpn;
   req.responder_resources = 16;
   req.initiator_depth = o.initiator_depth;
-  req.remote_cm_response_timeout = 20;
+  req.remote_cm_response_timeout = o.remote_cm_response_timeout;
   req.transport_service_type = p::kCmTransportRc;
   req.end_to_end_flow_control = true;
   req.starting_psn = c.epsn;  // the NAA sends starting here (PROTOCOL.md 4)
   req.local_cm_response_timeout = 20;
-  req.retry_count = 7;
+  req.retry_count = o.retry_count;
   req.pkey = 0xFFFF;
   req.path_mtu = o.mtu_enum;
-  req.rnr_retry_count = 7;
-  req.max_cm_retries = 15;
+  req.rnr_retry_count = o.rnr_retry;
+  req.max_cm_retries = o.max_cm_retries;
   req.primary_local_lid = 0xFFFF;
   req.primary_remote_lid = 0xFFFF;
   req.primary_local_gid = p::ipv4_mapped_gid(my_ip_);
@@ -288,35 +331,55 @@ std::uint16_t TestPeer::connect(Connection& c, const ConnectOptions& o) {
   (void)p::encode_rdma_cm_ip_header(ch, req.private_data);
   p::MadHeader mh;
   mh.transaction_id = (std::uint64_t{rng()()} << 32) | rng()();
-  send_mad(p::CmMad{mh, req});
+  c.req = p::CmMad{mh, req};
+  send_mad(*c.req);
+}
 
-  std::uint16_t result = 0xFFFF;
-  (void)wait_for([&] {
-    for (auto it = cm_inbox_.begin(); it != cm_inbox_.end(); ++it) {
-      if (const auto* rep = std::get_if<p::CmRep>(&it->body);
-          rep && rep->remote_comm_id == c.my_comm_id) {
-        c.naa_qpn = rep->local_qpn;
-        c.naa_comm_id = rep->local_comm_id;
-        c.send_psn = rep->starting_psn;
-        const p::MadHeader h = it->header;
-        cm_inbox_.erase(it);
-        p::CmRtu rtu;
-        rtu.local_comm_id = c.my_comm_id;
-        rtu.remote_comm_id = c.naa_comm_id;
-        send_mad(p::CmMad{h, rtu});
-        result = 0;
-        return true;
-      }
-      if (const auto* rej = std::get_if<p::CmRej>(&it->body);
-          rej && rej->remote_comm_id == c.my_comm_id) {
-        result = rej->reason;
-        cm_inbox_.erase(it);
-        return true;
-      }
-    }
-    return false;
-  });
+void TestPeer::resend_req(const Connection& c) {
+  if (!c.req) throw std::logic_error("resend_req before send_req");
+  send_mad(*c.req);
+}
+
+std::optional<p::CmRep> TestPeer::wait_rep(Connection& c, std::uint16_t* rej, Ms timeout) {
+  std::optional<p::CmRep> result;
+  (void)wait_for(
+      [&] {
+        for (auto it = cm_inbox_.begin(); it != cm_inbox_.end(); ++it) {
+          if (const auto* rep = std::get_if<p::CmRep>(&it->body);
+              rep && rep->remote_comm_id == c.my_comm_id) {
+            c.naa_qpn = rep->local_qpn;
+            c.naa_comm_id = rep->local_comm_id;
+            c.send_psn = rep->starting_psn;
+            result = *rep;
+            cm_inbox_.erase(it);
+            return true;
+          }
+          if (const auto* r = std::get_if<p::CmRej>(&it->body);
+              r && r->remote_comm_id == c.my_comm_id) {
+            if (rej != nullptr) *rej = r->reason;
+            cm_inbox_.erase(it);
+            return true;
+          }
+        }
+        return false;
+      },
+      timeout);
   return result;
+}
+
+void TestPeer::send_rtu(const Connection& c) {
+  p::CmRtu rtu;
+  rtu.local_comm_id = c.my_comm_id;
+  rtu.remote_comm_id = c.naa_comm_id;
+  send_mad(p::CmMad{c.req ? c.req->header : p::MadHeader{}, rtu});
+}
+
+std::uint16_t TestPeer::connect(Connection& c, const ConnectOptions& o) {
+  send_req(c, o);
+  std::uint16_t rej = 0xFFFF;
+  if (!wait_rep(c, &rej)) return rej;
+  if (o.send_rtu) send_rtu(c);
+  return 0;
 }
 
 void TestPeer::disconnect(Connection& c) {
@@ -551,6 +614,14 @@ std::string NaaSimProcess::stats_text() {
 
 std::uint64_t NaaSimProcess::stat(const std::string& key) {
   return stat_in(stats_text(), key);
+}
+
+void NaaSimProcess::freeze() {
+  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+}
+
+void NaaSimProcess::thaw() {
+  if (pid_ > 0) ::kill(pid_, SIGCONT);
 }
 
 int NaaSimProcess::stop() {

@@ -5,13 +5,18 @@
 // answers and result write-backs (ePSN, ACK on AckReq, one NAK 0x60 on a gap, re-ACK of
 // duplicates, rkey/bounds check of writes into its "host memory"). ICRC both ways; every
 // received datagram's ICRC is verified (a failure is recorded and fails the test).
+// To test the NAA's requester (PROTOCOL.md 3) the responder can misbehave on purpose
+// (ResponderFaults: withhold ACKs, lose packets, RNR-NAK) and logs every request packet it gets;
+// the CM side can stop before the RTU and resend its REQ, and answers the NAA's DREQs.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +27,7 @@
 namespace naa::testbench {
 
 using Ms = std::chrono::milliseconds;
+using WallClock = std::chrono::steady_clock;
 
 std::uint32_t parse_ipv4(const std::string& s);
 
@@ -36,6 +42,37 @@ struct Completion {  // a message the NAA sent to us, complete
   std::vector<std::uint8_t> data;  // SEND payload
   std::optional<std::uint32_t> imm;
   bool solicited = false;
+};
+
+// Misbehaviour of the peer's responder towards the NAA's requester.
+struct ResponderFaults {
+  static constexpr std::uint32_t kAll = std::numeric_limits<std::uint32_t>::max();
+  // ACKs (including re-ACKs of duplicates) not sent: the packets are still accepted. kAll = all.
+  std::uint32_t withhold_acks = 0;
+  // ACK only the packets that complete a message carrying an immediate (ACK coalescing).
+  bool ack_only_immediate = false;
+  // PSNs whose first arrival is ignored, as if lost on the wire (the next one draws a NAK 0x60).
+  std::set<std::uint32_t> lose_psns;
+  // This many message starts (SEND FIRST/ONLY, the WRITE packet carrying the immediate) are
+  // answered with an RNR NAK (code rnr_timer_code) instead of being accepted. kAll = all.
+  std::uint32_t rnr_naks = 0;
+  std::uint8_t rnr_timer_code = 1;
+};
+
+// A request packet the NAA sent us, as it arrived (duplicates and lost ones included).
+struct RxRecord {
+  std::uint32_t psn = 0;
+  std::uint8_t opcode = 0;
+  bool ack_req = false;
+  std::size_t payload = 0;
+  WallClock::time_point at;
+};
+
+// An ACK/NAK we sent the NAA.
+struct AckSent {
+  std::uint32_t psn = 0;
+  std::uint8_t syndrome = 0;
+  WallClock::time_point at;
 };
 
 struct Connection {
@@ -65,6 +102,13 @@ struct Connection {
   std::vector<std::uint8_t> read_data;
   std::uint32_t read_responses = 0;
   std::uint32_t duplicates_seen = 0;
+  // Requester-path testing.
+  ResponderFaults faults;
+  std::vector<RxRecord> rx_log;
+  std::vector<AckSent> acks_sent;
+  // CM: the REQ (kept for resending) and its transaction ID; DREQs the NAA sent us.
+  std::optional<protocol::CmMad> req;
+  std::uint32_t dreqs_received = 0;
 };
 
 class TestPeer {
@@ -92,11 +136,24 @@ class TestPeer {
     std::uint8_t local_ack_timeout = 14;  // ~67 ms retransmit timer at the NAA
     std::uint8_t initiator_depth = 1;
     std::uint32_t host_mem_size = 1 << 16;
+    std::uint8_t retry_count = 7;
+    std::uint8_t rnr_retry = 7;                 // 7 = infinite
+    std::optional<std::uint32_t> starting_psn;  // the NAA's first send PSN (random if unset)
+    std::uint8_t remote_cm_response_timeout = 20;
+    std::uint8_t max_cm_retries = 15;
+    bool send_rtu = true;
   };
   // REQ -> REP -> RTU. Returns the REJ reason instead on rejection (0 = connected).
   std::uint16_t connect(Connection& c, const ConnectOptions& o);
   std::uint16_t connect(Connection& c) { return connect(c, ConnectOptions{}); }
   void disconnect(Connection& c);  // DREQ, waits for the DREP
+  // The steps of connect(), for tests that break the sequence.
+  void send_req(Connection& c, const ConnectOptions& o);  // fills c (REQ kept in c.req)
+  void resend_req(const Connection& c);                   // the same REQ again (same TID)
+  // Waits for a REP (or REJ: nullopt, reason in *rej) for c; fills c from a REP.
+  std::optional<protocol::CmRep> wait_rep(Connection& c, std::uint16_t* rej = nullptr,
+                                          Ms timeout = Ms(3000));
+  void send_rtu(const Connection& c);
   std::deque<protocol::CmMad>& cm_inbox() { return cm_inbox_; }
   void send_mad(const protocol::CmMad& mad);
 
@@ -111,6 +168,8 @@ class TestPeer {
   // Waits for an ACK/NAK on c covering `psn` (or any NAK); returns it.
   std::optional<AckRecord> wait_ack(Connection& c, Ms timeout = Ms(3000));
   std::optional<Completion> wait_completion(Connection& c, Ms timeout = Ms(3000));
+  // An ACK/NAK to the NAA on c (logged in c.acks_sent; not subject to c.faults).
+  void send_ack(Connection& c, std::uint32_t psn, std::uint8_t syndrome);
 
   // ---- NAA application protocol helpers ----
   struct MrspResult {
@@ -133,7 +192,8 @@ class TestPeer {
  private:
   void dispatch(const protocol::PacketView& v);
   void responder(Connection& c, const protocol::PacketView& v);
-  void send_ack(Connection& c, std::uint32_t psn, std::uint8_t syndrome);
+  void reply(Connection& c, std::uint32_t psn, std::uint8_t syndrome, bool completes_imm);
+  void answer_dreq(const protocol::CmMad& mad);
   Connection* find(std::uint32_t my_qpn);
 
   int fd_ = -1;
@@ -165,6 +225,11 @@ class NaaSimProcess {
   int stop();
   [[nodiscard]] std::string last_stats() const;
   [[nodiscard]] bool running() const { return pid_ > 0; }
+  // SIGSTOP / SIGCONT: datagrams sent while frozen wait in naa-sim's socket and are all read in
+  // one batch after thaw(), so they enter the model at the same simulated time (tests of races
+  // that wall-clock timing alone cannot produce reliably).
+  void freeze();
+  void thaw();
 
  private:
   int pid_ = -1;

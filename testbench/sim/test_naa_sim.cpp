@@ -439,7 +439,8 @@ TEST_CASE("remote access errors: NAK 0x62 and memory unchanged", "[sim]") {
   (void)peer.post_read(owner, 0x1000, rk_in, 256);
   REQUIRE(peer.wait_for([&] { return owner.read_data.size() >= 256; }));
   CHECK(std::vector<std::uint8_t>(owner.read_data.begin(), owner.read_data.begin() + 256) == in);
-  // The QP goes to error after a 0x62: a later valid WRITE on it is not acted on.
+  // The QP goes to error after a 0x62: a later valid WRITE on it is not acted on (dropped
+  // while the QP is in error, or as an unknown QP once the NAA's DREQ was answered).
   owner.acks.clear();
   (void)peer.post_write(owner, 0x1000, rk_in ^ 0x200, std::vector<std::uint8_t>(8, 0xFF));
   ack = peer.wait_ack(owner);
@@ -448,9 +449,14 @@ TEST_CASE("remote access errors: NAK 0x62 and memory unchanged", "[sim]") {
   (void)peer.post_write(owner, 0x1000, rk_in, std::vector<std::uint8_t>(8, 0xFF));
   peer.drain(Ms(200));
   CHECK(owner.acks.empty());
+  CHECK(owner.dreqs_received == 1);  // the NAA disconnects an errored QP (PROTOCOL.md 4)
   const auto s = naa.stats_text();
   CHECK(NaaSimProcess::stat_in(s, "transport.nak_sent.remote_access") == 6);
-  CHECK(NaaSimProcess::stat_in(s, "transport.drop.qp_error") == 1);
+  CHECK(NaaSimProcess::stat_in(s, "transport.drop.qp_error") +
+            NaaSimProcess::stat_in(s, "transport.drop.unknown_qp") ==
+        1);
+  CHECK(NaaSimProcess::stat_in(s, "cm.error_disconnects") == 6);
+  CHECK(NaaSimProcess::stat_in(s, "mr_table.entries_used") == 0);  // every region was released
   CHECK(NaaSimProcess::stat_in(s, "mr_table.result.bad_rkey") == 3);
   CHECK(NaaSimProcess::stat_in(s, "mr_table.result.out_of_bounds") == 1);
   CHECK(NaaSimProcess::stat_in(s, "mr_table.result.no_permission") == 1);
@@ -678,6 +684,9 @@ TEST_CASE("the pcap of a full session verifies and decodes in tshark without err
   }
   CHECK(frames > 30);
   if (!have_tshark()) {
+#if NAA_REQUIRE_INTEROP_TOOLS
+    FAIL("tshark not found, and NAA_REQUIRE_INTEROP_TOOLS=ON (the ci preset) requires it");
+#endif
     WARN("tshark not found: skipping the tshark decode check");
     std::filesystem::remove_all(dir);
     return;

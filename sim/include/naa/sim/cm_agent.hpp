@@ -2,11 +2,14 @@
 // expect it. REQ -> REP (or REJ 8 for a service ID nobody listens on, REJ 26 for a path MTU above
 // --mtu-max, REJ 28 "out of QPs"), a duplicate REQ gets the same REP, RTU (or the first valid data
 // packet) completes the connection, DREQ -> DREP (always, even for an unknown connection), a REJ
-// from the peer or the half-open timer releases the QP. Cost: cm_latency + ceil(256/W) cycles per
-// MAD.
+// from the peer or the half-open timer releases the QP. A QP that Transport put in error (retry
+// exhausted, fatal NAK) loses its regions and MR entries at once; the NAA sends a DREQ and frees
+// the QP on the DREP, the peer's own DREQ or REJ, or after the half-open expiry time. Cost:
+// cm_latency + ceil(256/W) cycles per MAD.
 #pragma once
 
 #include <array>
+#include <vector>
 
 #include <systemc>
 
@@ -23,6 +26,8 @@ class CmAgent : public sc_core::sc_module, public PeerTimerClient {
   [[nodiscard]] Channel<Packet*>& input() { return in_; }
   // Transport saw the first valid data packet on a QP still waiting for its RTU.
   void established_by_data(Qp& qp);
+  // Transport put the QP in error (it already flushed its own queues and timers).
+  void on_qp_error(Qp& qp);
   void on_peer_timer(std::uint32_t cookie) override;
   [[nodiscard]] std::uint32_t connections() const;
   void report(std::ostream& os) const;
@@ -35,15 +40,24 @@ class CmAgent : public sc_core::sc_module, public PeerTimerClient {
   void send_rej(std::uint32_t peer_ip, const protocol::MadHeader& h, std::uint32_t remote_comm_id,
                 std::uint16_t reason, std::string_view why);
   void release(Qp& qp, const char* why);
+  void disconnect_errored(Qp& qp);
+
+  struct QpRef {
+    std::uint32_t index = 0;
+    std::uint32_t generation = 0;
+  };
 
   ModelContext& ctx_;
   Channel<Packet*> in_;
-  Channel<std::uint32_t> expired_;  // QP indices whose half-open timer fired
+  Channel<std::uint32_t> expired_;        // QP indices whose half-open (or DREP) timer fired
+  Channel<QpRef> errored_;                // QPs Transport put in error
+  std::vector<sc_core::sc_time> expiry_;  // per QP: how long to wait for an RTU or a DREP
   CycleMeter meter_;
   std::uint32_t ud_psn_ = 0;
   std::uint64_t reqs_ = 0, reps_ = 0, dup_reqs_ = 0, rtus_ = 0, dreqs_ = 0, dreps_ = 0,
                 rejs_sent_ = 0, rejs_received_ = 0, expired_count_ = 0, ignored_ = 0,
-                decode_errors_ = 0, established_by_data_ = 0, released_ = 0;
+                decode_errors_ = 0, established_by_data_ = 0, released_ = 0, dreqs_sent_ = 0,
+                dreps_received_ = 0, error_disconnects_ = 0, drep_timeouts_ = 0;
   std::array<std::uint64_t, 32> rej_by_reason_{};
 };
 

@@ -1,0 +1,626 @@
+// naa-sim integration tests of the NAA's RC requester (its MRSP answers and result write-backs,
+// PROTOCOL.md 3) and of the CM corner cases (PROTOCOL.md 4): retransmit timer, NAK 0x60,
+// RNR NAK, retry exhaustion, window and AckReq spacing, ACK coalescing, duplicate REQ,
+// half-open expiry, first data packet as RTU. The peer misbehaves on purpose (ResponderFaults)
+// and logs what it receives; every test asserts packets, bytes and naa-sim counters.
+// Addresses 127.10.<n>.x with n >= 100 (test_naa_sim.cpp uses n < 100). Simulated timeouts are
+// short because they also elapse in wall time (docs/sim/timing.md).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <thread>
+
+#include "naa/protocol/immediate.hpp"
+#include "naa/protocol/ipv4_udp.hpp"
+#include "peer.hpp"
+
+using namespace naa::testbench;
+namespace p = naa::protocol;
+
+namespace {
+
+std::string naa_ip(int n) {
+  return "127.10." + std::to_string(n) + ".1";
+}
+std::string peer_ip(int n, int k = 2) {
+  return "127.10." + std::to_string(n) + "." + std::to_string(k);
+}
+
+constexpr std::uint8_t kOut = p::kMrspFlagOutput;
+constexpr std::uint8_t kInOut = p::kMrspFlagInput | p::kMrspFlagOutput;
+constexpr std::uint8_t kAdd1 = 1;
+
+p::MrspRequestEntry entry(std::uint8_t flags, std::uint64_t naa_addr, std::uint32_t size,
+                          const Connection& c, std::uint64_t host_off = 0) {
+  return p::MrspRequestEntry{flags, naa_addr, c.host_va + host_off, c.host_rkey, size};
+}
+
+// 4.096 us x 2^t: the NAA's retransmit timeout for the REQ's local ACK timeout t.
+std::chrono::nanoseconds ack_timeout(std::uint8_t t) {
+  return std::chrono::nanoseconds(p::local_ack_timeout_ns(t));
+}
+std::chrono::nanoseconds rnr_time(std::uint8_t code) {
+  return std::chrono::nanoseconds(p::rnr_timer_ns(code));
+}
+// The timer is armed a little before the packet that started it reaches us: allow 10 %.
+bool at_least(WallClock::duration d, std::chrono::nanoseconds min) {
+  return d >= min * 9 / 10;
+}
+
+std::uint64_t st(const std::string& s, const std::string& key) {
+  return NaaSimProcess::stat_in(s, key);
+}
+
+// Polls naa-sim's statistics until key == value (or the timeout); returns the last value.
+std::uint64_t wait_stat(NaaSimProcess& naa, const std::string& key, std::uint64_t value,
+                        Ms timeout = Ms(3000)) {
+  const auto end = WallClock::now() + timeout;
+  std::uint64_t v = naa.stat(key);
+  while (v != value && WallClock::now() < end) {
+    std::this_thread::sleep_for(Ms(10));
+    v = naa.stat(key);
+  }
+  return v;
+}
+
+// Posts a call without inputs (a zero-length WRITE_WITH_IMM to region 0).
+void post_call(TestPeer& peer, Connection& c, const TestPeer::MrspResult& regs, std::uint8_t fn) {
+  const auto& r0 = regs.regions.at(0);
+  (void)peer.post_write(c, r0.naa_address, r0.rkey, {}, p::encode_call_immediate(fn, 0), true);
+}
+
+bool all_equal(const std::vector<std::uint8_t>& v, std::size_t off, std::size_t len,
+               std::uint8_t x) {
+  return std::all_of(v.begin() + static_cast<std::ptrdiff_t>(off),
+                     v.begin() + static_cast<std::ptrdiff_t>(off + len),
+                     [x](std::uint8_t b) { return b == x; });
+}
+
+}  // namespace
+
+TEST_CASE("requester: withheld ACKs -> retransmit timeout -> go-back-N from the oldest unacked PSN",
+          "[sim][requester]") {
+  NaaSimProcess naa(naa_ip(100));
+  REQUIRE(naa.ready());
+  TestPeer peer(peer_ip(100), naa_ip(100));
+  Connection c;
+  TestPeer::ConnectOptions o;
+  o.local_ack_timeout = 14;  // 67.1 ms
+  REQUIRE(peer.connect(c, o) == 0);
+  // Two OUTPUT regions: 3000 B (3 packets at MTU 1024) and 100 B (1): two WRITE messages.
+  const auto regs =
+      peer.mrsp(c, {entry(kOut, 0x10000, 3000, c), entry(kOut, 0x20000, 100, c, 0x1000)});
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+  const std::uint32_t first = c.epsn;  // the write-back's first PSN
+  c.rx_log.clear();
+  c.faults.withhold_acks = 2;  // the ACKs of both messages are lost
+  post_call(peer, c, *regs, kAdd1);
+  const auto done = peer.wait_completion(c);
+  REQUIRE(done);
+  CHECK(*done->imm == p::encode_result_immediate(kAdd1, 0));
+  peer.drain(std::chrono::duration_cast<Ms>(ack_timeout(14) * 4));  // no further resend
+
+  CHECK(c.completions.empty());  // the retransmitted WRITE_WITH_IMM was not delivered twice
+  CHECK(all_equal(c.host_mem, 0, 3000, 1));
+  CHECK(all_equal(c.host_mem, 0x1000, 100, 1));
+  REQUIRE(c.rx_log.size() == 8);  // 4 packets, then all 4 again
+  for (std::uint32_t i = 0; i < 8; ++i) {
+    INFO("packet " << i);
+    CHECK(c.rx_log[i].psn == p::psn_add(first, i % 4));  // go back to the oldest unacked PSN
+  }
+  CHECK(at_least(c.rx_log[4].at - c.rx_log[0].at, ack_timeout(14)));
+  const auto s = naa.stats_text();
+  CHECK(st(s, "transport.timeouts") == 1);
+  CHECK(st(s, "transport.retransmits") == 1);
+  CHECK(st(s, "transport.completion_errors") == 0);
+  CHECK(st(s, "transport.messages_completed") == 3);           // the MRSP answer and both WRITEs
+  CHECK(st(s, "sim.time_ns") >= p::local_ack_timeout_ns(14));  // simulated time waited too
+  // Still usable.
+  c.rx_log.clear();
+  post_call(peer, c, *regs, kAdd1);
+  REQUIRE(peer.wait_completion(c));
+  CHECK(all_equal(c.host_mem, 0, 3000, 2));
+  CHECK(naa.stat("transport.timeouts") == 1);
+  peer.disconnect(c);
+  CHECK(peer.icrc_failures() == 0);
+}
+
+TEST_CASE("requester: NAK 0x60 from the peer -> go-back-N from the NAK's PSN", "[sim][requester]") {
+  NaaSimProcess naa(naa_ip(101));
+  REQUIRE(naa.ready());
+  TestPeer peer(peer_ip(101), naa_ip(101));
+  Connection c;
+  TestPeer::ConnectOptions o;
+  o.local_ack_timeout = 16;  // 268 ms: the timer never fires here
+  REQUIRE(peer.connect(c, o) == 0);
+  // Message A: 2 packets; message B: 14 packets (WRITE_WITH_IMM).
+  const auto regs =
+      peer.mrsp(c, {entry(kOut, 0x10000, 2048, c), entry(kOut, 0x20000, 14336, c, 0x1000)});
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+  const std::uint32_t first = c.epsn;
+  const std::uint32_t lost = p::psn_add(first, 5);
+  c.rx_log.clear();
+  c.acks_sent.clear();
+  c.faults.lose_psns = {lost};
+  // Only the final packet is ACKed, so message A completes only through the NAK (it acknowledges
+  // everything before its PSN); a requester that went back further would resend A.
+  c.faults.ack_only_immediate = true;
+  post_call(peer, c, *regs, kAdd1);
+  const auto done = peer.wait_completion(c);
+  REQUIRE(done);
+  CHECK(*done->imm == p::encode_result_immediate(kAdd1, 0));
+  peer.drain(Ms(100));
+
+  CHECK(all_equal(c.host_mem, 0, 2048, 1));
+  CHECK(all_equal(c.host_mem, 0x1000, 14336, 1));
+  REQUIRE(c.acks_sent.size() == 2);
+  CHECK(c.acks_sent[0].syndrome == p::kNakPsnSequenceError);
+  CHECK(c.acks_sent[0].psn == lost);
+  CHECK(c.acks_sent[1].syndrome == p::kAethAck);
+  CHECK(c.acks_sent[1].psn == p::psn_add(first, 15));
+  // 16 packets, then 11 again starting exactly at the NAK's PSN.
+  REQUIRE(c.rx_log.size() == 16 + 11);
+  for (std::uint32_t i = 0; i < 16; ++i)
+    CHECK(c.rx_log[i].psn == p::psn_add(first, i));
+  for (std::uint32_t i = 0; i < 11; ++i)
+    CHECK(c.rx_log[16 + i].psn == p::psn_add(lost, i));
+  const auto s = naa.stats_text();
+  CHECK(st(s, "transport.naks_received") == 1);
+  CHECK(st(s, "transport.retransmits") == 1);
+  CHECK(st(s, "transport.timeouts") == 0);
+  CHECK(st(s, "transport.completion_errors") == 0);
+  CHECK(st(s, "transport.messages_completed") == 3);
+  peer.disconnect(c);
+  CHECK(peer.icrc_failures() == 0);
+}
+
+TEST_CASE("requester: RNR NAK -> the NAA waits the RNR time and retries", "[sim][requester]") {
+  NaaSimProcess naa(naa_ip(102));
+  REQUIRE(naa.ready());
+  TestPeer peer(peer_ip(102), naa_ip(102));
+  Connection c;
+  TestPeer::ConnectOptions o;
+
+  SECTION("3 RNR NAKs of 40.96 ms; the RNR waits do not use up retry_count (regression)") {
+    // The retransmit timer (16.8 ms) is shorter than the RNR wait and retry_count is 1: a
+    // requester that kept its transport timer running through RNR waits would time out twice
+    // and put the QP in error.
+    o.local_ack_timeout = 12;
+    o.retry_count = 1;
+    o.rnr_retry = 7;
+    REQUIRE(peer.connect(c, o) == 0);
+    const std::uint8_t code = 24;  // 40.96 ms (IBTA table 45)
+    c.faults.rnr_naks = 3;
+    c.faults.rnr_timer_code = code;
+    const std::uint32_t first = c.epsn;  // the MRSP answer's PSN
+    const auto regs = peer.mrsp(c, {entry(kInOut, 0x1000, 64, c)});
+    REQUIRE(regs);
+    REQUIRE_FALSE(regs->error);
+    REQUIRE(c.rx_log.size() == 4);
+    REQUIRE(c.acks_sent.size() >= 3);
+    for (std::size_t i = 0; i < 4; ++i) {
+      INFO("transmission " << i);
+      CHECK(c.rx_log[i].psn == first);
+      CHECK(c.rx_log[i].opcode == p::opcode::kSendOnly);
+      if (i < 3) {
+        CHECK(c.acks_sent[i].syndrome == p::rnr_nak_syndrome(code));
+        CHECK(c.rx_log[i + 1].at - c.acks_sent[i].at >= rnr_time(code));  // waited in wall time
+      }
+    }
+    const auto imm = peer.call(c, *regs, {{0, std::vector<std::uint8_t>(64, 7)}}, kAdd1);
+    REQUIRE(imm);
+    CHECK(*imm == p::encode_result_immediate(kAdd1, 0));
+    CHECK(all_equal(c.host_mem, 0, 64, 8));
+    const auto s = naa.stats_text();
+    CHECK(st(s, "transport.rnr_naks_received") == 3);
+    CHECK(st(s, "transport.timeouts") == 0);
+    CHECK(st(s, "transport.completion_errors") == 0);
+    CHECK(st(s, "transport.qp_errors") == 0);
+    CHECK(st(s, "sim.time_ns") >= 3 * p::rnr_timer_ns(code));
+  }
+  SECTION("rnr_retry 7 is infinite: 20 RNR NAKs, then the answer is taken") {
+    o.rnr_retry = 7;
+    REQUIRE(peer.connect(c, o) == 0);
+    c.faults.rnr_naks = 20;
+    c.faults.rnr_timer_code = 1;  // 0.01 ms
+    const auto regs = peer.mrsp(c, {entry(kInOut, 0x1000, 64, c)});
+    REQUIRE(regs);
+    REQUIRE_FALSE(regs->error);
+    CHECK(c.rx_log.size() == 21);
+    CHECK(naa.stat("transport.rnr_naks_received") == 20);
+    CHECK(naa.stat("transport.completion_errors") == 0);
+  }
+  SECTION("rnr_retry 2: the third RNR NAK puts the QP in error, regions released, DREQ") {
+    o.rnr_retry = 2;
+    REQUIRE(peer.connect(c, o) == 0);
+    c.faults.rnr_naks = ResponderFaults::kAll;
+    c.faults.rnr_timer_code = 1;
+    std::vector<std::uint8_t> msg(p::mrsp_request_size(2));
+    const std::vector<p::MrspRequestEntry> req = {entry(kInOut, 0x1000, 64, c),
+                                                  entry(kInOut, 0x2000, 64, c, 0x100)};
+    REQUIRE(p::encode_mrsp_request(req, msg));
+    (void)peer.post_send(c, msg);
+    REQUIRE(peer.wait_for([&] { return c.dreqs_received == 1; }));
+    peer.drain(Ms(50));
+    CHECK(c.rx_log.size() == 3);  // the answer and 2 retries, nothing after
+    CHECK(c.completions.empty());
+    const auto s = naa.stats_text();
+    CHECK(st(s, "mrsp.regions_placed") == 2);
+    CHECK(st(s, "transport.rnr_naks_received") == 3);
+    CHECK(st(s, "transport.completion_errors") == 1);
+    CHECK(st(s, "transport.qp_errors") == 1);
+    CHECK(st(s, "cm.error_disconnects") == 1);
+    CHECK(st(s, "mr_table.entries_used") == 0);
+    CHECK(wait_stat(naa, "cm.connections", 0) == 0);  // freed on our DREP
+    CHECK(naa.stat("cm.drep_received") == 1);
+  }
+  CHECK(peer.icrc_failures() == 0);
+}
+
+TEST_CASE("requester: retry_count exhausted by timeouts -> QP error, counted, resources released",
+          "[sim][requester]") {
+  NaaSimProcess naa(naa_ip(103), {"--qps", "1"});
+  REQUIRE(naa.ready());
+  TestPeer peer(peer_ip(103), naa_ip(103));
+  Connection c;
+  TestPeer::ConnectOptions o;
+  o.local_ack_timeout = 12;  // 16.8 ms
+  o.retry_count = 2;
+  REQUIRE(peer.connect(c, o) == 0);
+  const auto regs =
+      peer.mrsp(c, {entry(kInOut, 0x1000, 256, c), entry(kOut, 0x8000, 256, c, 0x1000)});
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+  CHECK(naa.stat("mr_table.entries_used") == 2);
+  const std::uint32_t first = c.epsn;
+  c.rx_log.clear();
+  c.faults.withhold_acks = ResponderFaults::kAll;  // the peer has gone quiet
+  post_call(peer, c, *regs, kAdd1);
+  REQUIRE(peer.wait_for([&] { return c.dreqs_received == 1; }));
+  peer.drain(Ms(100));
+
+  // Two WRITEs (one packet each): sent once, then go-back-N twice (retry_count 2), then error.
+  REQUIRE(c.rx_log.size() == 6);
+  for (std::size_t i = 0; i < 6; ++i)
+    CHECK(c.rx_log[i].psn == p::psn_add(first, static_cast<std::uint32_t>(i % 2)));
+  CHECK(at_least(c.rx_log[2].at - c.rx_log[0].at, ack_timeout(12)));
+  CHECK(at_least(c.rx_log[4].at - c.rx_log[2].at, ack_timeout(12)));
+  CHECK(c.completions.size() == 1);  // delivered once, duplicates were not
+  const auto s = naa.stats_text();
+  CHECK(st(s, "transport.timeouts") == 3);
+  CHECK(st(s, "transport.retransmits") == 2);
+  CHECK(st(s, "transport.completion_errors") == 1);
+  CHECK(st(s, "transport.qp_errors") == 1);
+  CHECK(st(s, "cm.error_disconnects") == 1);
+  CHECK(st(s, "cm.dreq_sent") == 1);
+  CHECK(st(s, "mr_table.entries_used") == 0);
+  CHECK(wait_stat(naa, "cm.connections", 0) == 0);
+  // The only QP is free again and the regions are gone: a new connection places the same
+  // addresses (no 0x02 overlap) and they read as zeros.
+  Connection d;
+  REQUIRE(peer.connect(d) == 0);
+  const auto r2 = peer.mrsp(d, {entry(kInOut, 0x1000, 256, d)});
+  REQUIRE(r2);
+  CHECK_FALSE(r2->error);
+  (void)peer.post_read(d, 0x1000, r2->regions[0].rkey, 256);
+  REQUIRE(peer.wait_for([&] { return d.read_data.size() >= 256; }));
+  CHECK(all_equal(d.read_data, 0, 256, 0));
+  peer.disconnect(d);
+  CHECK(peer.icrc_failures() == 0);
+}
+
+TEST_CASE("requester: 1 MiB at MTU 1024 - window of 128 PSNs, AckReq every 64, PSN wrap",
+          "[sim][requester]") {
+  NaaSimProcess naa(naa_ip(104));
+  REQUIRE(naa.ready());
+  TestPeer peer(peer_ip(104), naa_ip(104));
+  Connection c;
+  TestPeer::ConnectOptions o;
+  o.local_ack_timeout = 16;   // 268 ms: longer than any pause below
+  o.starting_psn = 0xFFFF00;  // the write-back crosses PSN 2^24 - 1 -> 0
+  o.host_mem_size = 1U << 20;
+  REQUIRE(peer.connect(c, o) == 0);
+  const std::uint32_t size = 1U << 20;
+  const std::uint32_t packets = size / 1024;
+  const auto regs = peer.mrsp(c, {entry(kOut, 0x100000, size, c)});
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+
+  SECTION("ACKs withheld until the NAA stops: it stops after exactly 128 PSNs every time") {
+    const std::uint32_t first = c.epsn;
+    c.rx_log.clear();
+    c.faults.withhold_acks = ResponderFaults::kAll;
+    post_call(peer, c, *regs, kAdd1);
+    std::size_t seen = 0;
+    std::vector<std::size_t> bursts;
+    while (seen < packets && bursts.size() < 20) {
+      // Wait for the burst to start, then until nothing arrives for 30 ms; then ACK everything
+      // with one coalesced ACK.
+      REQUIRE(peer.wait_for([&] { return c.rx_log.size() > seen; }, Ms(5000)));
+      auto last = c.rx_log.size();
+      do {
+        last = c.rx_log.size();
+        peer.drain(Ms(30));
+      } while (c.rx_log.size() != last);
+      bursts.push_back(c.rx_log.size() - seen);
+      seen = c.rx_log.size();
+      peer.send_ack(c, p::psn_add(c.epsn, p::kMax24), p::kAethAck);
+    }
+    CHECK(bursts == std::vector<std::size_t>(packets / 128, 128));
+    REQUIRE(peer.wait_completion(c));
+    REQUIRE(c.rx_log.size() == packets);
+    for (std::uint32_t i = 0; i < packets; ++i) {
+      REQUIRE(c.rx_log[i].psn == p::psn_add(first, i));  // in order, across the wrap
+    }
+    CHECK(all_equal(c.host_mem, 0, size, 1));
+    CHECK(wait_stat(naa, "transport.messages_completed", 2) == 2);  // MRSP answer + the WRITE
+    const auto s = naa.stats_text();
+    CHECK(st(s, "transport.timeouts") == 0);
+    CHECK(st(s, "transport.retransmits") == 0);
+  }
+  SECTION("ordinary ACKs: never more than 128 unacknowledged, AckReq at least every 64") {
+    const std::uint32_t first = c.epsn;
+    c.rx_log.clear();
+    c.acks_sent.clear();
+    post_call(peer, c, *regs, kAdd1);
+    REQUIRE(peer.wait_completion(c, Ms(10000)));
+    peer.drain(Ms(50));
+    REQUIRE(c.rx_log.size() == packets);
+    // Window: when PSN q arrived, the NAA could know only of the ACKs we had sent before, so
+    // q - (highest of those + 1) < 128.
+    std::uint32_t acked_next = first;  // PSN after the highest ACK sent so far
+    std::size_t a = 0;
+    std::uint32_t max_outstanding = 0, last_ackreq = 0, max_gap = 0;
+    for (std::uint32_t i = 0; i < packets; ++i) {
+      const RxRecord& r = c.rx_log[i];
+      while (a < c.acks_sent.size() && c.acks_sent[a].at < r.at) {
+        acked_next = p::psn_add(c.acks_sent[a].psn, 1);
+        ++a;
+      }
+      REQUIRE(r.psn == p::psn_add(first, i));
+      max_outstanding = std::max(max_outstanding, p::psn_diff(r.psn, acked_next) + 1);
+      if (r.ack_req) {
+        max_gap = std::max(max_gap, i + 1 - last_ackreq);
+        last_ackreq = i + 1;
+      }
+    }
+    CHECK(max_outstanding <= 128);
+    CHECK(max_gap <= 64);
+    CHECK(c.rx_log.back().ack_req);  // the last packet of the message
+    CHECK(c.rx_log.back().opcode == p::opcode::kWriteLastImm);
+    CHECK(all_equal(c.host_mem, 0, size, 1));
+    const auto s = naa.stats_text();
+    CHECK(st(s, "transport.timeouts") == 0);
+    CHECK(st(s, "transport.retransmits") == 0);
+    CHECK(st(s, "transport.completion_errors") == 0);
+    WARN("1 MiB write-back with ordinary ACKs: at most " << max_outstanding << " PSNs outstanding");
+  }
+  peer.disconnect(c);
+  CHECK(peer.icrc_failures() == 0);
+}
+
+TEST_CASE("requester: one coalesced ACK completes every message up to its PSN",
+          "[sim][requester]") {
+  NaaSimProcess naa(naa_ip(105));
+  REQUIRE(naa.ready());
+  TestPeer peer(peer_ip(105), naa_ip(105));
+  Connection c;
+  TestPeer::ConnectOptions o;
+  o.local_ack_timeout = 12;  // 16.8 ms: an uncompleted message would be resent quickly
+  REQUIRE(peer.connect(c, o) == 0);
+  std::vector<p::MrspRequestEntry> req;
+  for (std::uint32_t i = 0; i < 4; ++i)
+    req.push_back(entry(kOut, 0x10000 + i * 0x1000, 512, c, i * 0x1000));
+  const auto regs = peer.mrsp(c, req);
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+  // The MRSP answer (our ACK of it may still be on its way).
+  const std::uint64_t completed_before = wait_stat(naa, "transport.messages_completed", 1);
+  CHECK(completed_before == 1);
+  const std::uint32_t first = c.epsn;
+  c.rx_log.clear();
+  c.acks_sent.clear();
+  c.faults.ack_only_immediate = true;
+  post_call(peer, c, *regs, kAdd1);
+  REQUIRE(peer.wait_completion(c));
+  peer.drain(std::chrono::duration_cast<Ms>(ack_timeout(12) * 6));
+
+  REQUIRE(c.rx_log.size() == 4);  // nothing was resent
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    CHECK(c.rx_log[i].psn == p::psn_add(first, i));
+    CHECK(c.rx_log[i].ack_req);  // AckReq on the last packet of every message
+    CHECK(all_equal(c.host_mem, i * 0x1000, 512, 1));
+  }
+  REQUIRE(c.acks_sent.size() == 1);
+  CHECK(c.acks_sent[0].psn == p::psn_add(first, 3));
+  const auto s = naa.stats_text();
+  CHECK(st(s, "transport.messages_completed") - completed_before == 4);
+  CHECK(st(s, "transport.timeouts") == 0);
+  CHECK(st(s, "transport.retransmits") == 0);
+  peer.disconnect(c);
+}
+
+TEST_CASE("CM: a duplicate REQ gets the same REP and no second QP", "[sim][cm]") {
+  NaaSimProcess naa(naa_ip(106));
+  REQUIRE(naa.ready());
+  TestPeer peer(peer_ip(106), naa_ip(106));
+  Connection c;
+  peer.send_req(c, TestPeer::ConnectOptions{});
+  const auto rep1 = peer.wait_rep(c);
+  REQUIRE(rep1);
+  // The client's CM did not see the REP and retries the REQ (same comm ID, QPN, TID).
+  peer.resend_req(c);
+  const auto rep2 = peer.wait_rep(c);
+  REQUIRE(rep2);
+  CHECK(rep2->local_qpn == rep1->local_qpn);
+  CHECK(rep2->starting_psn == rep1->starting_psn);
+  CHECK(rep2->local_comm_id == rep1->local_comm_id);
+  CHECK(*rep2 == *rep1);
+  auto s = naa.stats_text();
+  CHECK(st(s, "cm.req") == 2);
+  CHECK(st(s, "cm.rep") == 1);
+  CHECK(st(s, "cm.dup_req") == 1);
+  CHECK(st(s, "cm.connections") == 1);
+  peer.send_rtu(c);
+  // After the RTU, too.
+  peer.resend_req(c);
+  const auto rep3 = peer.wait_rep(c);
+  REQUIRE(rep3);
+  CHECK(*rep3 == *rep1);
+  // The one connection works, with the PSNs of that REP.
+  const auto regs = peer.mrsp(c, {entry(kInOut, 0x1000, 32, c)});
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+  const auto imm = peer.call(c, *regs, {{0, std::vector<std::uint8_t>(32, 4)}}, kAdd1);
+  REQUIRE(imm);
+  CHECK(*imm == p::encode_result_immediate(kAdd1, 0));
+  CHECK(all_equal(c.host_mem, 0, 32, 5));
+  s = naa.stats_text();
+  CHECK(st(s, "cm.dup_req") == 2);
+  CHECK(st(s, "cm.connections") == 1);
+  CHECK(st(s, "transport.nak_sent.sequence") == 0);
+  peer.disconnect(c);
+  CHECK(naa.stat("cm.connections") == 0);
+}
+
+TEST_CASE("CM: a half-open connection (no RTU, no data) expires and frees its QP", "[sim][cm]") {
+  NaaSimProcess naa(naa_ip(107), {"--qps", "1"});
+  REQUIRE(naa.ready());
+  TestPeer peer(peer_ip(107), naa_ip(107));
+  Connection c;
+  TestPeer::ConnectOptions o;
+  o.send_rtu = false;
+  o.remote_cm_response_timeout = 8;  // 1 ms x (1 + 1) retries x 2 -> the 100 ms floor
+  o.max_cm_retries = 1;
+  const auto t0 = WallClock::now();
+  REQUIRE(peer.connect(c, o) == 0);
+  CHECK(naa.stat("cm.connections") == 1);
+  Connection other;
+  CHECK(peer.connect(other) == p::kCmRejConsumerDefined);  // the half-open one holds the QP
+  // A well-formed packet to that QP from another address is not valid data for it: it does
+  // not count as the RTU.
+  {
+    TestPeer intruder(peer_ip(107, 3), naa_ip(107));
+    p::PacketHeaders h;
+    h.bth.opcode = p::opcode::kSendOnly;
+    h.bth.dest_qpn = c.naa_qpn;
+    h.bth.psn = c.send_psn;
+    const std::vector<std::uint8_t> payload = {1, 2, 3, 4};
+    intruder.send_packet(h, payload);
+  }
+  CHECK(wait_stat(naa, "cm.connections", 0) == 0);
+  CHECK(WallClock::now() - t0 >= Ms(100));
+  const auto s = naa.stats_text();
+  CHECK(st(s, "cm.half_open_expired") == 1);
+  CHECK(st(s, "cm.established_by_data") == 0);
+  CHECK(st(s, "transport.drop.wrong_peer") == 1);
+  // Data for the expired QP is dropped, never answered.
+  c.acks.clear();
+  std::vector<std::uint8_t> msg(p::mrsp_request_size(1));
+  const std::vector<p::MrspRequestEntry> req = {entry(kInOut, 0x1000, 32, c)};
+  REQUIRE(p::encode_mrsp_request(req, msg));
+  (void)peer.post_send(c, msg);
+  peer.drain(Ms(100));
+  CHECK(c.acks.empty());
+  CHECK(c.completions.empty());
+  CHECK(naa.stat("transport.drop.unknown_qp") == 1);
+  // The only QP is free again.
+  Connection d;
+  REQUIRE(peer.connect(d) == 0);
+  const auto regs = peer.mrsp(d, {entry(kInOut, 0x1000, 32, d)});
+  REQUIRE(regs);
+  CHECK_FALSE(regs->error);
+  peer.disconnect(d);
+}
+
+TEST_CASE("CM: the first valid data packet counts as the RTU", "[sim][cm]") {
+  NaaSimProcess naa(naa_ip(108));
+  REQUIRE(naa.ready());
+  TestPeer peer(peer_ip(108), naa_ip(108));
+  Connection c;
+  TestPeer::ConnectOptions o;
+  o.send_rtu = false;  // the RTU is lost
+  o.remote_cm_response_timeout = 8;
+  o.max_cm_retries = 1;  // half-open expiry after 100 ms
+  REQUIRE(peer.connect(c, o) == 0);
+  const auto regs = peer.mrsp(c, {entry(kInOut, 0x1000, 32, c)});  // a SEND: established
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+  peer.drain(Ms(250));  // well past the half-open expiry
+  const auto imm = peer.call(c, *regs, {{0, std::vector<std::uint8_t>(32, 9)}}, kAdd1);
+  REQUIRE(imm);
+  CHECK(*imm == p::encode_result_immediate(kAdd1, 0));
+  CHECK(all_equal(c.host_mem, 0, 32, 10));
+  auto s = naa.stats_text();
+  CHECK(st(s, "cm.established_by_data") == 1);
+  CHECK(st(s, "cm.rtu") == 0);
+  CHECK(st(s, "cm.half_open_expired") == 0);
+  CHECK(st(s, "cm.connections") == 1);
+  // The RTU arrives late: harmless.
+  peer.send_rtu(c);
+  const auto imm2 = peer.call(c, *regs, {{0, std::vector<std::uint8_t>(32, 1)}}, kAdd1);
+  REQUIRE(imm2);
+  CHECK(all_equal(c.host_mem, 0, 32, 2));
+  s = naa.stats_text();
+  CHECK(st(s, "cm.rtu") == 1);
+  CHECK(st(s, "cm.established_by_data") == 1);
+  peer.disconnect(c);
+}
+
+TEST_CASE(
+    "a kernel still running when its connection ends writes nothing into the next one's "
+    "region (regression)",
+    "[sim][cm]") {
+  // Connection A calls add1 over 4 MiB and disconnects at once; connection B places a region on
+  // A's memory while A's kernel still computes. All three datagrams are sent while naa-sim is
+  // frozen, so they enter the model together: at 1 MHz and 1 byte per cycle A's DREQ is done
+  // after ~700 cycles, B's 32-entry MRSP request is placed after ~2800 (it checks overlap, so
+  // it must come after A's release), A's kernel computes for ~4.2 M cycles. Before the fix the
+  // kernel stored its result into what had become B's region.
+  NaaSimProcess naa(naa_ip(109), {"--clock-mhz", "1", "--width", "1"});
+  REQUIRE(naa.ready());
+  TestPeer peer(peer_ip(109), naa_ip(109));
+  const std::uint64_t base = 0x1000000;
+  const std::uint32_t size = 4U << 20;
+  Connection a, b;
+  REQUIRE(peer.connect(a) == 0);
+  REQUIRE(peer.connect(b) == 0);
+  const auto ra = peer.mrsp(a, {entry(kInOut, base, size, a)});
+  REQUIRE(ra);
+  REQUIRE_FALSE(ra->error);
+  // B: its first region on A's memory, 31 more elsewhere (a long request, placed late).
+  std::vector<p::MrspRequestEntry> breq = {entry(kInOut, base, 4096, b)};
+  for (std::uint32_t i = 1; i < 32; ++i)
+    breq.push_back(entry(kInOut, 0x4000000 + i * 0x1000, 64, b, i * 64));
+  std::vector<std::uint8_t> bmsg(p::mrsp_request_size(breq.size()));
+  REQUIRE(p::encode_mrsp_request(breq, bmsg));
+
+  naa.freeze();
+  post_call(peer, a, *ra, kAdd1);
+  p::CmDreq dreq;
+  dreq.local_comm_id = a.my_comm_id;
+  dreq.remote_comm_id = a.naa_comm_id;
+  dreq.remote_qpn = a.naa_qpn;
+  peer.send_mad(p::CmMad{p::MadHeader{}, dreq});
+  (void)peer.post_send(b, bmsg);
+  naa.thaw();
+
+  const auto answer = peer.wait_completion(b);
+  REQUIRE(answer);
+  const auto adv = p::decode_mrsp(answer->data);
+  REQUIRE(adv);
+  const auto* regions = std::get_if<p::MrspAdvertisementView>(&*adv);
+  REQUIRE(regions != nullptr);  // placed: A's region was released first
+  REQUIRE(regions->count() == 32);
+  CHECK(wait_stat(naa, "kernel.dispatches", 1, Ms(10000)) == 1);  // A's kernel did run
+  (void)peer.post_read(b, base, regions->entry(0).rkey, 4096);
+  REQUIRE(peer.wait_for([&] { return b.read_data.size() >= 4096; }));
+  CHECK(all_equal(b.read_data, 0, 4096, 0));  // B's new region reads as zeros
+  CHECK(a.completions.empty());               // no result for a connection that is gone
+  const auto s = naa.stats_text();
+  CHECK(st(s, "cm.released") == 1);
+  CHECK(st(s, "mrsp.error_2") == 0);
+  peer.disconnect(b);
+}
