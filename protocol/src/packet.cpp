@@ -65,7 +65,9 @@ Result<PacketView> decode_packet(ByteView in) noexcept {
 
   const std::size_t body = in.size() - off - kIcrcSize;  // payload + pad
   const std::size_t pad = bth->pad_count;
-  if (pad > body) return Error::bad_pad;
+  // pad = (-payload) & 3 (PROTOCOL.md 1), so payload + pad is a multiple of 4; the headers are
+  // too, so any other length cannot be a well-formed packet (found by the packet fuzz target).
+  if (pad > body || (body & 3U) != 0) return Error::bad_pad;
   const std::size_t payload_len = body - pad;
   for (std::size_t i = 0; i < pad; ++i) {
     if (in[off + payload_len + i] != 0) return Error::bad_pad;  // PROTOCOL.md 1: pad is zero

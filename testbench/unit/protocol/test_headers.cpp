@@ -241,6 +241,22 @@ TEST_CASE("packet decode rejects every malformed shape", "[packet]") {
     b[1] = static_cast<std::uint8_t>((b[1] & 0xCF) | 0x30);
     CHECK(decode_packet(b).error() == Error::bad_pad);
   }
+  SECTION("payload + pad not a multiple of 4") {
+    auto b = good;  // 2 payload bytes + pad 2; one more byte makes 5 bytes after the headers
+    b.insert(b.end() - 4, 0x00);
+    CHECK(decode_packet(b).error() == Error::bad_pad);
+    // Whereas 2 payload bytes + pad 2 read as 3 bytes + pad 1 is a legal packet.
+    auto c = good;
+    c[1] = static_cast<std::uint8_t>((c[1] & 0xCF) | 0x10);
+    REQUIRE(decode_packet(c).has_value());
+    CHECK(decode_packet(c)->payload.size() == 3);
+    PacketHeaders f;
+    f.bth.opcode = opcode::kWriteFirst;
+    f.reth = Reth{0, 1, 4096};
+    auto odd = build(f, std::vector<std::uint8_t>(256, 1));
+    odd.insert(odd.end() - 4, 0x01);  // 257 payload bytes, pad 0
+    CHECK(decode_packet(odd).error() == Error::bad_pad);
+  }
   SECTION("non-zero pad bytes") {
     auto b = good;
     b[12 + 16 + 2] = 0x01;

@@ -1,4 +1,5 @@
-// CRC-32 as in zlib (reflected polynomial 0xEDB88320), slicing-by-8, plus the GF(2) "shift by n
+// CRC-32 as in zlib (reflected polynomial 0xEDB88320): PCLMULQDQ folding where the CPU has it
+// (checked at run time), slicing-by-16 tables otherwise; plus the GF(2) "shift by n
 // zero bytes" operator that zlib's crc32_combine uses. The ICRC (PROTOCOL.md 2) is this CRC.
 #pragma once
 
@@ -35,3 +36,12 @@ class Crc32ShiftOperator {
 };
 
 }  // namespace naa::protocol
+
+namespace naa::protocol::detail {
+
+// For tests and benchmarks: the portable table path, whatever the CPU, and whether
+// crc32_raw_update() uses carry-less multiplication on this CPU.
+[[nodiscard]] std::uint32_t crc32_raw_update_portable(std::uint32_t reg, ByteView data) noexcept;
+[[nodiscard]] bool crc32_has_clmul() noexcept;
+
+}  // namespace naa::protocol::detail

@@ -38,7 +38,8 @@ struct PacketView {
 };
 
 // Structural validation: too_short, bad_tver, unknown_opcode, bad_pad (pad count larger than the
-// bytes after the headers, pad on FIRST/MIDDLE, non-zero pad bytes), too_long (payload on an
+// bytes after the headers, payload + pad not a multiple of 4, pad on FIRST/MIDDLE, non-zero pad
+// bytes), too_long (payload on an
 // opcode that carries none), length_mismatch (empty FIRST/MIDDLE, CNP not 16 bytes). The path
 // MTU and the sequence rules are the transport's to check; the ICRC is icrc.hpp's.
 [[nodiscard]] Result<PacketView> decode_packet(ByteView datagram) noexcept;
