@@ -40,6 +40,12 @@ if(NAA_HAS_SIM)
                 "-pthread" "-DSC_CPLUSPLUS=201703L -DSYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1")
 endif()
 if(NAA_HAS_HOST)
-  naa_pkgconfig(naa-host naa_host "naa host library (UdpRoce transport, Session, C API)"
-                "naa-protocol" "-pthread")
+  # A static naa_host built with the Verbs backend needs rdma-core at link time too.
+  get_target_property(host_libs naa_host LINK_LIBRARIES)
+  set(host_extra "-pthread")
+  if("rdmacm" IN_LIST host_libs)
+    set(host_extra "-lrdmacm -libverbs -pthread")
+  endif()
+  naa_pkgconfig(naa-host naa_host "naa host library (UdpRoce and Verbs transports, Session, C API)"
+                "naa-protocol" "${host_extra}")
 endif()

@@ -17,6 +17,8 @@ packages=(
   clang clang-format clang-tidy libclang-rt-14-dev valgrind
   # benchmarks: plots
   gnuplot-nox
+  # the Soft-RoCE test VM of ../shared/vm (its build-image.sh would install these too)
+  qemu-system-x86 qemu-utils debootstrap iproute2
 )
 
 missing=()

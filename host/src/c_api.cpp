@@ -17,6 +17,7 @@
 #include "naa/host/error.hpp"
 #include "naa/host/session.hpp"
 #include "naa/host/udp_roce.hpp"
+#include "naa/host/verbs.hpp"
 #include "session_core.hpp"
 
 // The opaque context behind naa_handle::comm_ctx.
@@ -230,6 +231,32 @@ int naa_create(const naa_function_code_t function_code, naa_param_t* input_param
     if (opts.pcap_path.empty()) {
       auto it = st.endpoints.find(opts.local_address);
       if (it != st.endpoints.end()) transport = it->second.lock();
+    }
+  }
+  // NAA_TRANSPORT=verbs: the Verbs backend (a RoCE NIC or Soft-RoCE, docs/real-nic.md) instead
+  // of the default UdpRoce endpoint; an endpoint of the other kind is not reused.
+  const char* transport_env = env("NAA_TRANSPORT");
+  const auto kind =
+      naa::host::parse_transport_kind(transport_env != nullptr ? transport_env : "udp");
+  if (!kind) {
+    release();
+    return fail(nullptr, kFn,
+                "NAA_TRANSPORT must be udp or verbs, not '" + std::string(transport_env) + "'");
+  }
+  if (transport &&
+      (transport->name().rfind("verbs", 0) == 0) != (*kind == naa::host::TransportKind::verbs)) {
+    transport.reset();
+  }
+  if (!transport && *kind == naa::host::TransportKind::verbs) {
+    naa::host::VerbsOptions vo;
+    if (!opts.local_address.empty()) vo.local_ip = naa::host::parse_ipv4(opts.local_address);
+    vo.remote_ip = naa::host::parse_ipv4(item.address);
+    std::error_code vec;
+    std::string vdetail;
+    transport = naa::host::open_verbs(vo, vec, &vdetail);
+    if (!transport) {
+      release();
+      return fail(nullptr, kFn, "cannot open the Verbs backend: " + vdetail);
     }
   }
   auto ctx = std::unique_ptr<naaice_communication_context>(new (std::nothrow)

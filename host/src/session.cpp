@@ -406,6 +406,7 @@ void SessionCore::handle(const WorkCompletion& wc) {
   }
   if (wc.wr_id == (kCallRecvTag | seq_) && wc.opcode == WcOpcode::recv_rdma_with_imm) {
     reply_received_ = true;
+    reply_dma_length_ = wc.byte_len;
     auto r = protocol::decode_result_immediate(wc.imm.value_or(0));
     if (!r) {
       outcome_.ec = Errc::remote_invalid_request;
@@ -429,6 +430,16 @@ bool SessionCore::finished(CallOutcome& out) {
     const std::uint64_t n = transport_->remote_bytes_written(st.mr) - st.written_before;
     outcome_.result.output_bytes[i] = n;
     outcome_.result.bytes_received += n;
+  }
+  if (!transport_->observes_remote_writes()) {
+    // The reply WRITE_WITH_IMM targets the last output region (PROTOCOL.md 5.2); earlier output
+    // writes are invisible to this backend.
+    for (std::size_t i = regions_.size(); i-- > 0;) {
+      if ((regions_[i].region.flags & Region::kOutput) == 0) continue;
+      outcome_.result.output_bytes[i] = reply_dma_length_;
+      outcome_.result.bytes_received = reply_dma_length_;
+      break;
+    }
   }
   if (!outcome_.ec && outcome_.result.fn != fn_) {
     outcome_.detail = "warning: the reply echoes function " + std::to_string(outcome_.result.fn) +

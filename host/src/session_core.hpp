@@ -77,6 +77,7 @@ class SessionCore {
   std::uint8_t fn_ = 0;
   bool reply_received_ = false;
   bool writes_done_ = false;
+  std::uint32_t reply_dma_length_ = 0;  // the reply WRITE_WITH_IMM's length (Verbs reports this)
   CallOutcome outcome_;
   std::chrono::steady_clock::time_point started_{};
 };

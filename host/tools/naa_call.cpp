@@ -16,6 +16,7 @@
 
 #include "naa/host/error.hpp"
 #include "naa/host/session.hpp"
+#include "naa/host/verbs.hpp"
 #include "naa/protocol/crc32.hpp"
 #include "naa/protocol/immediate.hpp"
 
@@ -33,10 +34,20 @@ Options:
   -u, --user N            24 user bits passed to the kernel (default 0)
   -n, --repeat N          calls on the same connection (default 1)
       --mtu N             path MTU: 256, 512, 1024, 2048, 4096 (default 4096)
+      --naa-base ADDR     NAA address the regions are placed from (default 0); clients that
+                          use one NAA at the same time need disjoint ranges (MRSP error 0x02)
       --timeout MS        connect/MRSP timeout and per-call timeout (default 5000 / 60000)
       --pcap FILE         capture the session's traffic
       --manual            manual progress (no background thread)
+      --transport KIND    udp (default: the user-space RoCEv2 endpoint) or verbs (rdma-core: a
+                          RoCE NIC or Soft-RoCE; the device is the one owning --local, or the
+                          one routing to the NAA; --pcap and --manual do not apply)
+      --solicited-only    verbs: arm the CQ for solicited events only, as the NAAICE library
       --verify            check the results of the built-in kernels on the host
+      --fault-rx SPEC     udp: inject faults into received datagrams; SPEC is
+                          loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P (docs/reliability.md)
+      --fault-tx SPEC     udp: the same for sent datagrams
+      --fault-seed N      seed of the fault decisions (default 1)
   -q, --quiet             print only the summary line
   -h, --help              this help
 
@@ -213,7 +224,23 @@ int main(int argc, char** argv) {
   bool do_verify = false;
   long timeout_ms = 0;
 
-  enum { kMtu = 1000, kTimeout, kPcap, kManual, kVerify };
+  enum {
+    kMtu = 1000,
+    kTimeout,
+    kPcap,
+    kManual,
+    kVerify,
+    kTransport,
+    kSolicitedOnly,
+    kNaaBase,
+    kFaultRx,
+    kFaultTx,
+    kFaultSeed
+  };
+  naa::host::FaultOptions fault_rx, fault_tx;
+  std::uint64_t fault_seed = 1;
+  naa::host::TransportKind transport_kind = naa::host::TransportKind::udp;
+  bool solicited_only = false;
   static const option long_opts[] = {{"naa", required_argument, nullptr, 'a'},
                                      {"local", required_argument, nullptr, 'l'},
                                      {"fn", required_argument, nullptr, 'f'},
@@ -229,6 +256,12 @@ int main(int argc, char** argv) {
                                      {"pcap", required_argument, nullptr, kPcap},
                                      {"manual", no_argument, nullptr, kManual},
                                      {"verify", no_argument, nullptr, kVerify},
+                                     {"transport", required_argument, nullptr, kTransport},
+                                     {"solicited-only", no_argument, nullptr, kSolicitedOnly},
+                                     {"naa-base", required_argument, nullptr, kNaaBase},
+                                     {"fault-rx", required_argument, nullptr, kFaultRx},
+                                     {"fault-tx", required_argument, nullptr, kFaultTx},
+                                     {"fault-seed", required_argument, nullptr, kFaultSeed},
                                      {"quiet", no_argument, nullptr, 'q'},
                                      {"help", no_argument, nullptr, 'h'},
                                      {nullptr, 0, nullptr, 0}};
@@ -303,6 +336,29 @@ int main(int argc, char** argv) {
       case kVerify:
         do_verify = true;
         break;
+      case kTransport: {
+        const auto k = naa::host::parse_transport_kind(arg);
+        if (!k) usage_error("--transport must be udp or verbs, not '" + arg + "'");
+        transport_kind = *k;
+        break;
+      }
+      case kSolicitedOnly:
+        solicited_only = true;
+        break;
+      case kNaaBase:
+        opts.naa_base_address = parse_size(arg);
+        break;
+      case kFaultRx:
+      case kFaultTx: {
+        std::string why;
+        if (!naa::host::parse_fault_options(arg, c == kFaultRx ? fault_rx : fault_tx, &why)) {
+          usage_error(std::string(c == kFaultRx ? "bad --fault-rx: " : "bad --fault-tx: ") + why);
+        }
+        break;
+      }
+      case kFaultSeed:
+        fault_seed = std::strtoull(arg.c_str(), nullptr, 0);
+        break;
       case 'q':
         quiet = true;
         break;
@@ -336,8 +392,51 @@ int main(int argc, char** argv) {
   for (const RegionArg& r : regs)
     before.push_back(r.data);
 
+  std::shared_ptr<naa::host::Transport> transport;  // null: the Session opens a UdpRoce endpoint
+  if (transport_kind == naa::host::TransportKind::verbs) {
+    if (!opts.pcap_path.empty()) usage_error("--pcap needs --transport udp (capture on the wire)");
+    naa::host::VerbsOptions vo;
+    if (!opts.local_address.empty()) vo.local_ip = naa::host::parse_ipv4(opts.local_address);
+    vo.remote_ip = naa::host::parse_ipv4(opts.naa_address);
+    vo.solicited_only = solicited_only;
+    std::error_code ec;
+    std::string detail;
+    transport = naa::host::open_verbs(vo, ec, &detail);
+    if (!transport) {
+      std::cerr << "naa-call: " << detail << " ["
+                << naa::host::errc_name(static_cast<naa::host::Errc>(ec.value())) << "]\n";
+      return 3;
+    }
+  }
+
+  const auto faulty = [](const naa::host::FaultOptions& f) {
+    return f.loss > 0 || f.dup > 0 || f.reorder > 0 || f.corrupt > 0;
+  };
+  if (!transport && (faulty(fault_rx) || faulty(fault_tx))) {
+    // Fault injection lives in the UdpRoce endpoint: open it here instead of in the Session.
+    naa::host::UdpRoceOptions uo;
+    uo.progress = opts.progress;
+    uo.pcap_path = opts.pcap_path;
+    if (!opts.local_address.empty()) {
+      uo.local_ip = naa::host::parse_ipv4(opts.local_address);
+    } else if ((*naa::host::parse_ipv4(opts.naa_address) >> 24) != 127) {
+      usage_error("--fault-rx/--fault-tx with a non-loopback NAA need --local");
+    }
+    uo.fault_rx = fault_rx;
+    uo.fault_tx = fault_tx;
+    uo.fault_seed = fault_seed;
+    std::error_code ec;
+    std::string detail;
+    transport = naa::host::open_udp_roce(uo, ec, &detail);
+    if (!transport) {
+      std::cerr << "naa-call: " << detail << " ["
+                << naa::host::errc_name(static_cast<naa::host::Errc>(ec.value())) << "]\n";
+      return 3;
+    }
+  }
+
   try {
-    naa::host::Session session(opts, regions);
+    naa::host::Session session(transport, opts, regions);
     const auto& info = session.info();
     if (!quiet) {
       std::printf("connected %s -> %s:%u  QPN 0x%x -> 0x%x  path MTU %u  (%.3f ms)\n",
@@ -395,6 +494,14 @@ int main(int argc, char** argv) {
                   stats.dropped_bad_icrc + stats.dropped_malformed + stats.dropped_unknown_qp +
                       stats.dropped_out_of_order + stats.dropped_other,
                   stats.dropped_bad_icrc);
+      if (faulty(fault_rx) || faulty(fault_tx)) {
+        std::printf("faults injected: rx loss %" PRIu64 " dup %" PRIu64 " reorder %" PRIu64
+                    " corrupt %" PRIu64 ", tx loss %" PRIu64 " dup %" PRIu64 " reorder %" PRIu64
+                    " corrupt %" PRIu64 "\n",
+                    stats.fault_rx_loss, stats.fault_rx_dup, stats.fault_rx_reorder,
+                    stats.fault_rx_corrupt, stats.fault_tx_loss, stats.fault_tx_dup,
+                    stats.fault_tx_reorder, stats.fault_tx_corrupt);
+      }
     }
     std::printf(
         "naa-call: %d call(s), rc 0x%02x, latency min %.3f ms median %.3f ms max %.3f ms, "

@@ -82,10 +82,13 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
         model_fatal(name(), "region outside the memory");
       }
     }
-    const std::uint64_t cycles = k->cycles(kc, ctx_.cfg.width);
-    kernel_cycles_ += cycles;
-    meter_.spend(cycles);
-    rc = k->run(kc);
+    // The kernel computes now (on private buffers) and the engine is busy for the cycles it
+    // took: the cost model's, or the RTL's own count (an RTL kernel is clocked only here, while
+    // it has work).
+    const KernelRun run = k->execute(kc, ctx_.cfg.width);
+    kernel_cycles_ += run.cycles;
+    meter_.spend(run.cycles);
+    rc = run.rc;
     ++dispatches_;
     ++per_fn_[fn];
     for (std::size_t i = 0; i < kr.size(); ++i) {

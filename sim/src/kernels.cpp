@@ -169,6 +169,10 @@ const Kernel* KernelRegistry::find(std::uint8_t fn) const {
   return fn < by_fn_.size() ? by_fn_[fn].get() : nullptr;
 }
 
+std::unique_ptr<Kernel> KernelRegistry::take(std::uint8_t fn) {
+  return fn < by_fn_.size() ? std::move(by_fn_[fn]) : nullptr;
+}
+
 std::size_t KernelRegistry::size() const {
   std::size_t n = 0;
   for (const auto& k : by_fn_)

@@ -19,7 +19,7 @@ std::string_view to_string(MrCheck c) noexcept {
 }
 
 MrCheck MrTableModel::lookup(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
-                             std::uint8_t access, std::uint32_t qpn) const {
+                             std::uint8_t access, std::uint32_t qpn) {
   // Direct-indexed by the low 8 bits; the upper 24 bits are the unpredictable tag.
   const std::size_t index = rkey & 0xFFU;
   if (index >= entries_.size()) return MrCheck::bad_rkey;
@@ -34,18 +34,27 @@ MrCheck MrTableModel::lookup(std::uint32_t rkey, std::uint64_t va, std::uint64_t
   return MrCheck::ok;
 }
 
-MrTable::MrTable(sc_core::sc_module_name name, const SimConfig& cfg)
+MrTable::MrTable(sc_core::sc_module_name name, const SimConfig& cfg,
+                 std::unique_ptr<MrTableIf> impl)
     : sc_module(name),
       cfg_(cfg),
-      impl_(std::make_unique<MrTableModel>(cfg.mr_entries)),
+      impl_(impl ? std::move(impl) : std::make_unique<MrTableModel>(cfg.mr_entries)),
       meter_(cfg),
       results_({"ok", "bad_rkey", "wrong_owner", "out_of_bounds", "no_permission"}) {}
 
 MrCheck MrTable::check(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, std::uint8_t access,
                        std::uint32_t qpn) {
-  meter_.spend(cfg_.mr_latency);
   ++lookups_;
-  const MrCheck r = impl_->lookup(rkey, va, len, access, qpn);
+  MrCheck r = MrCheck::ok;
+  if (!impl_->timed()) {
+    // The model: the table as it is after the fixed latency.
+    meter_.spend(cfg_.mr_latency);
+    r = impl_->lookup(rkey, va, len, access, qpn);
+  } else {
+    // RTL: the request is sampled now, the result is there after the cycles the block took.
+    r = impl_->lookup(rkey, va, len, access, qpn);
+    meter_.spend(impl_->last_lookup_cycles());
+  }
   results_.add(static_cast<std::size_t>(r));
   return r;
 }

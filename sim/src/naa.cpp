@@ -1,5 +1,7 @@
 #include "naa/sim/naa.hpp"
 
+#include "naa/sim/block_factory.hpp"
+
 namespace naa::sim {
 
 Naa::Naa(sc_core::sc_module_name name, const SimConfig& cfg, const Log& log, PeerTimers& timers,
@@ -10,7 +12,11 @@ Naa::Naa(sc_core::sc_module_name name, const SimConfig& cfg, const Log& log, Pee
   if (cfg.qps == 0 || cfg.qps > 256) model_fatal("naa", "--qps must be 1..256");
   if (cfg.mr_entries == 0 || cfg.mr_entries > 256) model_fatal("naa", "MR entries must be 1..256");
   mem_ = std::make_unique<Memory>("memory", cfg);
-  mr_ = std::make_unique<MrTable>("mr_table", cfg);
+  // Blocks that also exist as RTL: the program's implementations (model, RTL or lockstep), if it
+  // gave a factory; else the C++ models.
+  if (cfg.blocks) cfg.blocks->install_kernels(registry, cfg);
+  mr_ = std::make_unique<MrTable>("mr_table", cfg,
+                                  cfg.blocks ? cfg.blocks->make_mr_table(cfg) : nullptr);
   net_ = std::make_unique<NetPort>("net_port", ctx_, io);
   rx_ = std::make_unique<RxPipe>("rx_pipe", ctx_);
   cm_ = std::make_unique<CmAgent>("cm_agent", ctx_);
@@ -39,6 +45,7 @@ void Naa::report(std::ostream& os) const {
   mem_->report(os);
   kernels_->report(os);
   tx_->report(os);
+  if (cfg_.blocks) cfg_.blocks->report(os);
   os << "packet_pool.available=" << pool_.available() << '\n'
      << "packet_pool.exhausted=" << pool_.exhausted() << '\n';
 }

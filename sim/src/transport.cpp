@@ -232,10 +232,11 @@ void Transport::responder(Qp& qp, Packet* /*p*/, const protocol::PacketView& v) 
       }
       qp.in_message = Qp::InMessage::write;
       const std::uint32_t gen = qp.generation;
-      if (len != 0 && !mem.write(qp.write_va, v.payload.data(), len, rx_meter_)) {
+      wait_posted_write();
+      if (qp.generation != gen || qp.state == QpState::free) return;  // released meanwhile
+      if (len != 0 && !post_write(qp.write_va, v.payload.data(), len)) {
         model_fatal(name(), "memory write outside the memory passed the MR check");
       }
-      if (qp.generation != gen || qp.state == QpState::free) return;  // released meanwhile
       qp.write_va += len;
       qp.write_remaining -= len;
       if (info.ends_message()) {
@@ -270,6 +271,35 @@ void Transport::responder(Qp& qp, Packet* /*p*/, const protocol::PacketView& v) 
   }
   qp.epsn = psn_add(psn, 1);
   if (bth.ack_req) send_ack(qp, psn, protocol::kAethAck);
+}
+
+// A NIC's RX path hands payload to a write buffer and goes on; waiting for each DDR write to
+// complete would serialise RX processing and the DDR access and cap a stream near half line rate.
+// One write may be in flight while the next packet is processed. Ordering is kept by the single
+// memory channel: a later read (KernelEngine) starts only after every earlier write completed.
+void Transport::wait_posted_write() {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  if (write_done_ <= now) return;
+  const sc_core::sc_time d = write_done_ - now;
+  rx_meter_.account(static_cast<std::uint64_t>(d / rx_meter_.cycle() + 0.5));
+  sc_core::wait(d);
+}
+
+bool Transport::post_write(std::uint64_t addr, const std::uint8_t* data, std::uint64_t len) {
+  tlm::tlm_generic_payload trans;
+  trans.set_command(tlm::TLM_WRITE_COMMAND);
+  trans.set_address(addr);
+  // TLM's payload pointer is non-const; a write never modifies it.
+  trans.set_data_ptr(const_cast<std::uint8_t*>(data));
+  trans.set_data_length(static_cast<unsigned int>(len));
+  trans.set_streaming_width(static_cast<unsigned int>(len));
+  trans.set_byte_enable_ptr(nullptr);
+  trans.set_dmi_allowed(false);
+  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  mem.socket->b_transport(trans, delay);
+  write_done_ = sc_core::sc_time_stamp() + delay;
+  return trans.is_response_ok();
 }
 
 void Transport::send_ack(Qp& qp, std::uint32_t psn, std::uint8_t syndrome) {

@@ -11,7 +11,12 @@
 
 #include <systemc>
 
+#include "naa/sim/net_port.hpp"
 #include "naa/sim/runner.hpp"
+#if NAA_SIM_HAS_RTL
+#include "naa/rtl/mr_table_broken_rtl.hpp"
+#include "naa/sim/rtl_blocks.hpp"
+#endif
 
 namespace {
 
@@ -33,16 +38,31 @@ Options:
   --width N          datapath width in bytes per cycle (default 64)
   --mtu-max N        largest path MTU accepted in a CM REQ: 256, 512, 1024, 2048 or 4096
                      (default 4096); a REQ asking for more is rejected (REJ 26)
-  --seed N           seed for rkeys, comm IDs and starting PSNs (default 1)
+  --seed N           seed for rkeys, comm IDs, starting PSNs and fault decisions (default 1)
+  --fault-rx SPEC    inject faults into received datagrams at the port; SPEC is
+                     loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P (any subset, P in [0,1];
+                     a reordered datagram is overtaken by the next N, default 3); counted as
+                     net_port.fault_rx.* (docs/reliability.md)
+  --fault-tx SPEC    the same for datagrams the NAA sends (net_port.fault_tx.*)
   --stats            print statistics on exit (they are always printed on SIGUSR1)
   --stats-file FILE  write statistics to FILE (replaced atomically) instead of stdout; implies
                      --stats
   --log-level L      error, warn, info or debug (default warn); logs go to stderr
+  --mr-table=MODE    the MR table as the C++ model, as the Verilated RTL (rtl/sv/mr_table.sv),
+                     or both in lockstep: model, rtl or lockstep (default model)
+  --kernels=MODE     the same for the kernels that have RTL (add1/add2, vadd_i32, crc32; RTL
+                     kernels need --width 16 or 64, add1/add2 also 1); others stay C++ models
+  --trace FILE.fst   FST waveform (GTKWave) of the Verilated blocks, on the simulated time axis;
+                     with lockstep it ends at the first divergence (docs/sim/rtl.md)
   --help             print this help and exit
 
 Output: one line "naa-sim: listening on IP:4791 (cm port N)" on stdout once it serves; then
 statistics as key=value lines between "naa-sim.stats_seq=N" and "naa-sim.end=1".
 Signals: SIGINT/SIGTERM stop cleanly (pcap flushed), SIGUSR1 prints statistics.
+Lockstep: the first divergence between a block's model and its RTL prints a report on stderr
+(block, port, expected and actual values, simulated time, the command to reproduce) and stops.
+Exit status: 0 stopped by a signal, 1 cannot listen or write the pcap, 2 bad command line,
+3 lockstep divergence.
 )USAGE";
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -58,6 +78,28 @@ std::uint64_t parse_u64(const char* s, const char* what, std::uint64_t max) {
     usage_error(std::string("bad value for ") + what + ": " + s);
   }
   return v;
+}
+
+// The command line, quoted for a POSIX shell: what a divergence report says to run again.
+constexpr const char* kShellSafe =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,+-@%";
+// Used only when naa-sim links the RTL blocks (NAA_SIM_HAS_RTL); unused otherwise.
+[[maybe_unused]] std::string command_line(int argc, char* argv[]) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool plain = !a.empty() && a.find_first_not_of(kShellSafe) == std::string::npos;
+    if (!out.empty()) out += ' ';
+    if (plain) {
+      out += a;
+      continue;
+    }
+    out += '\'';
+    for (const char ch : a)
+      out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    out += '\'';
+  }
+  return out;
 }
 
 std::uint64_t parse_size(const char* s) {
@@ -93,6 +135,11 @@ int sc_main(int argc, char* argv[]) {
   naa::sim::SimConfig cfg;
   naa::sim::RunOptions opts;
   naa::sim::LogLevel level = naa::sim::LogLevel::warn;
+  // Blocks with RTL (docs/sim/rtl.md): parsed here, built once the whole command line is known.
+  std::string mr_table_mode = "model";
+  std::string kernels_mode = "model";
+  std::string trace_path;
+  std::string mr_table_variant = "reference";
   enum : int {
     kListen = 256,
     kCmPort,
@@ -103,9 +150,15 @@ int sc_main(int argc, char* argv[]) {
     kWidth,
     kMtu,
     kSeed,
+    kFaultRx,
+    kFaultTx,
     kStats,
     kStatsFile,
     kLogLevel,
+    kMrTable,
+    kKernels,
+    kTrace,
+    kMrTableVariant,
     kHelp
   };
   static const option kOptions[] = {
@@ -118,9 +171,17 @@ int sc_main(int argc, char* argv[]) {
       {"width", required_argument, nullptr, kWidth},
       {"mtu-max", required_argument, nullptr, kMtu},
       {"seed", required_argument, nullptr, kSeed},
+      {"fault-rx", required_argument, nullptr, kFaultRx},
+      {"fault-tx", required_argument, nullptr, kFaultTx},
       {"stats", no_argument, nullptr, kStats},
       {"stats-file", required_argument, nullptr, kStatsFile},
       {"log-level", required_argument, nullptr, kLogLevel},
+      {"mr-table", required_argument, nullptr, kMrTable},
+      {"kernels", required_argument, nullptr, kKernels},
+      {"trace", required_argument, nullptr, kTrace},
+      // Hidden: the deliberately broken MR table RTL (docs/rtl/mr_table.md "Broken variant"),
+      // only to show lockstep catching a bug (testbench/sim/test_rtl_lockstep.cpp).
+      {"mr-table-variant", required_argument, nullptr, kMrTableVariant},
       {"help", no_argument, nullptr, kHelp},
       {nullptr, 0, nullptr, 0},
   };
@@ -173,6 +234,14 @@ int sc_main(int argc, char* argv[]) {
       case kSeed:
         cfg.seed = parse_u64(optarg, "--seed", UINT64_MAX);
         break;
+      case kFaultRx:
+      case kFaultTx: {
+        std::string why;
+        if (!naa::sim::parse_fault_spec(optarg, c == kFaultRx ? cfg.fault_rx : cfg.fault_tx, why)) {
+          usage_error(std::string(c == kFaultRx ? "bad --fault-rx: " : "bad --fault-tx: ") + why);
+        }
+        break;
+      }
       case kStats:
         opts.stats_on_exit = true;
         break;
@@ -193,6 +262,26 @@ int sc_main(int argc, char* argv[]) {
           usage_error("bad --log-level: " + l);
         break;
       }
+      case kMrTable:
+      case kKernels: {
+        const std::string m = optarg;
+        if (m != "model" && m != "rtl" && m != "lockstep") {
+          usage_error(std::string(c == kMrTable ? "--mr-table" : "--kernels") +
+                      " must be model, rtl or lockstep, not " + m);
+        }
+        (c == kMrTable ? mr_table_mode : kernels_mode) = m;
+        break;
+      }
+      case kTrace:
+        trace_path = optarg;
+        if (trace_path.empty()) usage_error("--trace needs a file name");
+        break;
+      case kMrTableVariant:
+        mr_table_variant = optarg;
+        if (mr_table_variant != "reference" && mr_table_variant != "broken") {
+          usage_error("--mr-table-variant must be reference or broken");
+        }
+        break;
       case kHelp:
         std::cout << kUsage;
         return 0;
@@ -205,8 +294,48 @@ int sc_main(int argc, char* argv[]) {
   // SystemC's own reports would otherwise end the process on a warning-turned-error; keep them
   // as messages (nothing a peer sends reaches SystemC).
   sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DISPLAY);
+  const bool want_rtl = mr_table_mode != "model" || kernels_mode != "model" ||
+                        !trace_path.empty() || mr_table_variant != "reference";
+#if NAA_SIM_HAS_RTL
+  std::shared_ptr<naa::sim::RtlBlocks> rtl;
+  if (want_rtl) {
+    naa::sim::RtlBlocksOptions ro;
+    ro.mr_table = *naa::sim::parse_block_mode(mr_table_mode);
+    ro.kernels = *naa::sim::parse_block_mode(kernels_mode);
+    ro.trace_fst = trace_path;
+    ro.command_line = command_line(argc, argv);
+    ro.mr_table_variant = mr_table_variant;
+    if (mr_table_variant == "broken") {
+      if (ro.mr_table == naa::sim::BlockMode::model) {
+        usage_error("--mr-table-variant needs --mr-table=rtl or lockstep");
+      }
+      ro.mr_table_rtl = [](const naa::rtl::RtlOptions& o) {
+        return naa::rtl::make_mr_table_broken_rtl(o);
+      };
+    }
+    try {
+      rtl = std::make_shared<naa::sim::RtlBlocks>(std::move(ro), cfg);
+    } catch (const std::exception& e) {
+      usage_error(e.what());
+    }
+    for (const std::string& note : rtl->notes())
+      std::cerr << "naa-sim: " << note << '\n';
+    cfg.blocks = rtl;
+  }
+#else
+  if (want_rtl) {
+    usage_error(
+        "this naa-sim was built without the RTL blocks (NAA_BUILD_RTL=OFF): --mr-table, "
+        "--kernels and --trace are not available");
+  }
+#endif
   naa::sim::Runner runner(cfg, opts, level);
-  return runner.run();
+  const int status = runner.run();
+#if NAA_SIM_HAS_RTL
+  // The run was stopped by a lockstep divergence (the report is on stderr).
+  if (rtl && rtl->diverged()) return naa::sim::kExitLockstepDivergence;
+#endif
+  return status;
 }
 
 // Our own main (libsystemc's would print its banner on stdout, which scripts parse, before

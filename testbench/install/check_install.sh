@@ -19,6 +19,14 @@ test -x "$prefix/bin/naa-pcap-gen" || { echo "naa-pcap-gen not installed"; exit 
 cmake -S "$consumer" -B "$scratch/cmake-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$scratch/cmake-build" >/dev/null
 out_cmake=$("$scratch/cmake-build/consumer")
+if [ -f "$prefix/lib/pkgconfig/naa-host.pc" ]; then
+  [ -x "$scratch/cmake-build/consumer_host" ] || { echo "naa::host not exported"; exit 1; }
+  echo "cmake host consumer: $("$scratch/cmake-build/consumer_host")"
+  # shellcheck disable=SC2046
+  c++ -o "$scratch/pc-consumer-host" "$consumer/host_main.cpp" \
+    $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs naa-host)
+  echo "pkg-config host consumer: $("$scratch/pc-consumer-host")"
+fi
 
 # 2. pkg-config.
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig

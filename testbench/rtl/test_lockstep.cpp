@@ -15,6 +15,7 @@
 #include "naa/rtl/mr_table.hpp"
 #include "naa/rtl/mr_table_broken_rtl.hpp"
 #include "naa/rtl/mr_table_rtl.hpp"
+#include "naa/rtl/rtl_session.hpp"
 #include "support/mr_traffic.hpp"
 
 #include <gtkwave/fstapi.h>
@@ -209,4 +210,56 @@ TEST_CASE("rtl: flops without reset start random unless x_seed is 0", "[rtl][loc
   CHECK(initial_data(1) != zero);
   CHECK(initial_data(2) != initial_data(1));  // the seed matters...
   CHECK(initial_data(2) == initial_data(2));  // ...and reproduces
+}
+
+TEST_CASE("rtl: blocks of one RtlSession share one waveform on the caller's time axis",
+          "[rtl][lockstep]") {
+  const auto dir = std::filesystem::temp_directory_path() / "naa_rtl_session_test";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "session.fst";
+  std::filesystem::remove(path);
+  std::uint64_t last_ps = 0;
+  {
+    auto session = std::make_shared<RtlSession>(RtlSessionOptions{path.string(), 1, 4000});
+    RtlOptions a;
+    a.name = "table";
+    a.session = session;
+    RtlOptions b;
+    b.name = "adder";
+    b.session = session;
+    auto table = make_mr_table_rtl(a);
+    auto adder = make_add_const_rtl(16, b);
+    MrTableInputs reset;
+    reset.rst_n = false;
+    table->step(reset);  // cycle at 0 ps
+    CHECK(session->last_cycle_ps() == 0);
+    adder->step(AddConstInputs{});  // the next free slot: 4000 ps
+    CHECK(session->last_cycle_ps() == 4000);
+    session->advance_to(1'000'000);  // the caller's clock moved on: 1 us
+    table->step(MrTableInputs{});
+    CHECK(session->last_cycle_ps() == 1'000'000);
+    session->advance_to(500'000);  // never backwards
+    adder->step(AddConstInputs{});
+    CHECK(session->last_cycle_ps() == 1'004'000);
+    CHECK(session->cycles() == 4);
+    last_ps = session->last_cycle_ps();
+    // Verilator cannot add a model to a waveform that has started: refused, not aborted.
+    RtlOptions late;
+    late.session = session;
+    CHECK_THROWS_AS(make_mr_table_rtl(late), std::logic_error);
+    session->close_trace();  // complete now; later cycles are not recorded
+    table->step(MrTableInputs{});
+  }
+  void* reader = fstReaderOpen(path.string().c_str());
+  REQUIRE(reader != nullptr);
+  std::vector<std::string> scopes;
+  while (const fstHier* h = fstReaderIterateHier(reader)) {
+    if (h->htyp == FST_HT_SCOPE) scopes.emplace_back(h->u.scope.name, h->u.scope.name_length);
+  }
+  const std::uint64_t end_time = fstReaderGetEndTime(reader);
+  fstReaderClose(reader);
+  CHECK(std::find(scopes.begin(), scopes.end(), "table") != scopes.end());
+  CHECK(std::find(scopes.begin(), scopes.end(), "adder") != scopes.end());
+  CHECK(end_time == last_ps + 2000);  // the last recorded rising edge
+  std::filesystem::remove_all(dir);
 }

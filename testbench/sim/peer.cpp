@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -528,7 +529,21 @@ std::optional<std::uint32_t> TestPeer::call(
 
 // ---------------------------------------------------------------------------------------------
 
-NaaSimProcess::NaaSimProcess(const std::string& ip, const std::vector<std::string>& args) {
+int sim_test_net() {
+  const char* env = std::getenv("NAA_SIM_TEST_NET");
+  if (env == nullptr || *env == '\0') return 10;
+  const int net = std::atoi(env);
+  if (net < 1 || net > 254) throw std::runtime_error("NAA_SIM_TEST_NET must be 1..254");
+  return net;
+}
+
+std::string sim_test_ip(int n, int m) {
+  return "127." + std::to_string(sim_test_net()) + "." + std::to_string(n) + "." +
+         std::to_string(m);
+}
+
+NaaSimProcess::NaaSimProcess(const std::string& ip, const std::vector<std::string>& args,
+                             const std::string& stderr_file) {
   char tmpl[] = "/tmp/naa-sim-stats-XXXXXX";
   const int tfd = ::mkstemp(tmpl);
   if (tfd >= 0) ::close(tfd);
@@ -538,8 +553,20 @@ NaaSimProcess::NaaSimProcess(const std::string& ip, const std::vector<std::strin
   if (::pipe(pipefd) != 0) throw std::runtime_error("pipe");
   std::vector<std::string> argv_s = {NAA_SIM_BINARY, "--listen", ip, "--stats-file", stats_file_};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
+  if (const char* extra = std::getenv("NAA_SIM_EXTRA_ARGS")) {
+    std::istringstream words(extra);
+    for (std::string w; words >> w;)
+      argv_s.push_back(w);
+  }
   pid_ = ::fork();
   if (pid_ == 0) {
+    if (!stderr_file.empty()) {
+      const int efd = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (efd >= 0) {
+        ::dup2(efd, 2);
+        ::close(efd);
+      }
+    }
     ::dup2(pipefd[1], 1);
     ::close(pipefd[0]);
     ::close(pipefd[1]);
@@ -575,6 +602,7 @@ NaaSimProcess::NaaSimProcess(const std::string& ip, const std::vector<std::strin
 
 NaaSimProcess::~NaaSimProcess() {
   (void)stop();
+  ::unlink(stats_file_.c_str());  // the statistics file is ours (mkstemp); do not leave it in /tmp
 }
 
 std::uint64_t NaaSimProcess::stat_in(const std::string& text, const std::string& key) {
@@ -622,6 +650,18 @@ void NaaSimProcess::freeze() {
 
 void NaaSimProcess::thaw() {
   if (pid_ > 0) ::kill(pid_, SIGCONT);
+}
+
+std::optional<int> NaaSimProcess::wait_exit(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return std::nullopt;
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (::waitpid(pid_, &status, WNOHANG) != pid_) {
+    if (std::chrono::steady_clock::now() > end) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 int NaaSimProcess::stop() {

@@ -206,11 +206,21 @@ class TestPeer {
   std::uint64_t icrc_failures_ = 0, nonzero_ids_ = 0, received_ = 0;
 };
 
+// The second octet of every address the sim suites use: 127.<net>.<n>.<m>. NAA_SIM_TEST_NET in
+// the environment (default 10) gives each registration of a suite (model, rtl, lockstep: see
+// testbench/sim/CMakeLists.txt) its own addresses, so `ctest -j` may run them side by side.
+int sim_test_net();
+std::string sim_test_ip(int n, int m);
+
 // naa-sim as a child process on its own address.
 class NaaSimProcess {
  public:
-  // Starts naa-sim with --listen ip --stats-file <tmp> plus `args`, waits for the ready line.
-  NaaSimProcess(const std::string& ip, const std::vector<std::string>& args = {});
+  // Starts naa-sim with --listen ip --stats-file <tmp> plus `args`, plus the words of
+  // NAA_SIM_EXTRA_ARGS from the environment (e.g. "--mr-table=rtl --kernels=rtl": the whole
+  // suite runs again with the RTL blocks), waits for the ready line. naa-sim's stderr goes to
+  // `stderr_file` if given, else it is inherited.
+  NaaSimProcess(const std::string& ip, const std::vector<std::string>& args = {},
+                const std::string& stderr_file = {});
   ~NaaSimProcess();
   NaaSimProcess(const NaaSimProcess&) = delete;
   NaaSimProcess& operator=(const NaaSimProcess&) = delete;
@@ -223,6 +233,9 @@ class NaaSimProcess {
   static std::uint64_t stat_in(const std::string& text, const std::string& key);
   // SIGTERM, waits; returns the exit status (or -1). Statistics of the exit stay readable.
   int stop();
+  // Waits up to `timeout` for naa-sim to exit by itself (e.g. after a lockstep divergence);
+  // returns its exit status (-1 if killed by a signal), or nullopt if it is still running.
+  std::optional<int> wait_exit(std::chrono::milliseconds timeout);
   [[nodiscard]] std::string last_stats() const;
   [[nodiscard]] bool running() const { return pid_ > 0; }
   // SIGSTOP / SIGCONT: datagrams sent while frozen wait in naa-sim's socket and are all read in

@@ -23,10 +23,10 @@ namespace p = naa::protocol;
 namespace {
 
 std::string naa_ip(int n) {
-  return "127.10." + std::to_string(n) + ".1";
+  return sim_test_ip(n, 1);  // 127.10.n.1 (NAA_SIM_TEST_NET: peer.hpp)
 }
 std::string peer_ip(int n, int k = 2) {
-  return "127.10." + std::to_string(n) + "." + std::to_string(k);
+  return sim_test_ip(n, k);
 }
 
 p::MrspRequestEntry entry(std::uint8_t flags, std::uint64_t naa_addr, std::uint32_t size,
@@ -55,7 +55,7 @@ std::uint32_t fn_of(std::uint32_t imm) {
 TEST_CASE("connect - MRSP - add1 call - disconnect", "[sim]") {
   NaaSimProcess naa(naa_ip(1));
   REQUIRE(naa.ready());
-  CHECK(naa.ready_line() == "naa-sim: listening on 127.10.1.1:4791 (cm port 12345)");
+  CHECK(naa.ready_line() == "naa-sim: listening on " + naa_ip(1) + ":4791 (cm port 12345)");
   TestPeer peer(peer_ip(1), naa_ip(1));
   Connection c;
   REQUIRE(peer.connect(c) == 0);

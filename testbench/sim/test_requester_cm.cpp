@@ -3,8 +3,9 @@
 // RNR NAK, retry exhaustion, window and AckReq spacing, ACK coalescing, duplicate REQ,
 // half-open expiry, first data packet as RTU. The peer misbehaves on purpose (ResponderFaults)
 // and logs what it receives; every test asserts packets, bytes and naa-sim counters.
-// Addresses 127.10.<n>.x with n >= 100 (test_naa_sim.cpp uses n < 100). Simulated timeouts are
-// short because they also elapse in wall time (docs/sim/timing.md).
+// Addresses 127.<net>.<n>.x (net: NAA_SIM_TEST_NET, default 10) with n >= 100 (test_naa_sim.cpp
+// uses n < 100). Simulated timeouts are short because they also elapse in wall time
+// (docs/sim/timing.md).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -20,10 +21,10 @@ namespace p = naa::protocol;
 namespace {
 
 std::string naa_ip(int n) {
-  return "127.10." + std::to_string(n) + ".1";
+  return sim_test_ip(n, 1);  // 127.10.n.1 (NAA_SIM_TEST_NET: peer.hpp)
 }
 std::string peer_ip(int n, int k = 2) {
-  return "127.10." + std::to_string(n) + "." + std::to_string(k);
+  return sim_test_ip(n, k);
 }
 
 constexpr std::uint8_t kOut = p::kMrspFlagOutput;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -63,7 +64,22 @@ enum class Errc : std::uint8_t {
 class Error : public std::system_error {
  public:
   Error(std::error_code ec, const std::string& detail)
-      : std::system_error(ec, detail.empty() ? ec.message() : detail) {}
+      : std::system_error(ec), what_(std::make_shared<const std::string>(compose(ec, detail))) {}
+  [[nodiscard]] const char* what() const noexcept override { return what_->c_str(); }
+
+ private:
+  // "detail: message", but the message once: std::system_error(ec, detail) appends it even when
+  // the detail already ends with it (most details do, for the C API, which has no error_code),
+  // and made "...failed: transport retry counter exceeded: transport retry counter exceeded".
+  static std::string compose(std::error_code ec, const std::string& detail) {
+    const std::string m = ec.message();
+    if (detail.empty()) return m;
+    if (detail.size() >= m.size() && detail.compare(detail.size() - m.size(), m.size(), m) == 0) {
+      return detail;
+    }
+    return detail + ": " + m;
+  }
+  std::shared_ptr<const std::string> what_;  // shared: copying an exception must not throw
 };
 
 }  // namespace naa::host

@@ -15,6 +15,10 @@
  *   NAA_CALL_TIMEOUT_MS   how long naa_wait waits for the NAA's reply (default 60000)
  *   NAA_PCAP              write a pcap of the endpoint's traffic to this file
  *   NAA_PATH_MTU          256..4096 (default 4096)
+ *   NAA_TRANSPORT         "udp" (default: the UdpRoce endpoint) or "verbs" (rdma-core: a RoCE
+ *                         NIC or Soft-RoCE; NAA_PCAP does not apply, and bytes_received is the
+ *                         length of the NAA's last write, as in the reference, because verbs
+ *                         cannot see RDMA WRITEs into host memory; docs/real-nic.md)
  *
  * Differences from the reference implementation, on purpose:
  * - naa_status.bytes_received counts every byte the NAA wrote into the output regions during the

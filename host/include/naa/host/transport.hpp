@@ -169,6 +169,9 @@ struct TransportStats {
   std::uint64_t dropped_out_of_order = 0;  // after a sequence NAK, until ePSN arrives
   std::uint64_t dropped_other = 0;
   std::uint64_t icmp_errors = 0;
+  // Injected faults (UdpRoceOptions::fault_rx / fault_tx; docs/reliability.md).
+  std::uint64_t fault_rx_loss = 0, fault_rx_dup = 0, fault_rx_reorder = 0, fault_rx_corrupt = 0;
+  std::uint64_t fault_tx_loss = 0, fault_tx_dup = 0, fault_tx_reorder = 0, fault_tx_corrupt = 0;
 };
 
 class Transport {
@@ -190,6 +193,10 @@ class Transport {
   // Bytes peers have written into this region so far (RDMA WRITE payload and receives), so that
   // callers can report how much a call returned.
   [[nodiscard]] virtual std::uint64_t remote_bytes_written(const MemoryRegion& mr) const = 0;
+  // False for backends that cannot see RDMA WRITEs into host memory (Verbs): remote_bytes_written
+  // then counts received SENDs only, and Session reports the reply WRITE_WITH_IMM's DMA length
+  // instead, as the NAAICE host library does.
+  [[nodiscard]] virtual bool observes_remote_writes() const noexcept { return true; }
 
   // IB CM active side: REQ, wait for REP (retrying the REQ), RTU. On failure returns nullptr, sets
   // ec (naa_unreachable, cm_timeout, connection_refused, connection_rejected, ...) and, if given,

@@ -17,7 +17,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "naa/host/transport.hpp"
@@ -27,6 +29,23 @@ namespace naa::host {
 // Who makes progress (receives packets, runs timers): the caller inside poll/wait calls (manual)
 // or a background thread owned by the endpoint (automatic), as in libfabric.
 enum class Progress : std::uint8_t { manual, automatic };
+
+// Network fault injection for one direction of the endpoint (docs/reliability.md): probabilities
+// per datagram. A reordered datagram is overtaken by the next `reorder_delay` datagrams in its
+// direction (or released after 1 ms); a corrupted one has one bit flipped, so the receiver's ICRC
+// check drops it. Counted in TransportStats::fault_*.
+struct FaultOptions {
+  double loss = 0.0;
+  double dup = 0.0;
+  double reorder = 0.0;
+  double corrupt = 0.0;
+  std::uint32_t reorder_delay = 3;
+};
+
+// Parses "loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P" (any subset; "none" or "" = no
+// fault). False, with the reason in *error, on a bad spec.
+[[nodiscard]] bool parse_fault_options(std::string_view text, FaultOptions& out,
+                                       std::string* error = nullptr);
 
 struct UdpRoceOptions {
   // Host-order IPv4. Empty: the first 127.0.0.x (x >= 3) whose port 4791 is free.
@@ -41,6 +60,11 @@ struct UdpRoceOptions {
   std::uint32_t first_qpn = 0x11;
   // Seed for comm IDs, transaction IDs and starting PSNs; 0 = from std::random_device.
   std::uint64_t seed = 0;
+  // Fault injection on received / sent datagrams, decided by a generator seeded with fault_seed
+  // (deterministic for a given seed and datagram sequence).
+  FaultOptions fault_rx;
+  FaultOptions fault_tx;
+  std::uint64_t fault_seed = 1;
 };
 
 // Opens the endpoint. On failure returns nullptr and sets ec (address_in_use, no_free_address,
@@ -48,6 +72,16 @@ struct UdpRoceOptions {
 [[nodiscard]] std::shared_ptr<Transport> open_udp_roce(const UdpRoceOptions& options,
                                                        std::error_code& ec,
                                                        std::string* detail = nullptr);
+
+// Changes the fault injection of a running UdpRoce endpoint (e.g. a link that goes dead mid-call).
+// False if `transport` is not a UdpRoce endpoint.
+bool set_udp_roce_faults(Transport& transport, const FaultOptions& rx, const FaultOptions& tx);
+
+// For fuzzers and tests: processes `datagram` (BTH .. ICRC) as if it had arrived on the endpoint's
+// 4791 socket from src_ip:src_port, on the caller's thread (fault injection does not apply). False
+// if `transport` is not a UdpRoce endpoint.
+bool inject_udp_roce_datagram(Transport& transport, std::span<const std::uint8_t> datagram,
+                              std::uint32_t src_ip, std::uint16_t src_port);
 
 // Parses a dotted quad into a host-order IPv4 address.
 [[nodiscard]] std::optional<std::uint32_t> parse_ipv4(const std::string& text) noexcept;

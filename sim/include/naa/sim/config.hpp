@@ -4,10 +4,27 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include <systemc>
 
 namespace naa::sim {
+
+class BlockFactory;  // block_factory.hpp: RTL / lockstep implementations of blocks
+
+// Network fault injection at NetPort, one direction (docs/reliability.md): probabilities per
+// datagram, drawn from a generator seeded by --seed, so a run is reproducible for a given seed and
+// datagram sequence. A reordered datagram is overtaken by the next `reorder_delay` datagrams (or
+// released after kReorderHoldNs of simulated time if fewer come).
+struct FaultSpec {
+  double loss = 0.0;
+  double dup = 0.0;
+  double reorder = 0.0;
+  double corrupt = 0.0;  // flips a bit; the receiver's ICRC check rejects the datagram
+  std::uint32_t reorder_delay = 3;
+  static constexpr double kReorderHoldNs = 100'000.0;
+  [[nodiscard]] bool active() const { return loss > 0 || dup > 0 || reorder > 0 || corrupt > 0; }
+};
 
 struct SimConfig {
   // ---- clock and datapath ----
@@ -25,7 +42,14 @@ struct SimConfig {
 
   // ---- service ----
   std::uint16_t cm_port = 12345;  // rdma_cm port: service ID 0x0000000001060000 | port
-  std::uint64_t seed = 1;         // rkeys, comm IDs, starting PSNs
+  std::uint64_t seed = 1;         // rkeys, comm IDs, starting PSNs, fault decisions
+  FaultSpec fault_rx;             // --fault-rx: datagrams arriving at NetPort
+  FaultSpec fault_tx;             // --fault-tx: datagrams NetPort sends
+
+  // ---- block implementations (docs/sim/rtl.md) ----
+  // Other implementations of the blocks that exist as RTL (--mr-table, --kernels: model, RTL or
+  // lockstep), supplied by the program; null = the C++ models.
+  std::shared_ptr<BlockFactory> blocks;
 
   // ---- fixed latencies in cycles (documented per block in docs/sim/) ----
   std::uint32_t netport_latency = 8;    // MAC/PCS + UDP offload

@@ -1,7 +1,8 @@
 // The kernel registry (PROTOCOL.md 5.3): a kernel is a class with a function code, a name, a cycle
 // cost model and a run() over the connection's regions. Adding a kernel is adding a class and one
-// register_kernel() line (docs/sim/kernels.md), not editing a switch. This is the C++ contract a
-// Verilated kernel will implement too (cycles() then comes from the RTL run).
+// register_kernel() line (docs/rtl/add-a-kernel.md), not editing a switch. A kernel backed by
+// Verilated RTL (naa::sim_rtl, docs/sim/rtl.md) implements the same contract; its execute() takes
+// the cycle count from the RTL run instead of the cost model.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,12 @@ struct KernelCall {
   [[nodiscard]] KernelRegion* output(std::size_t i) const;
 };
 
+// The outcome of one kernel run: the return code and the compute cycles it took.
+struct KernelRun {
+  std::uint32_t rc = 0;
+  std::uint64_t cycles = 0;
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -50,12 +57,23 @@ class Kernel {
   [[nodiscard]] virtual std::uint64_t cycles(const KernelCall& call, std::uint32_t width) const = 0;
   // Runs on the loaded bytes; returns the return code (0 = success, 0x10.. kernel-specific).
   virtual std::uint32_t run(KernelCall& call) const = 0;
+  // What the KernelEngine calls (after check() passed): runs and says how many cycles it took.
+  // The default is the cost model plus run(); an RTL-backed kernel counts the cycles at its
+  // block's ports.
+  virtual KernelRun execute(KernelCall& call, std::uint32_t width) const {
+    const std::uint64_t c = cycles(call, width);
+    return KernelRun{run(call), c};
+  }
 };
 
 class KernelRegistry {
  public:
+  // Registers k under its function code, replacing what was there.
   void register_kernel(std::unique_ptr<Kernel> k);
   [[nodiscard]] const Kernel* find(std::uint8_t fn) const;
+  // Removes the kernel of `fn` and hands it over (nullptr if none): to wrap it in another
+  // implementation of the same function and register that.
+  [[nodiscard]] std::unique_ptr<Kernel> take(std::uint8_t fn);
   [[nodiscard]] std::size_t size() const;
   // The registry with the built-in kernels of PROTOCOL.md 5.3.
   [[nodiscard]] static KernelRegistry with_builtins();

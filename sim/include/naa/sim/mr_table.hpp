@@ -2,11 +2,12 @@
 // rkey, base, length, access, owner QP}, direct-indexed by the low 8 bits of the rkey, so a
 // lookup is one cycle in hardware. Every remote access the Transport performs is checked here.
 //
-// The block has a narrow contract (MrTableIf) because a later issue puts Verilated RTL behind the
-// same port contract: program/invalidate from the MRSP handler, lookup from the Transport.
+// The block has a narrow contract (MrTableIf) so that Verilated RTL (rtl/sv/mr_table.sv) can sit
+// behind it: program/invalidate from the MRSP handler, lookup from the Transport.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -41,13 +42,19 @@ enum class MrCheck : std::uint8_t {
 inline constexpr std::size_t kMrCheckCount = 5;
 [[nodiscard]] std::string_view to_string(MrCheck c) noexcept;
 
-// The port contract of the MR table (model or RTL).
+// The port contract of the MR table: the C++ model below, or the Verilated RTL (naa::sim_rtl,
+// docs/sim/rtl.md). lookup() is not const: an RTL implementation clocks its block.
 class MrTableIf {
  public:
   virtual ~MrTableIf() = default;
   [[nodiscard]] virtual std::size_t size() const = 0;
   [[nodiscard]] virtual MrCheck lookup(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
-                                       std::uint8_t access, std::uint32_t qpn) const = 0;
+                                       std::uint8_t access, std::uint32_t qpn) = 0;
+  // True if the implementation has port timing of its own (RTL): last_lookup_cycles() is then
+  // what the last lookup took from request to result. False (the C++ model): the configured
+  // mr_latency applies.
+  [[nodiscard]] virtual bool timed() const { return false; }
+  [[nodiscard]] virtual std::uint32_t last_lookup_cycles() const { return 0; }
   virtual void program(std::size_t index, const MrEntry& entry) = 0;
   virtual void invalidate(std::size_t index) = 0;
   [[nodiscard]] virtual const MrEntry& entry(std::size_t index) const = 0;
@@ -59,7 +66,7 @@ class MrTableModel final : public MrTableIf {
   explicit MrTableModel(std::size_t entries) : entries_(entries) {}
   [[nodiscard]] std::size_t size() const override { return entries_.size(); }
   [[nodiscard]] MrCheck lookup(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
-                               std::uint8_t access, std::uint32_t qpn) const override;
+                               std::uint8_t access, std::uint32_t qpn) override;
   void program(std::size_t index, const MrEntry& entry) override { entries_.at(index) = entry; }
   void invalidate(std::size_t index) override { entries_.at(index) = MrEntry{}; }
   [[nodiscard]] const MrEntry& entry(std::size_t index) const override {
@@ -74,8 +81,11 @@ class MrTableModel final : public MrTableIf {
 // counters around an MrTableIf implementation.
 class MrTable : public sc_core::sc_module {
  public:
-  MrTable(sc_core::sc_module_name name, const SimConfig& cfg);
-  // Timed lookup: call from an SC_THREAD; waits mr_latency cycles.
+  // impl: the implementation (BlockFactory::make_mr_table); nullptr = MrTableModel.
+  MrTable(sc_core::sc_module_name name, const SimConfig& cfg,
+          std::unique_ptr<MrTableIf> impl = nullptr);
+  // Timed lookup: call from an SC_THREAD; waits mr_latency cycles (the model), or the cycles the
+  // RTL took from request to result, after looking up (the RTL samples the request at once).
   [[nodiscard]] MrCheck check(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
                               std::uint8_t access, std::uint32_t qpn);
   [[nodiscard]] MrTableIf& table() { return *impl_; }

@@ -8,12 +8,22 @@
 // the local address. Each QP sends from its own UDP source port roce_udp_source_port(qpn) through
 // a lazily opened send-only socket with the same options; if that port cannot be bound, the QP
 // falls back to the listening socket and port 4791 (the ICRC always uses the real port).
+//
+// Fault injection (--fault-rx / --fault-tx, docs/reliability.md): each direction can lose,
+// duplicate, reorder (bounded) and corrupt datagrams at the port, as a lossy link would. Corruption
+// flips one bit of the datagram and leaves detection to RxPipe's ICRC check (or the peer's).
+//
+// Without a socket (in-process harnesses such as the fuzzer): inject() feeds datagrams in and
+// set_tx_tap() receives what the NAA sends; no socket is ever opened.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
+#include <string_view>
 
 #include <systemc>
 
@@ -27,6 +37,41 @@ class io_context;
 }
 
 namespace naa::sim {
+
+// Parses "loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P" (any subset, P in [0,1]); "none" or ""
+// is no fault. Returns false and says why in `error`.
+[[nodiscard]] bool parse_fault_spec(std::string_view text, FaultSpec& out, std::string& error);
+
+// One direction's injector: per datagram it draws five numbers (loss, dup, reorder, corrupt, bit)
+// whatever the outcome, so decisions depend only on the seed and the datagram sequence.
+class NetFault {
+ public:
+  struct Decision {
+    bool drop = false;
+    bool duplicate = false;
+    bool reorder = false;
+    bool corrupt = false;
+    std::uint64_t bit = 0;  // bit to flip (mod datagram bits) when corrupt
+  };
+  NetFault(const FaultSpec& spec, std::uint64_t seed);
+  [[nodiscard]] bool active() const { return spec_.active(); }
+  [[nodiscard]] const FaultSpec& spec() const { return spec_; }
+  [[nodiscard]] Decision decide();
+  // Flips a bit of `datagram` such that the ICRC check of a receiver that knows `h` (the real
+  // 4-tuple) fails. The ICRC with an unknown IPv4 ID is only 16-bit strong (PROTOCOL.md 2), so
+  // about one flip in 65536 would pass; such a flip is undone and another bit taken (counted as
+  // corrupt_redrawn): the injector models detectable line errors.
+  void corrupt(std::uint8_t* data, std::size_t size, const protocol::Ipv4UdpHeaders& h,
+               std::uint64_t bit);
+  void report(std::ostream& os, std::string_view prefix) const;
+
+  std::uint64_t seen = 0, dropped = 0, duplicated = 0, reordered = 0, corrupted = 0, redrawn = 0;
+  std::uint64_t already_bad = 0;  // corrupted datagrams whose ICRC had failed before
+
+ private:
+  FaultSpec spec_;
+  std::mt19937_64 rng_;
+};
 
 class NetPort : public sc_core::sc_module {
  public:
@@ -54,13 +99,37 @@ class NetPort : public sc_core::sc_module {
   // RxPipe reports each received datagram with its recovered IPv4 ID for the tap.
   void tap_rx(const Packet& p);
 
+  // Harness side (no socket): inject one datagram as if it had arrived from peer_ip:peer_port at
+  // local_ip; false if no buffer is free or the port FIFO is full. Outside sc_start only.
+  bool inject(protocol::ByteView datagram, std::uint32_t peer_ip, std::uint16_t peer_port,
+              std::uint32_t local_ip);
+  // The address a socket-less harness serves (open() sets it otherwise); the ICRCs use it.
+  void set_local_ip(std::uint32_t ip) { local_ip_ = ip; }
+  // Sees every datagram the port transmits (after tx faults), with its UDP source port.
+  void set_tx_tap(std::function<void(const Packet&, std::uint16_t)> tap) {
+    tx_tap_ = std::move(tap);
+  }
+
   void report(std::ostream& os) const;
 
  private:
   struct Sockets;
+  struct Held {
+    Packet* packet;
+    std::uint32_t overtakes_left;
+    sc_core::sc_time deadline;
+  };
   void rx_thread();
   void tx_thread();
   void send_datagram(const Packet& p, std::uint16_t src_port);
+  void rx_forward(Packet* p);                  // to RxPipe, then releases held ones overtaken
+  void tx_emit(Packet* p, bool release_held);  // socket + pcap + tap; returns p to the pool
+  void tx_send_once(const Packet& p);
+  // Waits until `in` has data or the earliest held datagram is due; releases due ones via
+  // `release`. Returns when `in` has data.
+  template <class Release>
+  void wait_with_held(Channel<Packet*>& in, std::deque<Held>& held, Release release);
+  Packet* copy_of(const Packet& p);  // nullptr if the pool is empty
 
   ModelContext& ctx_;
   std::unique_ptr<Sockets> sockets_;
@@ -71,6 +140,10 @@ class NetPort : public sc_core::sc_module {
   CycleMeter rx_meter_, tx_meter_;
   std::uint64_t rx_datagrams_ = 0, rx_bytes_ = 0, tx_datagrams_ = 0, tx_bytes_ = 0;
   std::uint64_t rx_truncated_ = 0, rx_no_buffer_ = 0, tx_errors_ = 0, port_fallbacks_ = 0;
+  std::uint64_t rx_socket_drops_ = 0;  // SO_RXQ_OVFL: dropped by the kernel, buffer full
+  NetFault rx_fault_, tx_fault_;
+  std::deque<Held> rx_held_, tx_held_;
+  std::function<void(const Packet&, std::uint16_t)> tx_tap_;
 };
 
 }  // namespace naa::sim

@@ -71,6 +71,10 @@ class Transport : public sc_core::sc_module, public PeerTimerClient {
   void qp_error(Qp& qp, const char* why);
   bool send_next_packet(Qp& qp);    // requester: one packet if the window allows
   bool send_read_response(Qp& qp);  // responder: one READ RESPONSE packet
+  // Posted payload writes (docs/performance.md): the RX path issues a WRITE's payload to memory
+  // and goes on with the next packet; it waits only while the previous write is still in flight.
+  void wait_posted_write();
+  [[nodiscard]] bool post_write(std::uint64_t addr, const std::uint8_t* data, std::uint64_t len);
   void drop(TransportDrop d) { drops_.add(static_cast<std::size_t>(d)); }
 
   ModelContext& ctx_;
@@ -80,6 +84,7 @@ class Transport : public sc_core::sc_module, public PeerTimerClient {
   std::size_t rr_ = 0;                      // round-robin position of the tx scheduler
   std::vector<std::uint32_t> timer_fired_;  // cookies fired, handled by tx_thread
   std::vector<std::uint8_t> scratch_;
+  sc_core::sc_time write_done_ = sc_core::SC_ZERO_TIME;  // completion of the last posted write
   ReasonCounters<kTransportDropCount> drops_;
   ReasonCounters<static_cast<std::size_t>(NakSent::count_)> naks_;
   std::uint64_t rx_packets_ = 0, rx_payload_bytes_ = 0, acks_sent_ = 0, duplicates_ = 0, reads_ = 0,

@@ -78,7 +78,8 @@ struct MrTableOutputs {
 
 // The interface a model, a Verilated RTL adapter and a lockstep pair all implement.
 // Concurrency: an instance (model, RTL or lockstep) is used by one thread at a time; distinct
-// instances are independent (each Verilated instance owns its VerilatedContext).
+// instances are independent (each Verilated instance owns its VerilatedContext), except the
+// blocks of one shared RtlSession, which are used by one thread at a time together.
 class MrTablePort {
  public:
   using Inputs = MrTableInputs;

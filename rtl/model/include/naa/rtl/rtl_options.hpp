@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace naa::rtl {
+
+class RtlSession;  // naa/rtl/rtl_session.hpp, library naa::rtl_session
 
 struct RtlOptions {
   // Instance name in the waveform and in messages; empty = the block name.
@@ -19,6 +22,11 @@ struct RtlOptions {
   std::uint32_t x_seed = 1;
   // Clock period in the waveform (picoseconds); 4000 = the 250 MHz NAA core clock.
   std::uint64_t clock_period_ps = 4000;
+  // Several blocks in one VerilatedContext and one waveform (naa-sim does this): the block joins
+  // the session, whose trace file, seed and clock period then apply (trace_fst, x_seed and
+  // clock_period_ps above are ignored). Null = the block gets a session of its own, built from the
+  // fields above.
+  std::shared_ptr<RtlSession> session;
 };
 
 }  // namespace naa::rtl

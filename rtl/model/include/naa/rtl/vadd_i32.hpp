@@ -36,7 +36,8 @@ struct VaddI32Outputs {
 
 // The interface the model, the Verilated RTL adapter and the lockstep pair implement.
 // Concurrency: an instance (model, RTL or lockstep) is used by one thread at a time; distinct
-// instances are independent (each Verilated instance owns its VerilatedContext).
+// instances are independent (each Verilated instance owns its VerilatedContext), except the
+// blocks of one shared RtlSession, which are used by one thread at a time together.
 class VaddI32Port {
  public:
   using Inputs = VaddI32Inputs;

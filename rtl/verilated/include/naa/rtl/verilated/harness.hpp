@@ -1,5 +1,6 @@
-// The adapter kit, Verilator side (docs/rtl/plug-in-your-rtl.md): Harness owns one
-// VerilatedContext and one Verilated model, clocks it one cycle per step, traces it on request;
+// The adapter kit, Verilator side (docs/rtl/plug-in-your-rtl.md): Harness owns one Verilated
+// model in a VerilatedContext (its own, or an RtlSession shared with other blocks), clocks it one
+// cycle per step, traces it on request;
 // put_*/get_* pack the C++ port structs into Verilated ports. Include it only from code that is
 // compiled against a naa_verilate() target (it needs Verilator's headers). Follows Verilator's
 // examples: the harness owns the context (never a global), tracing is compiled in and switched on
@@ -16,6 +17,7 @@
 #include <verilated_fst_c.h>
 
 #include "naa/rtl/rtl_options.hpp"
+#include "naa/rtl/rtl_session.hpp"
 
 namespace naa::rtl::verilated {
 
@@ -24,17 +26,14 @@ class Harness {
  public:
   Harness(const RtlOptions& options, std::string_view block)
       : name_(options.name.empty() ? std::string(block) : options.name),
-        period_ps_(options.clock_period_ps),
-        context_(std::make_unique<VerilatedContext>()) {
-    // Flops without reset start random (--x-initial unique) unless x_seed is 0.
-    context_->randReset(options.x_seed != 0 ? 2 : 0);
-    if (options.x_seed != 0) context_->randSeed(static_cast<int>(options.x_seed & 0x7FFFFFFFU));
-    if (!options.trace_fst.empty()) context_->traceEverOn(true);
-    top_ = std::make_unique<V>(context_.get(), name_.c_str());
-    if (!options.trace_fst.empty()) {
-      trace_ = std::make_unique<VerilatedFstC>();
-      top_->trace(trace_.get(), 99);
-      trace_->open(options.trace_fst.c_str());
+        session_(options.session
+                     ? options.session
+                     : std::make_shared<RtlSession>(RtlSessionOptions{
+                           options.trace_fst, options.x_seed, options.clock_period_ps})) {
+    top_ = std::make_unique<V>(&session_->context(), name_.c_str());
+    if (VerilatedFstC* fst = session_->attach()) {
+      top_->trace(fst, 99);
+      traced_ = true;
     }
     // Start with the clock low and reset released, so that a first cycle with rst_ni low is a
     // falling edge that the asynchronous reset sees (Verilator evaluates edges, not levels: a
@@ -49,36 +48,38 @@ class Harness {
   Harness& operator=(const Harness&) = delete;
 
   ~Harness() {
+    // The waveform refers to this model: complete it before the model goes away.
+    if (traced_) session_->close_trace();
     top_->final();
-    if (trace_) trace_->close();
   }
 
   [[nodiscard]] V& top() noexcept { return *top_; }
+  [[nodiscard]] RtlSession& session() noexcept { return *session_; }
 
   // The inputs of the current cycle are on the ports: settle with the clock low, so outputs
   // (including combinational paths from inputs) are those of the cycle.
   void settle() {
+    start_ps_ = session_->begin_cycle();
     top_->clk_i = 0;
     top_->eval();
-    if (trace_) trace_->dump(cycle_ * period_ps_);
+    session_->dump(start_ps_);
   }
 
   // The rising edge that ends the cycle.
   void rising_edge() {
+    const std::uint64_t edge = start_ps_ + session_->period_ps() / 2;
+    session_->context().time(edge);
     top_->clk_i = 1;
     top_->eval();
-    if (trace_) trace_->dump(cycle_ * period_ps_ + period_ps_ / 2);
-    ++cycle_;
-    context_->time(cycle_ * period_ps_);
+    session_->dump(edge);
   }
 
  private:
   std::string name_;
-  std::uint64_t period_ps_;
-  std::uint64_t cycle_ = 0;
-  std::unique_ptr<VerilatedContext> context_;
+  std::shared_ptr<RtlSession> session_;
   std::unique_ptr<V> top_;
-  std::unique_ptr<VerilatedFstC> trace_;
+  bool traced_ = false;
+  std::uint64_t start_ps_ = 0;
 };
 
 // Verilated ports of up to 64 bits are unsigned integers (CData/SData/IData/QData); wider ones

@@ -1,0 +1,29 @@
+// BlockFactory: where the Naa gets the implementations of the blocks that also exist as RTL
+// (ARCHITECTURE.md "The NAA model": each runs as the C++ model, as Verilated RTL or in lockstep,
+// chosen per block at run time). naa::sim itself knows only the C++ models and never sees
+// Verilator; a program that wants RTL (naa-sim, through naa::sim_rtl, docs/sim/rtl.md) puts a
+// factory into SimConfig::blocks. The Naa calls it while it is built, before simulation starts.
+#pragma once
+
+#include <memory>
+#include <ostream>
+
+#include "naa/sim/config.hpp"
+#include "naa/sim/kernels.hpp"
+#include "naa/sim/mr_table.hpp"
+
+namespace naa::sim {
+
+class BlockFactory {
+ public:
+  virtual ~BlockFactory() = default;
+  // The MR table behind MrTableIf; nullptr = the C++ model (MrTableModel).
+  [[nodiscard]] virtual std::unique_ptr<MrTableIf> make_mr_table(const SimConfig& cfg) = 0;
+  // Replaces kernels of `registry` by other implementations of the same function codes (a kernel
+  // without another implementation stays as registered).
+  virtual void install_kernels(KernelRegistry& registry, const SimConfig& cfg) = 0;
+  // Statistics of the implementations, `key=value` lines (docs/sim/naa-sim.md).
+  virtual void report(std::ostream& os) const = 0;
+};
+
+}  // namespace naa::sim

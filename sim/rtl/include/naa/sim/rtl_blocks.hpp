@@ -1,0 +1,115 @@
+// naa::sim_rtl: the blocks of the simulated NAA that also exist as RTL (the MR table, the kernels
+// add1/add2, vadd_i32 and crc32), as Verilated RTL or in lockstep with their cycle models, for
+// naa-sim's --mr-table=model|rtl|lockstep, --kernels=model|rtl|lockstep and --trace
+// (docs/sim/rtl.md). RtlBlocks is the BlockFactory a program puts into SimConfig::blocks.
+//
+// - The MR table runs behind MrTableIf over rtl::MrTablePort: program / invalidate is one write
+//   cycle, a lookup is the request cycle plus the cycles until the result (1 for the reference
+//   RTL); entry() and free-entry searches read a C++ shadow (the RTL has no read port).
+// - A kernel with RTL streams each region through its block, W bytes per beat (W = --width), and
+//   takes the cycle count from the run; kernels without RTL stay C++ models in every mode.
+// - All Verilated blocks share one VerilatedContext and one FST waveform, on the simulated time
+//   axis; a block is clocked only while it has work.
+// - Lockstep: the first divergence prints a report (simulated time and cycle, block, port,
+//   expected and actual, waveform time, the command to reproduce) on stderr, ends the waveform and
+//   stops naa-sim (its SIGTERM path); the program then exits with kExitLockstepDivergence.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "naa/rtl/lockstep.hpp"
+#include "naa/rtl/mr_table.hpp"
+#include "naa/rtl/rtl_options.hpp"
+#include "naa/sim/block_factory.hpp"
+
+namespace naa::rtl {
+class RtlSession;
+}
+
+namespace naa::sim {
+
+enum class BlockMode : std::uint8_t { model, rtl, lockstep };
+[[nodiscard]] std::optional<BlockMode> parse_block_mode(std::string_view s);
+[[nodiscard]] std::string_view to_string(BlockMode m) noexcept;
+
+// naa-sim's exit status after a lockstep divergence stopped the run (docs/sim/naa-sim.md).
+inline constexpr int kExitLockstepDivergence = 3;
+
+using MrTableRtlFactory =
+    std::function<std::unique_ptr<rtl::MrTablePort>(const rtl::RtlOptions& options)>;
+
+struct RtlBlocksOptions {
+  BlockMode mr_table = BlockMode::model;
+  BlockMode kernels = BlockMode::model;
+  // --trace: FST waveform of every Verilated block; empty = none.
+  std::string trace_fst;
+  // The command line that reproduces this run (printed in a divergence report).
+  std::string command_line;
+  // Seed of the unreset flops' initial values (rtl::RtlOptions::x_seed).
+  std::uint32_t x_seed = 1;
+  // The MR table RTL; empty = the reference rtl/sv/mr_table.sv (naa::rtl_mr_table). Your own
+  // table goes here (docs/rtl/plug-in-your-rtl.md); naa-sim's --mr-table-variant=broken puts the
+  // deliberately broken one.
+  MrTableRtlFactory mr_table_rtl;
+  std::string mr_table_variant = "reference";  // its name, for messages
+};
+
+class RtlBlocks final : public BlockFactory {
+ public:
+  // Builds every Verilated block the options ask for, at cfg's clock and width, and resets them.
+  // Throws std::invalid_argument with a message for the user when the options cannot work with
+  // cfg: RTL modes with more than 32 MR entries, kernels not Verilated at cfg.width, --trace
+  // without any RTL block or to a path that cannot be written.
+  RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg);
+  ~RtlBlocks() override;
+  RtlBlocks(const RtlBlocks&) = delete;
+  RtlBlocks& operator=(const RtlBlocks&) = delete;
+
+  [[nodiscard]] std::unique_ptr<MrTableIf> make_mr_table(const SimConfig& cfg) override;
+  void install_kernels(KernelRegistry& registry, const SimConfig& cfg) override;
+  void report(std::ostream& os) const override;
+
+  // Informational lines for the user (e.g. a kernel whose RTL cannot exist at this width and so
+  // stays a C++ model), to print at startup.
+  [[nodiscard]] const std::vector<std::string>& notes() const noexcept { return notes_; }
+  // The first lockstep divergence, if there was one: its full report.
+  [[nodiscard]] bool diverged() const noexcept { return report_.has_value(); }
+  [[nodiscard]] const std::optional<std::string>& divergence_report() const noexcept {
+    return report_;
+  }
+
+  // ---- for the block implementations (rtl_blocks.cpp, rtl_kernels.cpp) ----
+  // Every lockstep pair reports here; the first divergence stops the run.
+  void on_divergence(const rtl::Divergence& d);
+  // Before clocking a block: its next cycle starts no earlier than the simulated time.
+  void sync_time();
+  struct Counters {
+    std::uint64_t mr_cycles = 0;   // MR table cycles clocked
+    std::uint64_t mr_lookups = 0;  // lookups through the RTL
+    std::uint64_t kernel_cycles = 0;
+    std::uint64_t kernel_runs = 0;
+  };
+  Counters counters;
+
+ private:
+  struct Kernels;  // the Verilated kernels (rtl_kernels.cpp)
+
+  RtlBlocksOptions options_;
+  double clock_mhz_;
+  std::uint32_t width_;
+  std::uint32_t mr_entries_;
+  std::shared_ptr<rtl::RtlSession> session_;
+  std::unique_ptr<rtl::MrTablePort> mr_port_;  // until make_mr_table() takes it
+  std::shared_ptr<Kernels> kernels_;
+  std::vector<std::string> notes_;
+  std::optional<std::string> report_;
+};
+
+}  // namespace naa::sim

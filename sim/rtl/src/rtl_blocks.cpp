@@ -1,0 +1,470 @@
+#include "naa/sim/rtl_blocks.hpp"
+
+#include <bit>
+#include <cmath>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#include <systemc>
+
+#include "naa/protocol/bytes.hpp"
+#include "naa/rtl/add_const_rtl.hpp"
+#include "naa/rtl/crc32_rtl.hpp"
+#include "naa/rtl/mr_table_rtl.hpp"
+#include "naa/rtl/rtl_session.hpp"
+#include "naa/rtl/vadd_i32_rtl.hpp"
+#include "naa/sim/common.hpp"
+#include "stream_driver.hpp"
+
+namespace naa::sim {
+
+std::optional<BlockMode> parse_block_mode(std::string_view s) {
+  if (s == "model") return BlockMode::model;
+  if (s == "rtl") return BlockMode::rtl;
+  if (s == "lockstep") return BlockMode::lockstep;
+  return std::nullopt;
+}
+
+std::string_view to_string(BlockMode m) noexcept {
+  switch (m) {
+    case BlockMode::model:
+      return "model";
+    case BlockMode::rtl:
+      return "rtl";
+    case BlockMode::lockstep:
+      return "lockstep";
+  }
+  return "?";
+}
+
+namespace {
+
+// A lookup whose result has not appeared after this many cycles is an RTL bug.
+constexpr std::uint32_t kMaxLookupCycles = 16;
+
+std::uint64_t sim_time_ps() {
+  return static_cast<std::uint64_t>(std::llround(sc_core::sc_time_stamp().to_seconds() * 1e12));
+}
+
+// The RTL's status, in the sim's terms (docs/rtl/mr_table.md "Differences from the simulated
+// NAA's model": the sim folds no_entry and key_mismatch into bad_rkey).
+MrCheck to_check(rtl::MrStatus s) {
+  switch (s) {
+    case rtl::MrStatus::ok:
+      return MrCheck::ok;
+    case rtl::MrStatus::no_entry:
+    case rtl::MrStatus::key_mismatch:
+      return MrCheck::bad_rkey;
+    case rtl::MrStatus::owner_mismatch:
+      return MrCheck::wrong_owner;
+    case rtl::MrStatus::bounds:
+      return MrCheck::out_of_bounds;
+    case rtl::MrStatus::permission:
+      return MrCheck::no_permission;
+  }
+  model_fatal("mr_table",
+              "the RTL answered an undefined status " + std::to_string(static_cast<unsigned>(s)));
+}
+
+// MrTableIf over the MR table's port (RTL or lockstep pair). The RTL has no read port, so entry()
+// and the MRSP handler's free-entry search read a shadow kept on every write.
+class MrTableRtl final : public MrTableIf {
+ public:
+  MrTableRtl(std::unique_ptr<rtl::MrTablePort> port, std::size_t entries, RtlBlocks& blocks)
+      : port_(std::move(port)), shadow_(entries), blocks_(blocks) {}
+
+  [[nodiscard]] std::size_t size() const override { return shadow_.size(); }
+  [[nodiscard]] bool timed() const override { return true; }
+  [[nodiscard]] std::uint32_t last_lookup_cycles() const override { return last_cycles_; }
+
+  // The request cycle, then cycles until the result (1 for the reference RTL).
+  [[nodiscard]] MrCheck lookup(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
+                               std::uint8_t access, std::uint32_t qpn) override {
+    // RETH and READ lengths are 32-bit fields (PROTOCOL.md 1): nothing longer reaches the table.
+    if (len > 0xFFFFFFFFU) model_fatal("mr_table", "lookup length beyond the 32-bit port");
+    blocks_.sync_time();
+    rtl::MrTableInputs in;
+    in.lookup.valid = true;
+    in.lookup.rkey = rkey;
+    in.lookup.va = va;
+    in.lookup.len = static_cast<std::uint32_t>(len);
+    in.lookup.access = static_cast<std::uint8_t>(access & rtl::kMrAccessMask);
+    in.lookup.qpn = qpn & 0xFFFFFFU;
+    (void)step(in);
+    in.lookup = rtl::MrTableLookup{};
+    rtl::MrTableOutputs out;
+    std::uint32_t cycles = 0;
+    do {
+      out = step(in);
+      ++cycles;
+    } while (!out.rsp_valid && cycles < kMaxLookupCycles);
+    if (!out.rsp_valid) {
+      model_fatal("mr_table", "the RTL gave no result within " + std::to_string(kMaxLookupCycles) +
+                                  " cycles of a lookup");
+    }
+    last_cycles_ = cycles;
+    ++blocks_.counters.mr_lookups;
+    return to_check(out.rsp_status);
+  }
+
+  // One write cycle.
+  void program(std::size_t index, const MrEntry& e) override {
+    // MRSP sizes are 32-bit (PROTOCOL.md 5.1); rkeys are tag << 8 | index with index < 32, so
+    // the RTL's rkey[4:0] indexing finds the entry.
+    if (e.length > 0xFFFFFFFFU) model_fatal("mr_table", "region length beyond the 32-bit port");
+    if ((e.rkey & rtl::kMrIndexMask) != index) {
+      model_fatal("mr_table", "rkey " + std::to_string(e.rkey) + " does not index entry " +
+                                  std::to_string(index));
+    }
+    shadow_.at(index) = e;
+    rtl::MrTableInputs in;
+    in.write.valid = true;
+    in.write.index = static_cast<std::uint8_t>(index);
+    in.write.entry_valid = e.valid;
+    in.write.rkey = e.rkey;
+    in.write.base = e.base;
+    in.write.length = static_cast<std::uint32_t>(e.length);
+    in.write.access = static_cast<std::uint8_t>(e.access & rtl::kMrAccessMask);
+    in.write.owner_qpn = e.owner_qpn & 0xFFFFFFU;
+    blocks_.sync_time();
+    (void)step(in);
+  }
+
+  // One write cycle.
+  void invalidate(std::size_t index) override {
+    shadow_.at(index) = MrEntry{};
+    rtl::MrTableInputs in;
+    in.write.valid = true;
+    in.write.index = static_cast<std::uint8_t>(index);
+    in.write.entry_valid = false;
+    blocks_.sync_time();
+    (void)step(in);
+  }
+
+  [[nodiscard]] const MrEntry& entry(std::size_t index) const override { return shadow_.at(index); }
+
+ private:
+  rtl::MrTableOutputs step(const rtl::MrTableInputs& in) {
+    ++blocks_.counters.mr_cycles;
+    return port_->step(in);
+  }
+
+  std::unique_ptr<rtl::MrTablePort> port_;
+  std::vector<MrEntry> shadow_;
+  RtlBlocks& blocks_;
+  std::uint32_t last_cycles_ = rtl::kMrLookupLatency;
+};
+
+// A kernel whose computation runs through a kernel block; function code, name, argument check
+// and cost model (for reference only) stay those of the C++ kernel it replaces.
+class RtlKernel final : public Kernel {
+ public:
+  using Driver = std::function<KernelRun(KernelCall&)>;
+  RtlKernel(std::unique_ptr<Kernel> model, Driver driver)
+      : model_(std::move(model)), driver_(std::move(driver)) {}
+  std::uint8_t function_code() const override { return model_->function_code(); }
+  std::string_view name() const override { return model_->name(); }
+  std::uint32_t check(const KernelCall& call) const override { return model_->check(call); }
+  std::uint64_t cycles(const KernelCall& call, std::uint32_t width) const override {
+    return model_->cycles(call, width);
+  }
+  std::uint32_t run(KernelCall& call) const override { return driver_(call).rc; }
+  KernelRun execute(KernelCall& call, std::uint32_t /*width: the block's own*/) const override {
+    return driver_(call);
+  }
+
+ private:
+  std::unique_ptr<Kernel> model_;
+  Driver driver_;
+};
+
+std::string join_widths(std::span<const std::uint32_t> widths) {
+  std::string s;
+  for (const std::uint32_t w : widths)
+    s += (s.empty() ? "" : ", ") + std::to_string(w);
+  return s;
+}
+
+bool has_width(std::span<const std::uint32_t> widths, std::uint32_t w) {
+  return std::find(widths.begin(), widths.end(), w) != widths.end();
+}
+
+}  // namespace
+
+struct RtlBlocks::Kernels {
+  std::shared_ptr<rtl::AddConstPort> add_const;  // null: that kernel stays the C++ model
+  std::shared_ptr<rtl::VaddI32Port> vadd_i32;
+  std::shared_ptr<rtl::Crc32Port> crc32;
+};
+
+RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
+    : options_(std::move(options)),
+      clock_mhz_(cfg.clock_mhz),
+      width_(cfg.width),
+      mr_entries_(cfg.mr_entries),
+      kernels_(std::make_shared<Kernels>()) {
+  const bool mr_rtl = options_.mr_table != BlockMode::model;
+  const bool kernels_rtl = options_.kernels != BlockMode::model;
+  const std::string kmode = "--kernels=" + std::string(to_string(options_.kernels));
+
+  // ---- what cannot work ----
+  if (mr_rtl && cfg.mr_entries > rtl::kMrEntries) {
+    throw std::invalid_argument("--mr-table=" + std::string(to_string(options_.mr_table)) +
+                                ": the RTL MR table has " + std::to_string(rtl::kMrEntries) +
+                                " entries, the configuration asks for " +
+                                std::to_string(cfg.mr_entries));
+  }
+  if (kernels_rtl) {
+    if (cfg.width > rtl::kMaxStreamBytes) {
+      throw std::invalid_argument(kmode + ": the RTL kernels carry at most " +
+                                  std::to_string(rtl::kMaxStreamBytes) +
+                                  " bytes per beat, --width is " + std::to_string(cfg.width));
+    }
+    const auto not_built = [&](std::string_view block, std::span<const std::uint32_t> widths) {
+      return std::invalid_argument(
+          kmode + ": " + std::string(block) + " is Verilated at --width " + join_widths(widths) +
+          " only, not " + std::to_string(cfg.width) +
+          " (add the width to NAA_RTL_STREAM_WIDTHS in rtl/CMakeLists.txt and to "
+          "rtl/verilated/src/" +
+          std::string(block) + "_rtl.cpp, or use --kernels=model)");
+    };
+    if (!has_width(rtl::add_const_rtl_widths(), cfg.width)) {
+      throw not_built("add_const", rtl::add_const_rtl_widths());
+    }
+    // Widths at which a kernel's RTL cannot exist (its parameter check refuses them): that
+    // kernel has no RTL at this width and stays the C++ model, like kernels without RTL.
+    if (cfg.width % 4 != 0) {
+      notes_.push_back(kmode + ": vadd_i32 has no RTL at --width " + std::to_string(cfg.width) +
+                       " (its lanes are 4 bytes: W must be a multiple of 4); it runs as the C++ "
+                       "model");
+    } else if (!has_width(rtl::vadd_i32_rtl_widths(), cfg.width)) {
+      throw not_built("vadd_i32", rtl::vadd_i32_rtl_widths());
+    }
+    if (cfg.width < 4 || !std::has_single_bit(cfg.width)) {
+      notes_.push_back(kmode + ": crc32 has no RTL at --width " + std::to_string(cfg.width) +
+                       " (W must be a power of two >= 4); it runs as the C++ model");
+    } else if (!has_width(rtl::crc32_rtl_widths(), cfg.width)) {
+      throw not_built("crc32", rtl::crc32_rtl_widths());
+    }
+  }
+  if (!options_.trace_fst.empty()) {
+    if (!mr_rtl && !kernels_rtl) {
+      throw std::invalid_argument(
+          "--trace records the RTL blocks: it needs --mr-table or --kernels set to rtl or "
+          "lockstep");
+    }
+    if (!std::ofstream(options_.trace_fst, std::ios::trunc)) {
+      throw std::invalid_argument("--trace: cannot write " + options_.trace_fst);
+    }
+  }
+  if (!mr_rtl && !kernels_rtl) return;  // nothing Verilated
+
+  // ---- the Verilated blocks, all in one session, all created before the first cycle ----
+  const auto period_ps = static_cast<std::uint64_t>(std::llround(1e6 / cfg.clock_mhz));
+  session_ = std::make_shared<rtl::RtlSession>(rtl::RtlSessionOptions{
+      options_.trace_fst, options_.x_seed, std::max<std::uint64_t>(period_ps, 2)});
+  const auto rtl_options = [this](std::string_view name) {
+    rtl::RtlOptions o;
+    o.name = std::string(name);
+    o.session = session_;
+    return o;
+  };
+  const auto on_divergence = [this](const rtl::Divergence& d) { this->on_divergence(d); };
+
+  if (mr_rtl) {
+    std::unique_ptr<rtl::MrTablePort> rtl = options_.mr_table_rtl
+                                                ? options_.mr_table_rtl(rtl_options("mr_table"))
+                                                : rtl::make_mr_table_rtl(rtl_options("mr_table"));
+    if (!rtl) throw std::invalid_argument("--mr-table: no MR table RTL could be built");
+    if (options_.mr_table == BlockMode::lockstep) {
+      mr_port_ = std::make_unique<rtl::MrTableLockstep>(std::make_unique<rtl::MrTableModel>(),
+                                                        std::move(rtl), on_divergence);
+    } else {
+      mr_port_ = std::move(rtl);
+    }
+  }
+  if (kernels_rtl) {
+    const std::uint32_t w = cfg.width;
+    const bool lockstep = options_.kernels == BlockMode::lockstep;
+    if (lockstep) {
+      kernels_->add_const = std::make_shared<rtl::AddConstLockstep>(
+          std::make_unique<rtl::AddConstModel>(w),
+          rtl::make_add_const_rtl(w, rtl_options("add_const")), on_divergence);
+    } else {
+      kernels_->add_const = rtl::make_add_const_rtl(w, rtl_options("add_const"));
+    }
+    if (auto v = rtl::make_vadd_i32_rtl(w, rtl_options("vadd_i32"))) {
+      if (lockstep) {
+        kernels_->vadd_i32 = std::make_shared<rtl::VaddI32Lockstep>(
+            std::make_unique<rtl::VaddI32Model>(w), std::move(v), on_divergence);
+      } else {
+        kernels_->vadd_i32 = std::move(v);
+      }
+    }
+    if (auto c = rtl::make_crc32_rtl(w, rtl_options("crc32"))) {
+      if (lockstep) {
+        kernels_->crc32 = std::make_shared<rtl::Crc32Lockstep>(std::make_unique<rtl::Crc32Model>(w),
+                                                               std::move(c), on_divergence);
+      } else {
+        kernels_->crc32 = std::move(c);
+      }
+    }
+  }
+
+  // ---- reset: one cycle with rst_n low each, at simulated time 0 ----
+  if (mr_port_) {
+    rtl::MrTableInputs in;
+    in.rst_n = false;
+    (void)mr_port_->step(in);
+    ++counters.mr_cycles;
+  }
+  if (kernels_->add_const) {
+    rtl::AddConstInputs in;
+    in.rst_n = false;
+    (void)kernels_->add_const->step(in);
+  }
+  if (kernels_->vadd_i32) {
+    rtl::VaddI32Inputs in;
+    in.rst_n = false;
+    (void)kernels_->vadd_i32->step(in);
+  }
+  if (kernels_->crc32) {
+    rtl::Crc32Inputs in;
+    in.rst_n = false;
+    (void)kernels_->crc32->step(in);
+  }
+}
+
+RtlBlocks::~RtlBlocks() = default;
+
+std::unique_ptr<MrTableIf> RtlBlocks::make_mr_table(const SimConfig& cfg) {
+  if (!mr_port_) return nullptr;
+  return std::make_unique<MrTableRtl>(std::move(mr_port_), cfg.mr_entries, *this);
+}
+
+void RtlBlocks::install_kernels(KernelRegistry& registry, const SimConfig& /*cfg*/) {
+  const auto account = [this](const rtl_driver::StreamRun& run, std::string_view block) {
+    counters.kernel_cycles += run.cycles;
+    ++counters.kernel_runs;
+    if (run.stalled) {
+      model_fatal("kernel_engine", std::string(block) + " RTL stalled: no beat moved for " +
+                                       std::to_string(rtl_driver::kStallCycles) + " cycles");
+    }
+  };
+  // add1 / add2: every non-internal region through add_const, in place.
+  if (auto port = kernels_->add_const) {
+    for (const std::uint8_t fn : {std::uint8_t{1}, std::uint8_t{2}}) {
+      std::unique_ptr<Kernel> model = registry.take(fn);
+      if (!model) continue;
+      const std::uint8_t addend = fn;  // PROTOCOL.md 5.3: add1 adds 1, add2 adds 2
+      registry.register_kernel(std::make_unique<RtlKernel>(
+          std::move(model), [this, port, addend, account](KernelCall& call) {
+            sync_time();
+            std::vector<std::span<std::uint8_t>> packets;
+            for (KernelRegion& r : call.regions) {
+              if (!r.is_internal()) packets.push_back(r.bytes);
+            }
+            const auto run = rtl_driver::run_add_const(*port, packets, addend);
+            account(run, "add_const");
+            return KernelRun{0, run.cycles};
+          }));
+    }
+  }
+  // vadd_i32: in0 on stream a, in1 on stream b, n = in0 size rounded down to whole lanes.
+  if (auto port = kernels_->vadd_i32) {
+    if (std::unique_ptr<Kernel> model = registry.take(4)) {
+      registry.register_kernel(
+          std::make_unique<RtlKernel>(std::move(model), [this, port, account](KernelCall& call) {
+            sync_time();
+            KernelRegion* a = call.input(0);
+            KernelRegion* b = call.input(1);
+            KernelRegion* o = call.output(0);
+            const std::uint32_t n = a->size / 4 * 4;
+            const auto run = rtl_driver::run_vadd_i32(*port, a->bytes.first(n), b->bytes, o->bytes);
+            account(run, "vadd_i32");
+            o->result_length = n;
+            return KernelRun{0, run.cycles};
+          }));
+    }
+  }
+  // crc32: in0 as one packet, the CRC little-endian into out0.
+  if (auto port = kernels_->crc32) {
+    if (std::unique_ptr<Kernel> model = registry.take(6)) {
+      registry.register_kernel(
+          std::make_unique<RtlKernel>(std::move(model), [this, port, account](KernelCall& call) {
+            sync_time();
+            const KernelRegion* in = call.input(0);
+            KernelRegion* o = call.output(0);
+            std::uint32_t crc = 0;
+            const auto run = rtl_driver::run_crc32(*port, in->bytes, &crc);
+            account(run, "crc32");
+            protocol::store_le32(o->bytes.data(), crc);
+            o->result_length = 4;
+            return KernelRun{0, run.cycles};
+          }));
+    }
+  }
+}
+
+void RtlBlocks::sync_time() {
+  if (session_) session_->advance_to(sim_time_ps());
+}
+
+void RtlBlocks::report(std::ostream& os) const {
+  const auto flag = [](bool b) { return b ? 1 : 0; };
+  os << "rtl.mr_table.verilated=" << flag(options_.mr_table != BlockMode::model) << '\n'
+     << "rtl.mr_table.lockstep=" << flag(options_.mr_table == BlockMode::lockstep) << '\n'
+     << "rtl.mr_table.cycles=" << counters.mr_cycles << '\n'
+     << "rtl.mr_table.lookups=" << counters.mr_lookups << '\n'
+     << "rtl.kernels.verilated=" << flag(options_.kernels != BlockMode::model) << '\n'
+     << "rtl.kernels.lockstep=" << flag(options_.kernels == BlockMode::lockstep) << '\n'
+     << "rtl.kernels.cycles=" << counters.kernel_cycles << '\n'
+     << "rtl.kernels.runs=" << counters.kernel_runs << '\n'
+     << "rtl.cycles=" << (session_ ? session_->cycles() : 0) << '\n'
+     << "rtl.lockstep.divergences=" << flag(report_.has_value()) << '\n';
+}
+
+void RtlBlocks::on_divergence(const rtl::Divergence& d) {
+  if (report_) return;  // the first divergence of the run is the one that counts
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const double ns = now.to_seconds() * 1e9;
+  const auto naa_cycle =
+      static_cast<std::uint64_t>(std::floor(now.to_seconds() * clock_mhz_ * 1e6 + 1e-6));
+  std::ostringstream r;
+  r << "naa-sim: " << d.to_string() << '\n'
+    << "  block:            " << d.block
+    << (d.block == "mr_table" && options_.mr_table_variant != "reference"
+            ? " (variant " + options_.mr_table_variant + ")"
+            : "")
+    << '\n'
+    << "  port:             " << d.port << '\n'
+    << "  expected (model): " << d.expected << '\n'
+    << "  actual (RTL):     " << d.actual << '\n'
+    << "  simulated time:   " << static_cast<std::uint64_t>(std::llround(ns)) << " ns, NAA cycle "
+    << naa_cycle << " (" << clock_mhz_ << " MHz)\n"
+    << "  block cycle:      " << d.cycle << " (cycles " << d.block
+    << " has been clocked; 0 is its reset)\n";
+  if (session_ && session_->tracing()) {
+    r << "  waveform:         " << session_->trace_path() << ", this cycle at "
+      << session_->last_cycle_ps() << " ps (the file ends with it)\n";
+  } else {
+    r << "  waveform:         none (add --trace FILE.fst to record one)\n";
+  }
+  r << "  reproduce:        " << options_.command_line << '\n'
+    << "                    (and the same traffic from the peer)\n";
+  report_ = r.str();
+  std::cerr << *report_ << std::flush;
+  if (session_) session_->close_trace();
+  // Stop naa-sim: end the current sc_start() and let the runner take its SIGTERM path (statistics
+  // and pcap are written as on any stop); naa-sim then exits with kExitLockstepDivergence.
+  if (sc_core::sc_is_running()) {
+    sc_core::sc_pause();
+    std::raise(SIGTERM);
+  }
+}
+
+}  // namespace naa::sim

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Smoke run of naa-bench (tiny sizes): checks the harness, never timing. Usage: smoke.sh NAA_BENCH DIR
+set -euo pipefail
+bench=$1
+out=$2
+rm -rf "$out"
+fail() { echo "naa-bench smoke: FAIL: $*" >&2; exit 1; }
+
+"$bench" --help | grep -q '^usage: naa-bench' || fail "--help"
+set +e
+"$bench" --no-such-option >/dev/null 2>&1; rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "a bad option exits $rc, not 2"
+
+plot=none
+command -v gnuplot >/dev/null 2>&1 && plot=png
+"$bench" --net 41 --max 4K --reps 2 --stream 256K --write-max 64K --sessions 2 --call-size 16K \
+  --calls 2 --target-reps 5 --idle-seconds 0.3 --plot "$plot" -q -o "$out"
+
+# header_has FILE COLUMN...: every named column is in the header.
+header_has() {
+  local f=$1; shift
+  local h; h=$(head -1 "$out/$f")
+  for col in "$@"; do
+    [[ ",$h," == *",$col,"* ]] || fail "$f has no column $col (header: $h)"
+  done
+}
+# positive FILE COLUMN...: the named columns are numbers > 0 on every data line (and there are lines).
+positive() {
+  local f=$1; shift
+  for col in "$@"; do
+    awk -F, -v col="$col" -v f="$f" '
+      NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
+      { n++; if (!($c ~ /^[0-9.eE+-]+$/) || $c + 0 <= 0) { print f ": " col " = \"" $c "\" on line " NR; bad = 1 } }
+      END { if (n == 0) { print f ": no data lines"; bad = 1 } exit bad }' "$out/$f" || fail "$f $col"
+  done
+}
+
+for f in latency.csv latency_naaice.csv stream.csv sessions.csv targets.csv summary.txt; do
+  [ -s "$out/$f" ] || fail "$f missing or empty"
+done
+header_has latency.csv bytes reps setup_s wall_median_s sim_cycles sim_ns transport_cycles \
+  memory_cycles kernel_cycles udp_median_s
+positive latency.csv bytes setup_s wall_min_s wall_median_s sim_cycles sim_ns transport_cycles \
+  memory_cycles kernel_cycles udp_median_s
+[ "$(head -1 "$out/latency_naaice.csv")" = "byte_length,setup_time,transfer_time" ] ||
+  fail "NAAICE header"
+awk -F, 'NR > 1 && (NF != 3 || $1 !~ /^[0-9]+$/ || $2 + 0 <= 0 || $3 + 0 <= 0) { bad = 1 }
+         END { exit bad }' "$out/latency_naaice.csv" || fail "NAAICE rows"
+# One NAAICE line per call: sizes 1, 2, 3, 5, ... up to 4096, 2 calls each.
+lines=$(($(wc -l < "$out/latency_naaice.csv") - 1))
+points=$(($(wc -l < "$out/latency.csv") - 1))
+[ "$lines" -eq $((2 * points)) ] || fail "NAAICE has $lines lines for $points points x 2 calls"
+[ "$(tail -1 "$out/latency.csv" | cut -d, -f1)" = 4096 ] || fail "sweep does not end at --max"
+header_has stream.csv write_size wall_gbps sim_goodput_gbps line_rate_goodput_gbps udp_gbps \
+  sim_work_cycles_per_wall_s
+positive stream.csv write_size wall_gbps sim_ns sim_goodput_gbps line_rate_goodput_gbps udp_gbps \
+  transport_cycles memory_cycles sim_work_cycles_per_wall_s
+header_has sessions.csv sessions wall_gbps sim_gbps
+positive sessions.csv sessions wall_gbps calls_per_s sim_ns sim_gbps
+[ "$(tail -1 "$out/sessions.csv" | cut -d, -f1)" = 2 ] || fail "sessions sweep does not reach 2"
+for t in "call wall throughput" "nop call latency" "simulated goodput" "simulator speed" \
+  "naa-sim idle CPU"; do
+  grep -q "$t" "$out/summary.txt" || fail "summary has no '$t'"
+done
+if [ "$plot" = png ]; then
+  for p in latency stream sessions; do [ -s "$out/$p.png" ] || fail "$p.png missing"; done
+fi
+echo "naa-bench smoke: OK"

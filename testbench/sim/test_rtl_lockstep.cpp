@@ -1,0 +1,244 @@
+// naa-sim with its Verilated blocks (issue 5; docs/sim/rtl.md), on real RoCEv2 traffic:
+// - lockstep catches the deliberately broken MR table (its bounds check lets an access end one
+//   byte past its region) on an RDMA WRITE that is out of bounds by one byte: naa-sim stops at the
+//   first divergence, at block mr_table, port rsp_status, with the model's and the RTL's answers,
+//   the simulated time and the command to reproduce, exit status 3, and a waveform that ends at
+//   the divergence;
+// - the same traffic with the reference RTL in lockstep: no divergence, the NAK of the model;
+// - a kernel through the RTL: simulated time takes the RTL's cycle count;
+// - RTL modes that cannot work are refused with a message.
+// Addresses 127.<net>.<n>.x with n >= 200 (the three runs of sim_integration use n < 200).
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <gtkwave/fstapi.h>
+
+#include "naa/protocol/immediate.hpp"
+#include "peer.hpp"
+
+using namespace naa::testbench;
+namespace p = naa::protocol;
+
+namespace {
+
+std::string naa_ip(int n) {
+  return sim_test_ip(n, 1);
+}
+std::string peer_ip(int n) {
+  return sim_test_ip(n, 2);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A scratch directory for one test case, removed at the end.
+struct Scratch {
+  std::filesystem::path dir;
+  explicit Scratch(const std::string& name)
+      : dir(std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  ~Scratch() { std::filesystem::remove_all(dir); }
+};
+
+// One connection with one 256-byte INPUT region at 0x1000; an in-bounds WRITE of the whole
+// region (ACKed: model and RTL agree), then a 16-byte WRITE that ends one byte past the region.
+// Returns the ACK/NAK of the second write, if any arrived.
+std::optional<AckRecord> write_one_byte_past(TestPeer& peer, Connection& c) {
+  REQUIRE(peer.connect(c) == 0);
+  const p::MrspRequestEntry e{p::kMrspFlagInput, 0x1000, c.host_va, c.host_rkey, 256};
+  const auto regs = peer.mrsp(c, {e});
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+  const std::uint32_t rkey = regs->regions.at(0).rkey;
+  (void)peer.post_write(c, 0x1000, rkey, std::vector<std::uint8_t>(256, 0x5A));
+  const auto ack = peer.wait_ack(c);
+  REQUIRE(ack);
+  REQUIRE(ack->syndrome == p::kAethAck);
+  c.acks.clear();
+  // [0x1000 + 241, 0x1000 + 257): one byte past the end of the region.
+  (void)peer.post_write(c, 0x1000 + 241, rkey, std::vector<std::uint8_t>(16, 0xA5));
+  return peer.wait_ack(c, Ms(2000));
+}
+
+// The value after "<label>:" on its own line of the report, trimmed.
+std::string report_field(const std::string& report, const std::string& label) {
+  const std::regex re("\\n  " + label + ": *([^\\n]*)");
+  std::smatch m;
+  return std::regex_search(report, m, re) ? m[1].str() : std::string();
+}
+
+}  // namespace
+
+TEST_CASE("lockstep in naa-sim: an RDMA WRITE one byte out of bounds exposes the broken MR table",
+          "[sim][rtl][lockstep]") {
+  Scratch scratch("naa-sim-lockstep-broken");
+  const auto trace = scratch.dir / "run.fst";
+  const auto err = scratch.dir / "stderr.txt";
+  NaaSimProcess naa(naa_ip(200),
+                    {"--mr-table=lockstep", "--mr-table-variant=broken", "--trace", trace.string()},
+                    err.string());
+  REQUIRE(naa.ready());
+  TestPeer peer(peer_ip(200), naa_ip(200));
+  Connection c;
+  (void)write_one_byte_past(peer, c);  // whether the NAK leaves before the stop is not defined
+
+  // naa-sim stops by itself, with the distinct exit status of a divergence.
+  const auto status = naa.wait_exit(Ms(10000));
+  REQUIRE(status);
+  CHECK(*status == 3);
+
+  const std::string report = read_file(err);
+  WARN("naa-sim stderr (the divergence report):\n" << report);
+  // The summary line, as rtl::Divergence::to_string() words it (docs/rtl/README.md).
+  const std::regex summary(
+      "naa-sim: lockstep divergence at cycle ([0-9]+) in mr_table, port rsp_status: expected "
+      "\\(model\\) bounds, actual \\(RTL\\) ok\\n");
+  std::smatch m;
+  REQUIRE(std::regex_search(report, m, summary));
+  const std::uint64_t block_cycle = std::stoull(m[1].str());
+  CHECK(block_cycle > 2);  // reset, programming and the first write's lookup came before
+  CHECK(report_field(report, "block") == "mr_table (variant broken)");
+  CHECK(report_field(report, "port") == "rsp_status");
+  CHECK(report_field(report, "expected \\(model\\)") == "bounds");
+  CHECK(report_field(report, "actual \\(RTL\\)") == "ok");
+  CHECK(report_field(report, "block cycle").rfind(std::to_string(block_cycle) + " ", 0) == 0);
+  // Simulated time and the NAA cycle at 250 MHz (4 ns).
+  const std::regex time_re("([0-9]+) ns, NAA cycle ([0-9]+) \\(250 MHz\\)");
+  const std::string time_field = report_field(report, "simulated time");
+  std::smatch tm;
+  REQUIRE(std::regex_match(time_field, tm, time_re));
+  const std::uint64_t sim_ns = std::stoull(tm[1].str());
+  CHECK(sim_ns > 0);
+  const std::uint64_t naa_cycle = std::stoull(tm[2].str());
+  CHECK(naa_cycle + 1 >= sim_ns / 4);  // rounding: simulated time need not be whole cycles
+  CHECK(naa_cycle <= sim_ns / 4 + 1);
+  // The command to reproduce: this very naa-sim command line.
+  const std::string repro = report_field(report, "reproduce");
+  CHECK(repro.find(NAA_SIM_BINARY) == 0);
+  CHECK(repro.find("--listen " + naa_ip(200)) != std::string::npos);
+  CHECK(repro.find("--mr-table=lockstep") != std::string::npos);
+  CHECK(repro.find("--mr-table-variant=broken") != std::string::npos);
+  CHECK(repro.find("--trace " + trace.string()) != std::string::npos);
+
+  // The waveform: readable by GTKWave's FST reader, with the MR table's ports, ending with the
+  // divergent cycle (the rising edge half a period after the cycle's start), on the simulated
+  // time axis (the result cycle follows the lookup issued at the reported simulated time).
+  const std::regex wave_re(".* at ([0-9]+) ps \\(the file ends with it\\)");
+  const std::string wave_field = report_field(report, "waveform");
+  std::smatch wm;
+  REQUIRE(std::regex_match(wave_field, wm, wave_re));
+  const std::uint64_t divergence_ps = std::stoull(wm[1].str());
+  CHECK(wave_field.rfind(trace.string(), 0) == 0);
+  void* reader = fstReaderOpen(trace.string().c_str());
+  REQUIRE(reader != nullptr);
+  std::vector<std::string> vars;
+  while (const fstHier* h = fstReaderIterateHier(reader)) {
+    if (h->htyp == FST_HT_VAR) vars.emplace_back(h->u.var.name, h->u.var.name_length);
+  }
+  const std::uint64_t end_time = fstReaderGetEndTime(reader);
+  fstReaderClose(reader);
+  const auto has = [&vars](const std::string& name) {
+    return std::any_of(vars.begin(), vars.end(), [&name](const std::string& v) {
+      return v == name || v.rfind(name + " [", 0) == 0;
+    });
+  };
+  CHECK(has("rsp_status_o"));
+  CHECK(has("lk_va_i"));
+  CHECK(end_time == divergence_ps + 2000);
+  CHECK(divergence_ps / 1000 >= sim_ns);
+  CHECK(divergence_ps / 1000 <= sim_ns + 8);
+
+  // The runner's exit statistics were written as on any stop.
+  const std::string s = naa.last_stats();
+  CHECK(NaaSimProcess::stat_in(s, "rtl.lockstep.divergences") == 1);
+  CHECK(NaaSimProcess::stat_in(s, "rtl.mr_table.lockstep") == 1);
+}
+
+TEST_CASE("lockstep in naa-sim: the reference MR table agrees with the model on the same traffic",
+          "[sim][rtl][lockstep]") {
+  NaaSimProcess naa(naa_ip(201), {"--mr-table=lockstep", "--kernels=lockstep"});
+  REQUIRE(naa.ready());
+  TestPeer peer(peer_ip(201), naa_ip(201));
+  Connection c;
+  const auto nak = write_one_byte_past(peer, c);
+  REQUIRE(nak);
+  CHECK(nak->syndrome == p::kNakRemoteAccessError);
+  const std::string s = naa.stats_text();
+  CHECK(NaaSimProcess::stat_in(s, "rtl.lockstep.divergences") == 0);
+  CHECK(NaaSimProcess::stat_in(s, "rtl.mr_table.lookups") == 2);
+  CHECK(NaaSimProcess::stat_in(s, "mr_table.result.out_of_bounds") == 1);
+  CHECK(NaaSimProcess::stat_in(s, "mr_table.cycles") == 2);  // 1 cycle of latency per lookup
+  CHECK(naa.stop() == 0);
+}
+
+TEST_CASE("RTL kernels in naa-sim: simulated time takes the cycles of the RTL run", "[sim][rtl]") {
+  for (const char* mode : {"--kernels=rtl", "--kernels=lockstep"}) {
+    INFO(mode);
+    NaaSimProcess naa(naa_ip(202), {mode});
+    REQUIRE(naa.ready());
+    TestPeer peer(peer_ip(202), naa_ip(202));
+    Connection c;
+    REQUIRE(peer.connect(c) == 0);
+    // add1 over 1000 bytes at W = 64: 16 beats (the last one 40 bytes) through add_const.
+    const p::MrspRequestEntry e{p::kMrspFlagInput | p::kMrspFlagOutput, 0x1000, c.host_va,
+                                c.host_rkey, 1000};
+    const auto regs = peer.mrsp(c, {e});
+    REQUIRE(regs);
+    REQUIRE_FALSE(regs->error);
+    std::vector<std::uint8_t> in(1000);
+    for (std::size_t i = 0; i < in.size(); ++i)
+      in[i] = static_cast<std::uint8_t>(i * 13);
+    const auto imm = peer.call(c, *regs, {{0, in}}, 1);
+    REQUIRE(imm);
+    CHECK((*imm >> 8) == 0);
+    for (std::size_t i = 0; i < in.size(); ++i)
+      REQUIRE(c.host_mem[i] == static_cast<std::uint8_t>(in[i] + 1));
+    const std::string s = naa.stats_text();
+    // 16 beats back to back through a 1-cycle block: 17 cycles (the C++ cost model says 18).
+    CHECK(NaaSimProcess::stat_in(s, "rtl.kernels.cycles") == 17);
+    CHECK(NaaSimProcess::stat_in(s, "kernel.compute_cycles") == 17);
+    CHECK(NaaSimProcess::stat_in(s, "rtl.kernels.runs") == 1);
+    CHECK(NaaSimProcess::stat_in(s, "rtl.lockstep.divergences") == 0);
+    peer.disconnect(c);
+    CHECK(naa.stop() == 0);
+  }
+}
+
+TEST_CASE("naa-sim refuses RTL modes that cannot work, with a message", "[sim][rtl]") {
+  Scratch scratch("naa-sim-rtl-refusals");
+  const auto err = scratch.dir / "stderr.txt";
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{"--kernels=rtl", "--width", "32"},
+       "--kernels=rtl: add_const is Verilated at --width 1, 16, 64 only, not 32"},
+      {{"--kernels=lockstep", "--width", "128"}, "at most 64 bytes per beat"},
+      {{"--trace", (scratch.dir / "x.fst").string()}, "--trace records the RTL blocks"},
+      {{"--mr-table=fast"}, "--mr-table must be model, rtl or lockstep"},
+      {{"--mr-table-variant=broken"}, "--mr-table-variant needs --mr-table=rtl or lockstep"},
+  };
+  for (const Case& k : cases) {
+    INFO(k.message);
+    NaaSimProcess naa(naa_ip(203), k.args, err.string());
+    CHECK_FALSE(naa.ready());
+    const auto status = naa.wait_exit(Ms(5000));
+    REQUIRE(status);
+    CHECK(*status == 2);
+    CHECK(read_file(err).find(k.message) != std::string::npos);
+  }
+}
