@@ -16,32 +16,12 @@
 #include "naa/protocol/immediate.hpp"
 #include "naa/protocol/pcap.hpp"
 #include "peer.hpp"
+#include "sim_tests.hpp"
 
 using namespace naa::testbench;
 namespace p = naa::protocol;
 
 namespace {
-
-std::string naa_ip(int n) {
-  return sim_test_ip(n, 1);  // 127.10.n.1 (NAA_SIM_TEST_NET: peer.hpp)
-}
-std::string peer_ip(int n, int k = 2) {
-  return sim_test_ip(n, k);
-}
-
-p::MrspRequestEntry entry(std::uint8_t flags, std::uint64_t naa_addr, std::uint32_t size,
-                          const Connection& c, std::uint64_t host_off = 0) {
-  const bool internal = (flags & p::kMrspFlagInternal) != 0;
-  return p::MrspRequestEntry{flags, naa_addr, internal ? 0 : c.host_va + host_off,
-                             internal ? 0 : c.host_rkey, size};
-}
-
-std::vector<std::uint8_t> pattern(std::size_t n, std::uint8_t seed) {
-  std::vector<std::uint8_t> v(n);
-  for (std::size_t i = 0; i < n; ++i)
-    v[i] = static_cast<std::uint8_t>(seed + i * 7);
-  return v;
-}
 
 std::uint32_t rc_of(std::uint32_t imm) {
   return imm >> 8;

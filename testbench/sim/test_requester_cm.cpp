@@ -14,27 +14,16 @@
 #include "naa/protocol/immediate.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
 #include "peer.hpp"
+#include "sim_tests.hpp"
 
 using namespace naa::testbench;
 namespace p = naa::protocol;
 
 namespace {
 
-std::string naa_ip(int n) {
-  return sim_test_ip(n, 1);  // 127.10.n.1 (NAA_SIM_TEST_NET: peer.hpp)
-}
-std::string peer_ip(int n, int k = 2) {
-  return sim_test_ip(n, k);
-}
-
 constexpr std::uint8_t kOut = p::kMrspFlagOutput;
 constexpr std::uint8_t kInOut = p::kMrspFlagInput | p::kMrspFlagOutput;
 constexpr std::uint8_t kAdd1 = 1;
-
-p::MrspRequestEntry entry(std::uint8_t flags, std::uint64_t naa_addr, std::uint32_t size,
-                          const Connection& c, std::uint64_t host_off = 0) {
-  return p::MrspRequestEntry{flags, naa_addr, c.host_va + host_off, c.host_rkey, size};
-}
 
 // 4.096 us x 2^t: the NAA's retransmit timeout for the REQ's local ACK timeout t.
 std::chrono::nanoseconds ack_timeout(std::uint8_t t) {

@@ -22,18 +22,12 @@
 
 #include "naa/protocol/immediate.hpp"
 #include "peer.hpp"
+#include "sim_tests.hpp"
 
 using namespace naa::testbench;
 namespace p = naa::protocol;
 
 namespace {
-
-std::string naa_ip(int n) {
-  return sim_test_ip(n, 1);
-}
-std::string peer_ip(int n) {
-  return sim_test_ip(n, 2);
-}
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream f(path);
