@@ -454,7 +454,8 @@ void Transport::arm_retransmit(Qp& qp) {
 // Transmit side: the NAA's own messages and READ responses, round-robin over QPs
 
 void Transport::tx_thread() {
-  std::vector<std::uint32_t> fired;
+  // A member, not a local: a SystemC thread's stack is never unwound at the end of simulation.
+  std::vector<std::uint32_t>& fired = fired_scratch_;
   fired.reserve(256);
   for (;;) {
     fired.swap(timer_fired_);

@@ -10,10 +10,10 @@
 // the end of the memory.
 #pragma once
 
+#include <systemc>
 #include <vector>
 
-#include <systemc>
-
+#include "naa/protocol/mrsp.hpp"
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
 
@@ -40,6 +40,8 @@ class MrspHandler : public sc_core::sc_module {
   void report(std::ostream& os) const;
 
  private:
+  std::vector<Region> placed_scratch_;                         // thread(): see there
+  std::vector<protocol::MrspAdvertisementEntry> adv_scratch_;  // thread()
   struct Work {
     std::uint32_t index = 0;
     std::uint32_t generation = 0;

@@ -81,8 +81,9 @@ class Transport : public sc_core::sc_module, public PeerTimerClient {
   Channel<Packet*> in_;
   sc_core::sc_event tx_work_;
   CycleMeter rx_meter_, tx_meter_;
-  std::size_t rr_ = 0;                      // round-robin position of the tx scheduler
-  std::vector<std::uint32_t> timer_fired_;  // cookies fired, handled by tx_thread
+  std::size_t rr_ = 0;                        // round-robin position of the tx scheduler
+  std::vector<std::uint32_t> timer_fired_;    // cookies fired, handled by tx_thread
+  std::vector<std::uint32_t> fired_scratch_;  // tx_thread's working copy of timer_fired_
   std::vector<std::uint8_t> scratch_;
   sc_core::sc_time write_done_ = sc_core::SC_ZERO_TIME;  // completion of the last posted write
   ReasonCounters<kTransportDropCount> drops_;
