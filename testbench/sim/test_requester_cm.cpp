@@ -32,9 +32,11 @@ std::chrono::nanoseconds ack_timeout(std::uint8_t t) {
 std::chrono::nanoseconds rnr_time(std::uint8_t code) {
   return std::chrono::nanoseconds(p::rnr_timer_ns(code));
 }
-// The timer is armed a little before the packet that started it reaches us: allow 10 %.
+// Wall-clock spacing proves a timer waited instead of firing at once. It is measured between
+// arrivals at the peer, and under load (CI on 2 busy cores) an arrival can lag its send by
+// milliseconds, so allow half the timeout; the exact durations are asserted in simulated time.
 bool at_least(WallClock::duration d, std::chrono::nanoseconds min) {
-  return d >= min * 9 / 10;
+  return d >= min / 2;
 }
 
 std::uint64_t st(const std::string& s, const std::string& key) {
@@ -281,6 +283,8 @@ TEST_CASE("requester: retry_count exhausted by timeouts -> QP error, counted, re
   const auto s = naa.stats_text();
   CHECK(st(s, "transport.timeouts") == 3);
   CHECK(st(s, "transport.retransmits") == 2);
+  // Three full timeouts elapsed in simulated time before the QP went to error.
+  CHECK(st(s, "sim.time_ns") >= 3 * p::local_ack_timeout_ns(12));
   CHECK(st(s, "transport.completion_errors") == 1);
   CHECK(st(s, "transport.qp_errors") == 1);
   CHECK(st(s, "cm.error_disconnects") == 1);

