@@ -86,12 +86,23 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
     // took: the cost model's, or the RTL's own count (an RTL kernel is clocked only here, while
     // it has work).
     const KernelRun run = k->execute(kc, ctx_.cfg.width);
-    kernel_cycles_ += run.cycles;
-    meter_.spend(run.cycles);
-    rc = run.rc;
     ++dispatches_;
     ++per_fn_[fn];
-    for (std::size_t i = 0; i < kr.size(); ++i) {
+    const std::uint64_t limit = ctx_.cfg.kernel_timeout_cycles;
+    const bool timed_out = limit != 0 && run.cycles > limit;
+    if (timed_out) {
+      // The watchdog stops the kernel at its limit: the engine was busy that long, nothing the
+      // kernel computed is stored, and the host learns why (return code 0x02).
+      kernel_cycles_ += limit;
+      meter_.spend(limit);
+      ++timeouts_;
+      rc = static_cast<std::uint32_t>(protocol::ReturnCode::kernel_timeout);
+    } else {
+      kernel_cycles_ += run.cycles;
+      meter_.spend(run.cycles);
+      rc = run.rc;
+    }
+    for (std::size_t i = 0; i < kr.size() && !timed_out; ++i) {
       if (kr[i].is_internal()) continue;
       bytes_processed_ += kr[i].size;
       // The connection may have ended while the kernel ran (each write also waits): its regions
@@ -143,6 +154,7 @@ void KernelEngine::report(std::ostream& os) const {
      << "kernel.aborted=" << aborted_ << '\n'
      << "kernel.unknown_function=" << unknown_fn_ << '\n'
      << "kernel.invalid_arguments=" << invalid_args_ << '\n'
+     << "kernel.timeouts=" << timeouts_ << '\n'
      << "kernel.bad_immediate=" << bad_immediate_ << '\n'
      << "kernel.stale_calls=" << stale_ << '\n'
      << "kernel.bytes_processed=" << bytes_processed_ << '\n';

@@ -38,6 +38,9 @@ Options:
   --width N          datapath width in bytes per cycle (default 64)
   --mtu-max N        largest path MTU accepted in a CM REQ: 256, 512, 1024, 2048 or 4096
                      (default 4096); a REQ asking for more is rejected (REJ 26)
+  --kernel-timeout-cycles N
+                     watchdog: a kernel costing more than N cycles is stopped, its results are
+                     discarded and the call answers return code 0x02 (default 0 = no limit)
   --seed N           seed for rkeys, comm IDs, starting PSNs and fault decisions (default 1)
   --fault-rx SPEC    inject faults into received datagrams at the port; SPEC is
                      loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P (any subset, P in [0,1];
@@ -149,6 +152,7 @@ int sc_main(int argc, char* argv[]) {
     kClock,
     kWidth,
     kMtu,
+    kKernelTimeout,
     kSeed,
     kFaultRx,
     kFaultTx,
@@ -170,6 +174,7 @@ int sc_main(int argc, char* argv[]) {
       {"clock-mhz", required_argument, nullptr, kClock},
       {"width", required_argument, nullptr, kWidth},
       {"mtu-max", required_argument, nullptr, kMtu},
+      {"kernel-timeout-cycles", required_argument, nullptr, kKernelTimeout},
       {"seed", required_argument, nullptr, kSeed},
       {"fault-rx", required_argument, nullptr, kFaultRx},
       {"fault-tx", required_argument, nullptr, kFaultTx},
@@ -231,6 +236,9 @@ int sc_main(int argc, char* argv[]) {
         cfg.mtu_max = static_cast<std::uint32_t>(v);
         break;
       }
+      case kKernelTimeout:
+        cfg.kernel_timeout_cycles = parse_u64(optarg, "--kernel-timeout-cycles", UINT64_MAX);
+        break;
       case kSeed:
         cfg.seed = parse_u64(optarg, "--seed", UINT64_MAX);
         break;

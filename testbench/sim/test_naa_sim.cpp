@@ -744,3 +744,48 @@ TEST_CASE("figures: cycles of a 64 B and a 1 MiB add1 call and cycles per wall s
   peer.disconnect(c);
   CHECK(peer.icrc_failures() == 0);
 }
+
+TEST_CASE("kernel watchdog: over --kernel-timeout-cycles the call answers 0x02 and stores nothing",
+          "[sim]") {
+  // add1 over 64 KiB costs about 1,024 cycles at W = 64 (model and RTL alike), 64 B a few.
+  NaaSimProcess naa(naa_ip(13), {"--kernel-timeout-cycles", "100"});
+  REQUIRE(naa.ready());
+  TestPeer peer(peer_ip(13), naa_ip(13));
+  Connection big;
+  REQUIRE(peer.connect(big) == 0);
+  const auto regs =
+      peer.mrsp(big, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0x10000, 65536, big)});
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+  std::fill(big.host_mem.begin(), big.host_mem.end(), std::uint8_t{0xEE});
+  const auto in = pattern(65536, 5);
+  auto imm = peer.call(big, *regs, {{0, in}}, 1);
+  REQUIRE(imm);
+  CHECK(rc_of(*imm) == 0x02);
+  CHECK(fn_of(*imm) == 1);
+  // Nothing was written back to the host, and the NAA's region still holds the input rather
+  // than input + 1: the watchdog discarded the kernel's results.
+  CHECK(std::all_of(big.host_mem.begin(), big.host_mem.end(),
+                    [](std::uint8_t b) { return b == 0xEE; }));
+  (void)peer.post_read(big, 0x10000, regs->regions[0].rkey, 256);
+  REQUIRE(peer.wait_for([&] { return big.read_data.size() >= 256; }));
+  CHECK(std::equal(big.read_data.begin(), big.read_data.begin() + 256, in.begin()));
+
+  // A kernel within the limit runs normally.
+  Connection small;
+  REQUIRE(peer.connect(small) == 0);
+  const auto r2 =
+      peer.mrsp(small, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0x40000, 64, small)});
+  REQUIRE(r2);
+  REQUIRE_FALSE(r2->error);
+  const auto in2 = pattern(64, 9);
+  imm = peer.call(small, *r2, {{0, in2}}, 1);
+  REQUIRE(imm);
+  CHECK(rc_of(*imm) == 0);
+  CHECK(small.host_mem[7] == static_cast<std::uint8_t>(in2[7] + 1));
+  const auto s = naa.stats_text();
+  CHECK(NaaSimProcess::stat_in(s, "kernel.timeouts") == 1);
+  CHECK(NaaSimProcess::stat_in(s, "kernel.dispatches") == 2);
+  peer.disconnect(big);
+  peer.disconnect(small);
+}

@@ -60,9 +60,13 @@ struct SimConfig {
   std::uint32_t mrsp_latency = 32;      // per MRSP message, plus per entry below
   std::uint32_t mrsp_entry_latency = 4;
   std::uint32_t kernel_latency = 32;  // dispatch overhead per call
-  std::uint32_t mem_latency = 20;     // DDR access latency
-  std::uint32_t mem_width = 64;       // DDR bytes per cycle
-  std::uint32_t txpipe_latency = 4;   // header build + ICRC
+  // Watchdog: a kernel whose cost exceeds this many cycles is stopped there, its results are
+  // discarded (regions keep their contents) and the call answers 0x02 "kernel timeout"
+  // (PROTOCOL.md 5.2). 0 = no limit.
+  std::uint64_t kernel_timeout_cycles = 0;
+  std::uint32_t mem_latency = 20;    // DDR access latency
+  std::uint32_t mem_width = 64;      // DDR bytes per cycle
+  std::uint32_t txpipe_latency = 4;  // header build + ICRC
 
   [[nodiscard]] sc_core::sc_time cycle() const {
     return sc_core::sc_time(1000.0 / clock_mhz, sc_core::SC_NS);

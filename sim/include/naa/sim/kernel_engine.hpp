@@ -44,7 +44,8 @@ class KernelEngine : public sc_core::sc_module {
   std::vector<std::unique_ptr<Channel<Call>>> lanes_;
   CycleMeter meter_;
   std::uint64_t dispatches_ = 0, aborted_ = 0, unknown_fn_ = 0, invalid_args_ = 0,
-                bad_immediate_ = 0, stale_ = 0, bytes_processed_ = 0, kernel_cycles_ = 0;
+                bad_immediate_ = 0, stale_ = 0, bytes_processed_ = 0, kernel_cycles_ = 0,
+                timeouts_ = 0;
   std::array<std::uint64_t, 128> per_fn_{};
 };
 
