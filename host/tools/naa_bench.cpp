@@ -43,6 +43,7 @@
 #include "naa/host/udp_roce.hpp"
 #include "naa/protocol/immediate.hpp"
 #include "naa/protocol/mrsp.hpp"
+#include "size_arg.hpp"
 
 namespace {
 
@@ -101,22 +102,9 @@ Exit status: 0 done, 2 usage error, 3 connection, MRSP or naa-sim failure.
 }
 
 std::uint64_t parse_size(const std::string& s) {
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
-  if (errno != 0 || end == s.c_str() || s[0] == '-') usage_error("bad size '" + s + "'");
-  std::uint64_t mult = 1;
-  const std::string suffix(end);
-  if (suffix == "K" || suffix == "k") {
-    mult = 1ULL << 10;
-  } else if (suffix == "M" || suffix == "m") {
-    mult = 1ULL << 20;
-  } else if (suffix == "G" || suffix == "g") {
-    mult = 1ULL << 30;
-  } else if (!suffix.empty()) {
-    usage_error("bad size suffix in '" + s + "'");
-  }
-  return v * mult;
+  const auto v = naa::tools::parse_size_arg(s);
+  if (!v) usage_error("bad size '" + s + "' (a number with an optional K, M or G suffix)");
+  return *v;
 }
 
 long parse_int(const std::string& s, const char* what, long lo, long hi) {

@@ -19,6 +19,7 @@
 #include "naa/host/verbs.hpp"
 #include "naa/protocol/crc32.hpp"
 #include "naa/protocol/immediate.hpp"
+#include "size_arg.hpp"
 
 namespace {
 
@@ -70,21 +71,12 @@ Example: naa-call --fn vadd_i32 --in gen:4K:1 --in gen:4K:2 --out 4K@sum.bin --v
   std::exit(2);
 }
 
+// Region sizes travel in 32-bit MRSP size fields (PROTOCOL.md 5.1).
 std::uint64_t parse_size(const std::string& s) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
-  if (end == s.c_str()) usage_error("bad size '" + s + "'");
-  std::uint64_t mult = 1;
-  const std::string suffix(end);
-  if (suffix == "K" || suffix == "k")
-    mult = 1ULL << 10;
-  else if (suffix == "M" || suffix == "m")
-    mult = 1ULL << 20;
-  else if (suffix == "G" || suffix == "g")
-    mult = 1ULL << 30;
-  else if (!suffix.empty())
-    usage_error("bad size suffix in '" + s + "'");
-  return v * mult;
+  const auto v = naa::tools::parse_size_arg(s);
+  if (!v) usage_error("bad size '" + s + "' (a number with an optional K, M or G suffix)");
+  if (*v > 0xFFFFFFFFULL) usage_error("size '" + s + "' exceeds 4 GiB - 1 (MRSP sizes are 32-bit)");
+  return *v;
 }
 
 struct RegionArg {

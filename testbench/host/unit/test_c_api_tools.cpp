@@ -127,6 +127,18 @@ TEST_CASE("naa-call --help prints usage a bad option exits 2 with usage on stder
   CHECK(r.err.find("--fn is required") != std::string::npos);
 }
 
+TEST_CASE("naa-call refuses bad sizes with usage and exit 2 instead of crashing") {
+  // Each of these once aborted naa-call (a negative or overflowing size became a huge buffer).
+  for (const char* size : {"-5", "99999999999999999999", "20000000000G", "5X", "", "8G"}) {
+    INFO("--out " << size);
+    const auto r = run_program(NAA_CALL_PATH, {"--fn", "add1", "--out", size});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("usage: naa-call") != std::string::npos);
+  }
+  const auto r = run_program(NAA_CALL_PATH, {"--fn", "add1", "--in", "gen:-1"});
+  CHECK(r.exit_code == 2);
+}
+
 TEST_CASE("naa-call makes calls prints the return code and timings verifies add1") {
   auto p = mini_naa(5);
   auto r =
