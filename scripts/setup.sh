@@ -14,11 +14,11 @@ packages=(
   # tests and their independent oracles
   catch2 tshark python3 python3-scapy
   # code quality and debugging
-  clang clang-format clang-tidy libclang-rt-14-dev valgrind
+  clang clang-14 clang-format clang-tidy libclang-rt-14-dev valgrind
   # benchmarks: plots
   gnuplot-nox
   # the Soft-RoCE test VM of ../shared/vm (its build-image.sh would install these too)
-  qemu-system-x86 qemu-utils debootstrap iproute2
+  qemu-system-x86 qemu-utils debootstrap debian-archive-keyring e2fsprogs iproute2
 )
 
 missing=()
