@@ -410,11 +410,12 @@ void SessionCore::handle(const WorkCompletion& wc) {
     auto r = protocol::decode_result_immediate(wc.imm.value_or(0));
     if (!r) {
       outcome_.ec = Errc::remote_invalid_request;
-      outcome_.detail = "the NAA's reply immediate is not a result (bit 7 set or fn 0)";
+      outcome_.detail = "the NAA's reply immediate is not a result (bit 7 set: a host -> NAA value)";
       return;
     }
     outcome_.result.return_code = r->return_code;
-    outcome_.result.fn = r->fn;
+    // A success carries no function code: report the call's own.
+    outcome_.result.fn = r->fn != 0 ? r->fn : fn_;
     return;
   }
   if (wc.wr_id == seq_ && wc.opcode == WcOpcode::rdma_write) writes_done_ = true;
@@ -441,7 +442,8 @@ bool SessionCore::finished(CallOutcome& out) {
       break;
     }
   }
-  if (!outcome_.ec && outcome_.result.fn != fn_) {
+  // Success (immediate 0) names no function; only a failure echoes it (PROTOCOL.md 5.2).
+  if (!outcome_.ec && outcome_.result.fn != 0 && outcome_.result.fn != fn_) {
     outcome_.detail = "warning: the reply echoes function " + std::to_string(outcome_.result.fn) +
                       ", the call was " + std::to_string(fn_);
   }

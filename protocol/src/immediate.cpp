@@ -23,10 +23,9 @@ Result<std::uint32_t> try_encode_result_immediate(std::uint8_t fn,
 }
 
 Result<ResultImmediate> decode_result_immediate(std::uint32_t imm) noexcept {
+  if (imm == kImmSuccess) return ResultImmediate{0, 0};
   if ((imm & kImmHostToNaa) != 0) return Error::bad_field;
-  const auto fn = static_cast<std::uint8_t>(imm & kImmFunctionMask);
-  if (fn == 0) return Error::bad_field;
-  return ResultImmediate{fn, imm >> 8};
+  return ResultImmediate{static_cast<std::uint8_t>(imm & kImmFunctionMask), imm >> 8};
 }
 
 std::string_view to_string(ReturnCode rc) noexcept {

@@ -73,7 +73,7 @@ struct Arena {
     CHECK(victim_memory() == victim_bytes);
     const auto imm = victim_peer.call(victim, victim_regions, {{0, victim_bytes}}, 1);
     REQUIRE(imm);
-    CHECK((*imm >> 8) == 0);
+    CHECK(*imm == 0);  // PROTOCOL.md 5.2: success is immediate 0
     for (std::size_t i = 0; i < kVictimSize; ++i) {
       REQUIRE(victim.host_mem[i] == static_cast<std::uint8_t>(victim_bytes[i] + 1));
     }

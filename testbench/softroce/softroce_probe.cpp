@@ -281,7 +281,8 @@ void scenario_rnr(const std::shared_ptr<naa::host::Transport>& t, const Options&
   const auto rep = c.wait([](const WorkCompletion& x) { return x.wr_id == 7; });
   require(!rep.status, "reply: " + rep.status.message());
   require(rep.opcode == WcOpcode::recv_rdma_with_imm && rep.imm.has_value(), "reply has no imm");
-  require((*rep.imm >> 8) == 0, "return code " + std::to_string(*rep.imm >> 8));
+  // PROTOCOL.md 5.2: success is immediate 0, exactly.
+  require(*rep.imm == 0, "reply immediate " + std::to_string(*rep.imm) + ", expected 0");
   for (std::size_t i = 0; i < before.size(); ++i)
     require(r.data[i] == static_cast<std::uint8_t>(before[i] + 1), "add1 result differs");
 }
@@ -298,7 +299,7 @@ void scenario_unknown_fn(const std::shared_ptr<naa::host::Transport>& t, const O
   c.post_recv({8, {}});
   c.post_send(call_wr(2, naa::protocol::encode_call_immediate(3, 0), nullptr));  // nop
   rep = c.wait([](const WorkCompletion& x) { return x.wr_id == 8; });
-  require(!rep.status && rep.imm.has_value() && (*rep.imm >> 8) == 0, "nop after fn 99");
+  require(!rep.status && rep.imm.has_value() && *rep.imm == 0, "nop after fn 99");
 }
 
 void scenario_abort(const std::shared_ptr<naa::host::Transport>& t, const Options& o) {
@@ -313,7 +314,7 @@ void scenario_abort(const std::shared_ptr<naa::host::Transport>& t, const Option
           "the NAA answered an aborted call");
   c.post_send(call_wr(2, naa::protocol::encode_call_immediate(2, 0), nullptr));  // add2
   const auto rep = c.wait([](const WorkCompletion& x) { return x.wr_id == 7; });
-  require(!rep.status && rep.imm.has_value() && (*rep.imm >> 8) == 0, "add2 after abort");
+  require(!rep.status && rep.imm.has_value() && *rep.imm == 0, "add2 after abort");
   for (std::size_t i = 0; i < before.size(); ++i)
     require(r.data[i] == static_cast<std::uint8_t>(before[i] + 2), "add2 result differs");
 }

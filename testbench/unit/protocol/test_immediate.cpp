@@ -30,7 +30,10 @@ TEST_CASE("immediate: host -> NAA value and wire bytes", "[immediate]") {
 }
 
 TEST_CASE("immediate: NAA -> host value and wire bytes", "[immediate]") {
-  STATIC_REQUIRE(encode_result_immediate(4, ReturnCode::success) == 0x00000004U);
+  // PROTOCOL.md 5.2: success is 0 whatever the function; a failure is rc << 8 | fn, never 0.
+  STATIC_REQUIRE(encode_result_immediate(4, ReturnCode::success) == kImmSuccess);
+  STATIC_REQUIRE(encode_result_immediate(127, 0) == 0U);
+  STATIC_REQUIRE(immediate_to_wire(encode_result_immediate(6, 0)) == Wire{0, 0, 0, 0});
   STATIC_REQUIRE(immediate_to_wire(encode_result_immediate(6, 0x10)) ==
                  Wire{0x00, 0x00, 0x10, 0x06});
   STATIC_REQUIRE(encode_result_immediate(9, ReturnCode::unknown_function) == 0x00000309U);
@@ -57,9 +60,11 @@ TEST_CASE("immediate: every function code round trips in both directions", "[imm
       CHECK(immediate_from_wire(immediate_to_wire(call)) == call);
 
       const std::uint32_t result = encode_result_immediate(f, bits);
-      CHECK(result == ((bits << 8) | fn));
+      CHECK(result == (bits == 0 ? 0U : ((bits << 8) | fn)));
       CHECK(*try_encode_result_immediate(f, bits) == result);
-      CHECK(*decode_result_immediate(result) == ResultImmediate{f, bits});
+      // Success decodes without a function code (0 carries none); a failure echoes it.
+      CHECK(*decode_result_immediate(result) ==
+            (bits == 0 ? ResultImmediate{0, 0} : ResultImmediate{f, bits}));
       // The directions cannot be confused.
       CHECK(decode_result_immediate(call).error() == Error::bad_field);
       if (result != 0) CHECK(decode_call_immediate(result).error() == Error::bad_field);
@@ -96,11 +101,17 @@ TEST_CASE("immediate: result decode rejections", "[immediate]") {
     INFO("imm " << imm);
     CHECK(decode_result_immediate(imm).error() == Error::bad_field);
   }
-  // Function code 0 cannot be the echo of a call.
-  for (const std::uint32_t imm : {0x00000000U, 0x00000100U, 0xFFFFFF00U}) {
-    INFO("imm " << imm);
-    CHECK(decode_result_immediate(imm).error() == Error::bad_field);
-  }
+}
+
+TEST_CASE("immediate: results as the reference NAA and older NAAs send them", "[immediate]") {
+  // The NAAICE reference software NAA answers success with 0.
+  REQUIRE(decode_result_immediate(0).has_value());
+  CHECK(decode_result_immediate(0)->return_code == 0);
+  // An NAA that echoes the function code on success (naa-sim before this rule): still success.
+  CHECK(*decode_result_immediate(0x00000001U) == ResultImmediate{1, 0});
+  // A failure without the function code: the return code is imm >> 8 as the NAAICE host reads it.
+  CHECK(*decode_result_immediate(0x00000200U) == ResultImmediate{0, 2});
+  CHECK(*decode_result_immediate(0xFFFFFF00U) == ResultImmediate{0, 0xFFFFFF});
 }
 
 TEST_CASE("immediate: checked encoders reject out-of-range values", "[immediate]") {

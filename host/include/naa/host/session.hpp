@@ -113,7 +113,7 @@ struct Placement {
 
 struct CallResult {
   std::uint32_t return_code = 0;     // 0 success, 0x03 unknown function, ... (PROTOCOL.md 5.2)
-  std::uint8_t fn = 0;               // the function code the NAA echoed
+  std::uint8_t fn = 0;               // the call's function code (a failure echoes it)
   std::uint64_t bytes_received = 0;  // bytes the NAA wrote into output regions
   std::vector<std::uint64_t> output_bytes;  // per region (index as declared; 0 for inputs)
   std::uint64_t bytes_sent = 0;             // input bytes written to the NAA

@@ -4,9 +4,13 @@
 // The ImmDt header carries the value big-endian, so the integer and the four wire bytes are two
 // spellings of the same thing:
 //   host -> NAA: value = user24 << 8 | 0x80 | fn   wire: user[23:16] user[15:8] user[7:0] 0x80|fn
-//   NAA -> host: value = rc24 << 8 | fn            wire: rc[23:16]   rc[15:8]   rc[7:0]   fn
-// Bit 7 tells the directions apart, so a host that loops a call back to itself, or an NAA that
-// receives its own reply, notices. The value 0 from a host means "call aborted".
+//   NAA -> host: 0 on success (the NAAICE low-level API: "An immediate value of 0 indicates
+//                success"; the reference software NAA sends it), otherwise
+//                value = rc24 << 8 | fn            wire: rc[23:16]   rc[15:8]   rc[7:0]   fn
+// A failed call's value is never 0 (rc != 0). A host reads 0 as success and `imm >> 8` as the
+// return code otherwise; the NAAICE host library reads `imm >> 8` and sees the right code under
+// both spellings. Bit 7 tells the directions apart, so a host that loops a call back to itself,
+// or an NAA that receives its own reply, notices. The value 0 from a host means "call aborted".
 #pragma once
 
 #include <array>
@@ -77,8 +81,10 @@ inline constexpr std::uint32_t kLastKernelReturnCode = 0x7F;
 // "undefined" (0x80 and up: PROTOCOL.md 5.2 gives them no meaning).
 [[nodiscard]] std::string_view return_code_name(std::uint32_t rc) noexcept;
 
+inline constexpr std::uint32_t kImmSuccess = 0;  // NAA -> host: the call succeeded
+
 struct ResultImmediate {
-  std::uint8_t fn = 0;            // the call's function code, echoed
+  std::uint8_t fn = 0;            // the function code echoed by a failure; 0 when unknown (success)
   std::uint32_t return_code = 0;  // 24 bits; compare with ReturnCode values
   friend bool operator==(const ResultImmediate&, const ResultImmediate&) = default;
 };
@@ -87,10 +93,12 @@ struct ResultImmediate {
   return fn >= kMinFunctionCode && fn <= kMaxFunctionCode && return_code <= kMaxImmReturnCode;
 }
 
-// Precondition: is_valid_result(fn, return_code) (see encode_call_immediate).
+// Precondition: is_valid_result(fn, return_code) (see encode_call_immediate). Success (return
+// code 0) encodes as 0, whatever the function (PROTOCOL.md 5.2).
 [[nodiscard]] constexpr std::uint32_t encode_result_immediate(std::uint8_t fn,
                                                               std::uint32_t return_code) noexcept {
   if (!is_valid_result(fn, return_code)) std::abort();
+  if (return_code == 0) return kImmSuccess;
   return (return_code << 8) | fn;
 }
 [[nodiscard]] constexpr std::uint32_t encode_result_immediate(std::uint8_t fn,
@@ -101,8 +109,10 @@ struct ResultImmediate {
 [[nodiscard]] Result<std::uint32_t> try_encode_result_immediate(std::uint8_t fn,
                                                                 std::uint32_t return_code) noexcept;
 
-// bad_field if bit 7 is set (a host -> NAA value) or the echoed function code is 0 (no call has
-// function code 0, so no reply can echo it). Any 24-bit return code decodes: the code is data.
+// 0 -> {fn 0, return code 0} (success). Otherwise the return code is `imm >> 8` and the function
+// code `imm & 0x7F` (0 if the NAA did not echo it); a value whose return code is 0 (an NAA that
+// echoes the function code on success, as naa-sim did before PROTOCOL.md 5.2 said 0) is a success
+// too. bad_field only if bit 7 is set: that is a host -> NAA value. Any 24-bit code decodes.
 [[nodiscard]] Result<ResultImmediate> decode_result_immediate(std::uint32_t imm) noexcept;
 
 // ---- Wire bytes (ImmDt, like every IBA header field, is big-endian) ---------------------------
