@@ -410,7 +410,8 @@ void SessionCore::handle(const WorkCompletion& wc) {
     auto r = protocol::decode_result_immediate(wc.imm.value_or(0));
     if (!r) {
       outcome_.ec = Errc::remote_invalid_request;
-      outcome_.detail = "the NAA's reply immediate is not a result (bit 7 set: a host -> NAA value)";
+      outcome_.detail =
+          "the NAA's reply immediate is not a result (bit 7 set: a host -> NAA value)";
       return;
     }
     outcome_.result.return_code = r->return_code;

@@ -53,9 +53,8 @@ TEST_CASE("connect - MRSP - add1 call - disconnect", "[sim]") {
   const auto in = pattern(256, 3);
   const auto imm = peer.call(c, *regs, {{0, in}}, 1, 0xABCDEF);
   REQUIRE(imm);
-  CHECK(rc_of(*imm) == 0);
-  CHECK(fn_of(*imm) == 1);
-  CHECK((*imm & 0x80) == 0);
+  // PROTOCOL.md 5.2: success is the immediate 0, not an echo of the function code.
+  CHECK(*imm == 0);
   for (std::size_t i = 0; i < 256; ++i)
     REQUIRE(c.host_mem[i] == static_cast<std::uint8_t>(in[i] + 1));
 
