@@ -21,8 +21,12 @@ using protocol::psn_diff;
 
 constexpr std::uint32_t kMaxUnackedPsns = 128;  // PROTOCOL.md 3
 constexpr std::uint32_t kAckReqEvery = 64;
+// Peer-timer cookies: QP index << 2 | kind.
 constexpr std::uint32_t kCookieRetransmit = 0;
 constexpr std::uint32_t kCookieRnr = 1;
+constexpr std::uint32_t kCookieIdle = 2;
+constexpr std::uint32_t kCookieKindMask = 3;
+constexpr std::uint32_t kCookieShift = 2;
 
 std::uint32_t packets_for(std::size_t len, std::uint32_t mtu) {
   return len == 0 ? 1U : static_cast<std::uint32_t>((len + mtu - 1) / mtu);
@@ -58,9 +62,8 @@ void Transport::init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) 
   qp.write_va = 0;
   qp.write_remaining = 0;
   qp.recv_posted = true;
-  if (qp.recv_buf.size() != protocol::kMrspMaxMessageSize) {
-    qp.recv_buf.assign(protocol::kMrspMaxMessageSize, 0);
-  }
+  // The receive buffer (6 KiB) is allocated by the first SEND, not here: a half-open connection
+  // holds no memory beyond its QP table entry (docs/sim/cm_agent.md, REQ floods).
   qp.recv_len = 0;
   qp.reads.clear();
   qp.sq.clear();
@@ -73,12 +76,59 @@ void Transport::init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) 
 
 void Transport::release_qp(Qp& qp) {
   const std::uint32_t idx = qp_index(ctx_, qp);
-  ctx_.timers.cancel(*this, idx << 1 | kCookieRetransmit);
-  ctx_.timers.cancel(*this, idx << 1 | kCookieRnr);
+  ctx_.timers.cancel(*this, idx << kCookieShift | kCookieRetransmit);
+  ctx_.timers.cancel(*this, idx << kCookieShift | kCookieRnr);
+  ctx_.timers.cancel(*this, idx << kCookieShift | kCookieIdle);
   qp.sq.clear();
   qp.reads.clear();
   qp.timer_armed = false;
   qp.rnr_waiting = false;
+}
+
+void Transport::on_established(Qp& qp) {
+  qp.last_heard = sc_core::sc_time_stamp();
+  if (ctx_.cfg.idle_timeout_ms != 0) {
+    arm_idle(qp, sc_core::sc_time(static_cast<double>(ctx_.cfg.idle_timeout_ms), sc_core::SC_MS));
+  }
+}
+
+void Transport::arm_idle(Qp& qp, sc_core::sc_time after) {
+  ctx_.timers.arm(*this, qp_index(ctx_, qp) << kCookieShift | kCookieIdle, after);
+}
+
+// The idle timer is armed once per idle period, not per packet (arming is not free, and the
+// receive path runs at line rate): when it fires, the time since the last packet from the peer
+// decides between a probe and a new timer for the rest of the period.
+void Transport::on_idle_timer(Qp& qp) {
+  const sc_core::sc_time timeout(static_cast<double>(ctx_.cfg.idle_timeout_ms), sc_core::SC_MS);
+  const sc_core::sc_time idle = sc_core::sc_time_stamp() - qp.last_heard;
+  if (idle < timeout) {
+    arm_idle(qp, timeout - idle);
+    return;
+  }
+  arm_idle(qp, timeout);
+  // Something unacknowledged is outstanding: the retransmit timer and retry count already ask
+  // the peer (and put the QP in error if it is gone).
+  if (qp.psn_una != qp.psn_tail) return;
+  // A zero-length RDMA WRITE ONLY with AckReq: legal towards any RC responder whatever its
+  // memory registrations (IBTA: no R_Key check at DMA length 0), executed as a no-op and ACKed.
+  // It takes the QP's next PSN and the normal retransmit timer and retry count.
+  SendWqe probe;
+  probe.op = SendWqe::Op::write;
+  probe.probe = true;
+  ++idle_probes_;
+  if (ctx_.log.enabled(LogLevel::info)) {
+    ctx_.log.write(LogLevel::info, name(),
+                   "QP " + std::to_string(qp.qpn) + " idle: liveness probe (zero-length WRITE)");
+  }
+  post_send(qp, std::move(probe));
+}
+
+void Transport::retry_exhausted(Qp& qp, const char* why) {
+  ++completion_errors_;
+  // The oldest unacknowledged message was our liveness probe: the peer is gone.
+  if (!qp.sq.empty() && qp.sq.front().probe) ++idle_releases_;
+  qp_error(qp, why);
 }
 
 void Transport::post_send(Qp& qp, SendWqe wqe) {
@@ -114,12 +164,15 @@ void Transport::rx_thread() {
       drop(TransportDrop::wrong_peer);
     } else if (qp->state == QpState::error) {
       drop(TransportDrop::qp_error);
-    } else if (v->info->is_response()) {
-      requester_rx(*qp, *v);
     } else {
-      // The first valid data packet also counts as RTU (PROTOCOL.md 4).
-      if (qp->state == QpState::rtr) ctx_.blocks.cm->established_by_data(*qp);
-      responder(*qp, p, *v);
+      qp->last_heard = sc_core::sc_time_stamp();  // the peer is alive (idle liveness)
+      if (v->info->is_response()) {
+        requester_rx(*qp, *v);
+      } else {
+        // The first valid data packet also counts as RTU (PROTOCOL.md 4).
+        if (qp->state == QpState::rtr) ctx_.blocks.cm->established_by_data(*qp);
+        responder(*qp, p, *v);
+      }
     }
     ctx_.pool.put(p);
   }
@@ -190,6 +243,11 @@ void Transport::responder(Qp& qp, Packet* /*p*/, const protocol::PacketView& v) 
         }
         qp.recv_len = 0;
         qp.in_message = Qp::InMessage::send;
+        // Kept for the QP table entry's later connections (bounded by --qps): freeing it at
+        // release could pull it from under an MRSP request still being decoded.
+        if (qp.recv_buf.size() != protocol::kMrspMaxMessageSize) {
+          qp.recv_buf.assign(protocol::kMrspMaxMessageSize, 0);
+        }
       }
       if (qp.recv_len + len > qp.recv_buf.size()) {  // over-long message
         fatal_nak(qp, psn, protocol::kNakInvalidRequest);
@@ -371,8 +429,7 @@ void Transport::requester_rx(Qp& qp, const protocol::PacketView& v) {
       if (psn != qp.psn_una) acknowledge_through(qp, psn_add(psn, protocol::kMax24));
       if (qp.rnr_retry != 7) {
         if (qp.rnr_left == 0) {
-          ++completion_errors_;
-          qp_error(qp, "RNR retry exceeded");
+          retry_exhausted(qp, "RNR retry exceeded");
           return;
         }
         --qp.rnr_left;
@@ -384,7 +441,7 @@ void Transport::requester_rx(Qp& qp, const protocol::PacketView& v) {
       // (PROTOCOL.md 3 counts RNR retries in rnr_retry alone). It restarts with the next packet.
       arm_retransmit(qp);
       ctx_.timers.arm(
-          *this, qp_index(ctx_, qp) << 1 | kCookieRnr,
+          *this, qp_index(ctx_, qp) << kCookieShift | kCookieRnr,
           sc_core::sc_time(static_cast<double>(protocol::rnr_timer_ns(syndrome & 0x1FU)),
                            sc_core::SC_NS));
       break;
@@ -397,8 +454,7 @@ void Transport::requester_rx(Qp& qp, const protocol::PacketView& v) {
         }
         if (psn != qp.psn_una) acknowledge_through(qp, psn_add(psn, protocol::kMax24));
         if (qp.retries_left == 0) {
-          ++completion_errors_;
-          qp_error(qp, "retry exceeded (sequence NAKs)");
+          retry_exhausted(qp, "retry exceeded (sequence NAKs)");
           return;
         }
         --qp.retries_left;
@@ -438,7 +494,7 @@ void Transport::go_back(Qp& qp, std::uint32_t psn) {
 }
 
 void Transport::arm_retransmit(Qp& qp) {
-  const std::uint32_t cookie = qp_index(ctx_, qp) << 1 | kCookieRetransmit;
+  const std::uint32_t cookie = qp_index(ctx_, qp) << kCookieShift | kCookieRetransmit;
   const std::uint64_t ns = protocol::local_ack_timeout_ns(qp.ack_timeout);
   if (ns == 0 || qp.psn_una == qp.psn_send) {
     ctx_.timers.cancel(*this, cookie);
@@ -460,10 +516,14 @@ void Transport::tx_thread() {
   for (;;) {
     fired.swap(timer_fired_);
     for (const std::uint32_t cookie : fired) {
-      Qp& qp = ctx_.qps.at(cookie >> 1);
+      Qp& qp = ctx_.qps.at(cookie >> kCookieShift);
       if (qp.state != QpState::rts) continue;
-      if ((cookie & 1U) == kCookieRnr) {
+      if ((cookie & kCookieKindMask) == kCookieRnr) {
         qp.rnr_waiting = false;
+        continue;
+      }
+      if ((cookie & kCookieKindMask) == kCookieIdle) {
+        on_idle_timer(qp);
         continue;
       }
       qp.timer_armed = false;
@@ -471,8 +531,7 @@ void Transport::tx_thread() {
       if (qp.rnr_waiting) continue;             // the RNR wait owns the retry (see requester_rx)
       ++timeouts_;
       if (qp.retries_left == 0) {
-        ++completion_errors_;
-        qp_error(qp, "retry exceeded (timeout)");
+        retry_exhausted(qp, "retry exceeded (timeout)");
         continue;
       }
       --qp.retries_left;
@@ -617,6 +676,8 @@ void Transport::report(std::ostream& os) const {
      << "transport.messages_completed=" << messages_completed_ << '\n'
      << "transport.completion_errors=" << completion_errors_ << '\n'
      << "transport.qp_errors=" << qp_errors_ << '\n'
+     << "transport.idle_probes=" << idle_probes_ << '\n'
+     << "transport.idle_releases=" << idle_releases_ << '\n'
      << "transport.drops=" << drops_.total() << '\n';
   naks_.report(os, "transport.nak_sent.");
   drops_.report(os, "transport.drop.");
