@@ -325,6 +325,9 @@ int sc_main(int argc, char* argv[]) {
     ro.kernels = *naa::sim::parse_block_mode(kernels_mode);
     ro.trace_fst = trace_path;
     ro.command_line = command_line(argc, argv);
+    // Without --seed the rkeys, comm IDs and PSNs of this run came from the OS random source: the
+    // same command and traffic will not repeat them (docs/sim/naa-sim.md "Secrets and --seed").
+    if (!cfg.seed) ro.command_line += "  (not seeded: add --seed N to make rkeys and PSNs repeat)";
     ro.mr_table_variant = mr_table_variant;
     if (mr_table_variant == "broken") {
       if (ro.mr_table == naa::sim::BlockMode::model) {
