@@ -60,7 +60,7 @@ std::string ip50(int n, int m) {
   return "127.50." + std::to_string(n) + "." + std::to_string(m);
 }
 
-bool has_key(const std::string& stats, const std::string& key) {
+[[maybe_unused]] bool has_key(const std::string& stats, const std::string& key) {
   return stats.find("\n" + key + "=") != std::string::npos;
 }
 
