@@ -21,12 +21,6 @@ using protocol::psn_diff;
 
 constexpr std::uint32_t kMaxUnackedPsns = 128;  // PROTOCOL.md 3
 constexpr std::uint32_t kAckReqEvery = 64;
-// Peer-timer cookies: QP index << 2 | kind.
-constexpr std::uint32_t kCookieRetransmit = 0;
-constexpr std::uint32_t kCookieRnr = 1;
-constexpr std::uint32_t kCookieIdle = 2;
-constexpr std::uint32_t kCookieKindMask = 3;
-constexpr std::uint32_t kCookieShift = 2;
 
 std::uint32_t packets_for(std::size_t len, std::uint32_t mtu) {
   return len == 0 ? 1U : static_cast<std::uint32_t>((len + mtu - 1) / mtu);
@@ -50,8 +44,8 @@ Transport::Transport(sc_core::sc_module_name name, ModelContext& ctx)
   SC_THREAD(tx_thread);
 }
 
-std::uint32_t qp_index(const ModelContext& ctx, const Qp& qp) {
-  return static_cast<std::uint32_t>(&qp - ctx.qps.data());
+std::uint32_t Transport::qp_index(const Qp& qp) const {
+  return static_cast<std::uint32_t>(&qp - ctx_.qps.data());
 }
 
 void Transport::init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) {
@@ -75,7 +69,7 @@ void Transport::init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) 
 }
 
 void Transport::release_qp(Qp& qp) {
-  const std::uint32_t idx = qp_index(ctx_, qp);
+  const std::uint32_t idx = qp_index(qp);
   ctx_.timers.cancel(*this, idx << kCookieShift | kCookieRetransmit);
   ctx_.timers.cancel(*this, idx << kCookieShift | kCookieRnr);
   ctx_.timers.cancel(*this, idx << kCookieShift | kCookieIdle);
@@ -83,52 +77,6 @@ void Transport::release_qp(Qp& qp) {
   qp.reads.clear();
   qp.timer_armed = false;
   qp.rnr_waiting = false;
-}
-
-void Transport::on_established(Qp& qp) {
-  qp.last_heard = sc_core::sc_time_stamp();
-  if (ctx_.cfg.idle_timeout_ms != 0) {
-    arm_idle(qp, sc_core::sc_time(static_cast<double>(ctx_.cfg.idle_timeout_ms), sc_core::SC_MS));
-  }
-}
-
-void Transport::arm_idle(Qp& qp, sc_core::sc_time after) {
-  ctx_.timers.arm(*this, qp_index(ctx_, qp) << kCookieShift | kCookieIdle, after);
-}
-
-// The idle timer is armed once per idle period, not per packet (arming is not free, and the
-// receive path runs at line rate): when it fires, the time since the last packet from the peer
-// decides between a probe and a new timer for the rest of the period.
-void Transport::on_idle_timer(Qp& qp) {
-  const sc_core::sc_time timeout(static_cast<double>(ctx_.cfg.idle_timeout_ms), sc_core::SC_MS);
-  const sc_core::sc_time idle = sc_core::sc_time_stamp() - qp.last_heard;
-  if (idle < timeout) {
-    arm_idle(qp, timeout - idle);
-    return;
-  }
-  arm_idle(qp, timeout);
-  // Something unacknowledged is outstanding: the retransmit timer and retry count already ask
-  // the peer (and put the QP in error if it is gone).
-  if (qp.psn_una != qp.psn_tail) return;
-  // A zero-length RDMA WRITE ONLY with AckReq: legal towards any RC responder whatever its
-  // memory registrations (IBTA: no R_Key check at DMA length 0), executed as a no-op and ACKed.
-  // It takes the QP's next PSN and the normal retransmit timer and retry count.
-  SendWqe probe;
-  probe.op = SendWqe::Op::write;
-  probe.probe = true;
-  ++idle_probes_;
-  if (ctx_.log.enabled(LogLevel::info)) {
-    ctx_.log.write(LogLevel::info, name(),
-                   "QP " + std::to_string(qp.qpn) + " idle: liveness probe (zero-length WRITE)");
-  }
-  post_send(qp, std::move(probe));
-}
-
-void Transport::retry_exhausted(Qp& qp, const char* why) {
-  ++completion_errors_;
-  // The oldest unacknowledged message was our liveness probe: the peer is gone.
-  if (!qp.sq.empty() && qp.sq.front().probe) ++idle_releases_;
-  qp_error(qp, why);
 }
 
 void Transport::post_send(Qp& qp, SendWqe wqe) {
@@ -441,7 +389,7 @@ void Transport::requester_rx(Qp& qp, const protocol::PacketView& v) {
       // (PROTOCOL.md 3 counts RNR retries in rnr_retry alone). It restarts with the next packet.
       arm_retransmit(qp);
       ctx_.timers.arm(
-          *this, qp_index(ctx_, qp) << kCookieShift | kCookieRnr,
+          *this, qp_index(qp) << kCookieShift | kCookieRnr,
           sc_core::sc_time(static_cast<double>(protocol::rnr_timer_ns(syndrome & 0x1FU)),
                            sc_core::SC_NS));
       break;
@@ -494,7 +442,7 @@ void Transport::go_back(Qp& qp, std::uint32_t psn) {
 }
 
 void Transport::arm_retransmit(Qp& qp) {
-  const std::uint32_t cookie = qp_index(ctx_, qp) << kCookieShift | kCookieRetransmit;
+  const std::uint32_t cookie = qp_index(qp) << kCookieShift | kCookieRetransmit;
   const std::uint64_t ns = protocol::local_ack_timeout_ns(qp.ack_timeout);
   if (ns == 0 || qp.psn_una == qp.psn_send) {
     ctx_.timers.cancel(*this, cookie);

@@ -79,6 +79,14 @@ class Transport : public sc_core::sc_module, public PeerTimerClient {
   void on_idle_timer(Qp& qp);       // probe, or re-arm for the rest of the idle time
   void arm_idle(Qp& qp, sc_core::sc_time after);
   void retry_exhausted(Qp& qp, const char* why);
+  [[nodiscard]] std::uint32_t qp_index(const Qp& qp) const;
+
+  // Peer-timer cookies: QP index << kCookieShift | kind.
+  static constexpr std::uint32_t kCookieRetransmit = 0;
+  static constexpr std::uint32_t kCookieRnr = 1;
+  static constexpr std::uint32_t kCookieIdle = 2;
+  static constexpr std::uint32_t kCookieKindMask = 3;
+  static constexpr std::uint32_t kCookieShift = 2;
   // Posted payload writes (docs/performance.md): the RX path issues a WRITE's payload to memory
   // and goes on with the next packet; it waits only while the previous write is still in flight.
   void wait_posted_write();
