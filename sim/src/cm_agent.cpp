@@ -17,7 +17,7 @@ namespace {
 using protocol::CmMad;
 constexpr std::size_t kUdPayloadOffset = protocol::kBthSize + protocol::kDethSize;
 
-std::uint32_t random24(std::mt19937_64& rng) {
+std::uint32_t random24(SecretSource& rng) {
   return static_cast<std::uint32_t>(rng()) & 0xFFFFFFU;
 }
 
@@ -101,6 +101,7 @@ void CmAgent::handle(const Packet& p) {
           qp.peer_ip == p.peer_ip) {
         qp.state = QpState::rts;
         ctx_.timers.cancel(*this, static_cast<std::uint32_t>(&qp - ctx_.qps.data()));
+        ctx_.blocks.transport->on_established(qp);
       }
     }
   } else if (const auto* dreq = std::get_if<protocol::CmDreq>(&mad->body)) {
@@ -166,15 +167,10 @@ void CmAgent::on_req(const Packet& p, const protocol::MadHeader& h, const protoc
     send_rej(p.peer_ip, h, req.local_comm_id, protocol::kCmRejInvalidMtu, "");
     return;
   }
-  Qp* slot = nullptr;
-  for (Qp& qp : ctx_.qps) {
-    if (qp.state == QpState::free) {
-      slot = &qp;
-      break;
-    }
-  }
+  const char* refusal = nullptr;
+  Qp* slot = admit(p.peer_ip, &refusal);
   if (slot == nullptr) {
-    send_rej(p.peer_ip, h, req.local_comm_id, protocol::kCmRejConsumerDefined, "out of QPs");
+    send_rej(p.peer_ip, h, req.local_comm_id, protocol::kCmRejConsumerDefined, refusal);
     return;
   }
   Qp& qp = *slot;
@@ -183,6 +179,7 @@ void CmAgent::on_req(const Packet& p, const protocol::MadHeader& h, const protoc
   if (qp.generation == 0) qp.generation = 1;
   qp.qpn = (qp.generation << 8) | idx;
   qp.state = QpState::rtr;
+  qp.half_open_seq = ++half_open_seq_;
   qp.peer_ip = p.peer_ip;
   qp.peer_qpn = req.local_qpn;
   qp.mtu = *mtu;
@@ -216,6 +213,7 @@ void CmAgent::on_req(const Packet& p, const protocol::MadHeader& h, const protoc
   qp.rep_mad.fill(0);
   if (!protocol::encode_cm_mad(out, qp.rep_mad)) model_fatal(name(), "cannot encode REP");
   ++reps_;
+  half_open_peak_ = std::max<std::uint64_t>(half_open_peak_, half_open());
   send_mad(p.peer_ip, qp.rep_mad);
 
   // Half-open expiry: the peer's CM gives up after max_cm_retries REQs of its response timeout
@@ -226,6 +224,52 @@ void CmAgent::on_req(const Packet& p, const protocol::MadHeader& h, const protoc
   expiry = std::clamp(expiry, 0.1, 60.0);
   expiry_.at(idx) = sc_core::sc_time(expiry, sc_core::SC_SEC);
   ctx_.timers.arm(*this, idx, expiry_[idx]);
+}
+
+std::uint32_t CmAgent::half_open() const {
+  std::uint32_t n = 0;
+  for (const Qp& qp : ctx_.qps)
+    n += qp.state == QpState::rtr ? 1 : 0;
+  return n;
+}
+
+// Admission of a new connection under a flood of REQs that never complete (docs/sim/cm_agent.md
+// "Half-open connections under a REQ flood"), as SYN-flood defences do for TCP: one address may
+// hold at most half of the QPs half-open, so a flood from one source leaves QPs for everyone
+// else; and when every QP is taken, the oldest half-open connection of another address makes
+// room, so a flood from many sources delays a real client by at most a round trip's worth of
+// REQs instead of refusing it for a whole expiry period. Only established connections are never
+// displaced: with every QP established a REQ gets REJ 28 "out of QPs".
+Qp* CmAgent::admit(std::uint32_t peer_ip, const char** refusal) {
+  const std::uint32_t per_peer_limit =
+      std::max<std::uint32_t>(1, static_cast<std::uint32_t>(ctx_.qps.size()) / 2);
+  std::uint32_t own_half_open = 0;
+  Qp* free_slot = nullptr;
+  Qp* oldest_other = nullptr;
+  for (Qp& qp : ctx_.qps) {
+    if (qp.state == QpState::free) {
+      if (free_slot == nullptr) free_slot = &qp;
+    } else if (qp.state == QpState::rtr) {
+      if (qp.peer_ip == peer_ip) {
+        ++own_half_open;
+      } else if (oldest_other == nullptr || qp.half_open_seq < oldest_other->half_open_seq) {
+        oldest_other = &qp;
+      }
+    }
+  }
+  if (own_half_open >= per_peer_limit) {
+    ++half_open_refused_;
+    *refusal = "too many half-open connections from this address";
+    return nullptr;
+  }
+  if (free_slot != nullptr) return free_slot;
+  if (oldest_other == nullptr) {
+    *refusal = "out of QPs";
+    return nullptr;
+  }
+  ++half_open_evicted_;
+  release(*oldest_other, "half-open connection evicted for a new REQ (QPs exhausted)");
+  return oldest_other;
 }
 
 void CmAgent::disconnect_errored(Qp& qp) {
@@ -257,6 +301,7 @@ void CmAgent::established_by_data(Qp& qp) {
   ++established_by_data_;
   qp.state = QpState::rts;
   ctx_.timers.cancel(*this, static_cast<std::uint32_t>(&qp - ctx_.qps.data()));
+  ctx_.blocks.transport->on_established(qp);
 }
 
 void CmAgent::send_rej(std::uint32_t peer_ip, const protocol::MadHeader& h,
@@ -319,7 +364,11 @@ void CmAgent::report(std::ostream& os) const {
      << "cm.drep=" << dreps_ << '\n'
      << "cm.rej_sent=" << rejs_sent_ << '\n'
      << "cm.rej_received=" << rejs_received_ << '\n'
+     << "cm.half_open=" << half_open() << '\n'
+     << "cm.half_open_peak=" << half_open_peak_ << '\n'
      << "cm.half_open_expired=" << expired_count_ << '\n'
+     << "cm.half_open_evicted=" << half_open_evicted_ << '\n'
+     << "cm.half_open_refused=" << half_open_refused_ << '\n'
      << "cm.error_disconnects=" << error_disconnects_ << '\n'
      << "cm.dreq_sent=" << dreqs_sent_ << '\n'
      << "cm.drep_received=" << dreps_received_ << '\n'

@@ -1,9 +1,51 @@
 #include "naa/sim/common.hpp"
 
+#include <sys/random.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 namespace naa::sim {
+
+namespace {
+
+void os_random_fill(void* buf, std::size_t len) {
+  auto* p = static_cast<std::uint8_t*>(buf);
+  while (len > 0) {
+    const ssize_t n = ::getrandom(p, len, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      model_fatal("random", std::string("getrandom failed: ") + std::strerror(errno));
+    }
+    p += n;
+    len -= static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+std::uint64_t os_random_u64() {
+  std::uint64_t v = 0;
+  os_random_fill(&v, sizeof v);
+  return v;
+}
+
+SecretSource::SecretSource(std::optional<std::uint64_t> seed) {
+  if (seed) prng_.emplace(*seed);
+}
+
+std::uint64_t SecretSource::operator()() {
+  if (prng_) return (*prng_)();
+  if (left_ == 0) {
+    os_random_fill(pool_.data(), sizeof pool_);
+    left_ = pool_.size();
+  }
+  const std::uint64_t v = pool_[--left_];
+  pool_[left_] = 0;  // a drawn secret does not stay in the pool
+  return v;
+}
 
 PacketPool::PacketPool(std::size_t count) {
   store_.reserve(count);

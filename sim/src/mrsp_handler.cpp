@@ -34,6 +34,13 @@ const std::vector<Region>& MrspHandler::regions(std::uint32_t qpn) const {
   return qp != nullptr ? regions_[qpn & 0xFFU] : kNoRegions;
 }
 
+std::size_t MrspHandler::regions_held() const {
+  std::size_t n = 0;
+  for (const auto& list : regions_)
+    n += list.size();
+  return n;
+}
+
 void MrspHandler::release(Qp& qp) {
   auto& list = regions_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
   for (const Region& r : list)
@@ -161,6 +168,7 @@ void MrspHandler::report(std::ostream& os) const {
      << "mrsp.requests=" << requests_ << '\n'
      << "mrsp.advertisements=" << advertised_ << '\n'
      << "mrsp.regions_placed=" << regions_placed_ << '\n'
+     << "mrsp.regions_held=" << regions_held() << '\n'
      << "mrsp.bad_messages=" << bad_messages_ << '\n';
   for (std::size_t c = 1; c < errors_.size(); ++c) {
     os << "mrsp.error_" << c << '=' << errors_[c] << '\n';

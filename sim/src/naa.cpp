@@ -6,9 +6,12 @@ namespace naa::sim {
 
 Naa::Naa(sc_core::sc_module_name name, const SimConfig& cfg, const Log& log, PeerTimers& timers,
          boost::asio::io_context& io, KernelRegistry registry)
-    : sc_module(name), cfg_(cfg), rng_(cfg.seed), qps_(cfg.qps), pool_(4096), ctx_{cfg,   log,
-                                                                                   pool_, timers,
-                                                                                   rng_,  qps_} {
+    : sc_module(name),
+      cfg_(cfg),
+      rng_(cfg.seed),
+      qps_(cfg.qps),
+      pool_(4096),
+      ctx_{cfg, log, pool_, timers, rng_, cfg.seed ? *cfg.seed : os_random_u64(), qps_} {
   if (cfg.qps == 0 || cfg.qps > 256) model_fatal("naa", "--qps must be 1..256");
   if (cfg.mr_entries == 0 || cfg.mr_entries > 256) model_fatal("naa", "MR entries must be 1..256");
   mem_ = std::make_unique<Memory>("memory", cfg);

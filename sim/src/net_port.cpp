@@ -184,8 +184,8 @@ NetPort::NetPort(sc_core::sc_module_name name, ModelContext& ctx, asio::io_conte
       tx_in_(64),
       rx_meter_(ctx.cfg),
       tx_meter_(ctx.cfg),
-      rx_fault_(ctx.cfg.fault_rx, mix_seed(ctx.cfg.seed ^ 0x5258ULL)),
-      tx_fault_(ctx.cfg.fault_tx, mix_seed(ctx.cfg.seed ^ 0x5458ULL)) {
+      rx_fault_(ctx.cfg.fault_rx, mix_seed(ctx.fault_seed ^ 0x5258ULL)),
+      tx_fault_(ctx.cfg.fault_tx, mix_seed(ctx.fault_seed ^ 0x5458ULL)) {
   SC_THREAD(rx_thread);
   SC_THREAD(tx_thread);
 }

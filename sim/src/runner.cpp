@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "naa/protocol/ipv4_udp.hpp"
+#include "naa/sim/heap_stats.hpp"
 #include "naa/sim/naa.hpp"
 
 namespace naa::sim {
@@ -101,7 +102,7 @@ struct Runner::Impl {
     sc_core::sc_start(step, policy);
   }
 
-  void write_stats(std::ostream& os) {
+  void write_stats(std::ostream& os, const heap_stats::Snapshot& heap) {
     const double sim_s = sc_core::sc_time_stamp().to_seconds();
     const double wall_s = std::chrono::duration<double>(Clock::now() - wall_start).count();
     const double cycles = sim_s * cfg.clock_mhz * 1e6;
@@ -118,14 +119,28 @@ struct Runner::Impl {
        << "sim.work_cycles_per_wall_second="
        << static_cast<std::uint64_t>(wall_s > 0 ? work_cycles / wall_s : 0) << '\n'
        << "runner.sc_start_calls=" << sc_starts << '\n'
-       << "runner.peer_timers_pending=" << timers.size() << '\n';
+       << "runner.peer_timers_pending=" << timers.size() << '\n'
+       << "naa-sim.seeded=" << (cfg.seed ? 1 : 0) << '\n';
+    if (heap_stats::enabled()) {
+      os << "naa-sim.heap_bytes=" << heap.live << '\n'
+         << "naa-sim.heap_peak_bytes=" << heap.peak << '\n';
+    }
     naa->report(os);
     os << "naa-sim.end=1\n";
   }
 
   void dump_stats() {
+    // The heap figures are taken before the report allocates anything, and the peak restarts
+    // after it: each snapshot's peak covers the model's work since the previous one, not the
+    // reports themselves.
+    const heap_stats::Snapshot heap = heap_stats::snapshot();
+    dump_stats_text(heap);
+    heap_stats::reset_peak();
+  }
+
+  void dump_stats_text(const heap_stats::Snapshot& heap) {
     std::ostringstream ss;
-    write_stats(ss);
+    write_stats(ss, heap);
     if (opts.stats_file.empty()) {
       std::cout << ss.str() << std::flush;
       return;
@@ -176,6 +191,12 @@ int Runner::run() {
       std::cerr << "naa-sim: cannot open " << m.opts.pcap_path << ": " << ec.message() << std::endl;
       return 1;
     }
+  }
+  if (!m.cfg.seed && (m.cfg.fault_rx.active() || m.cfg.fault_tx.active())) {
+    // Unseeded fault decisions come from a seed drawn at start: say it, so a failing run can be
+    // repeated (with --seed the secrets are the seeded ones too; docs/sim/naa-sim.md).
+    std::cerr << "naa-sim: fault injection seed " << m.naa->fault_seed() << " (--seed "
+              << m.naa->fault_seed() << " repeats this run's fault decisions)" << std::endl;
   }
   m.run_sim(sc_core::SC_ZERO_TIME, sc_core::SC_EXIT_ON_STARVATION);  // elaborate, start processes
   m.arm_signals();

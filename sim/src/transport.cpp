@@ -21,8 +21,6 @@ using protocol::psn_diff;
 
 constexpr std::uint32_t kMaxUnackedPsns = 128;  // PROTOCOL.md 3
 constexpr std::uint32_t kAckReqEvery = 64;
-constexpr std::uint32_t kCookieRetransmit = 0;
-constexpr std::uint32_t kCookieRnr = 1;
 
 std::uint32_t packets_for(std::size_t len, std::uint32_t mtu) {
   return len == 0 ? 1U : static_cast<std::uint32_t>((len + mtu - 1) / mtu);
@@ -46,8 +44,8 @@ Transport::Transport(sc_core::sc_module_name name, ModelContext& ctx)
   SC_THREAD(tx_thread);
 }
 
-std::uint32_t qp_index(const ModelContext& ctx, const Qp& qp) {
-  return static_cast<std::uint32_t>(&qp - ctx.qps.data());
+std::uint32_t Transport::qp_index(const Qp& qp) const {
+  return static_cast<std::uint32_t>(&qp - ctx_.qps.data());
 }
 
 void Transport::init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) {
@@ -58,9 +56,8 @@ void Transport::init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) 
   qp.write_va = 0;
   qp.write_remaining = 0;
   qp.recv_posted = true;
-  if (qp.recv_buf.size() != protocol::kMrspMaxMessageSize) {
-    qp.recv_buf.assign(protocol::kMrspMaxMessageSize, 0);
-  }
+  // The receive buffer (6 KiB) is allocated by the first SEND, not here: a half-open connection
+  // holds no memory beyond its QP table entry (docs/sim/cm_agent.md, REQ floods).
   qp.recv_len = 0;
   qp.reads.clear();
   qp.sq.clear();
@@ -72,9 +69,10 @@ void Transport::init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) 
 }
 
 void Transport::release_qp(Qp& qp) {
-  const std::uint32_t idx = qp_index(ctx_, qp);
-  ctx_.timers.cancel(*this, idx << 1 | kCookieRetransmit);
-  ctx_.timers.cancel(*this, idx << 1 | kCookieRnr);
+  const std::uint32_t idx = qp_index(qp);
+  ctx_.timers.cancel(*this, idx << kCookieShift | kCookieRetransmit);
+  ctx_.timers.cancel(*this, idx << kCookieShift | kCookieRnr);
+  ctx_.timers.cancel(*this, idx << kCookieShift | kCookieIdle);
   qp.sq.clear();
   qp.reads.clear();
   qp.timer_armed = false;
@@ -114,12 +112,15 @@ void Transport::rx_thread() {
       drop(TransportDrop::wrong_peer);
     } else if (qp->state == QpState::error) {
       drop(TransportDrop::qp_error);
-    } else if (v->info->is_response()) {
-      requester_rx(*qp, *v);
     } else {
-      // The first valid data packet also counts as RTU (PROTOCOL.md 4).
-      if (qp->state == QpState::rtr) ctx_.blocks.cm->established_by_data(*qp);
-      responder(*qp, p, *v);
+      qp->last_heard = sc_core::sc_time_stamp();  // the peer is alive (idle liveness)
+      if (v->info->is_response()) {
+        requester_rx(*qp, *v);
+      } else {
+        // The first valid data packet also counts as RTU (PROTOCOL.md 4).
+        if (qp->state == QpState::rtr) ctx_.blocks.cm->established_by_data(*qp);
+        responder(*qp, p, *v);
+      }
     }
     ctx_.pool.put(p);
   }
@@ -190,6 +191,11 @@ void Transport::responder(Qp& qp, Packet* /*p*/, const protocol::PacketView& v) 
         }
         qp.recv_len = 0;
         qp.in_message = Qp::InMessage::send;
+        // Kept for the QP table entry's later connections (bounded by --qps): freeing it at
+        // release could pull it from under an MRSP request still being decoded.
+        if (qp.recv_buf.size() != protocol::kMrspMaxMessageSize) {
+          qp.recv_buf.assign(protocol::kMrspMaxMessageSize, 0);
+        }
       }
       if (qp.recv_len + len > qp.recv_buf.size()) {  // over-long message
         fatal_nak(qp, psn, protocol::kNakInvalidRequest);
@@ -371,8 +377,7 @@ void Transport::requester_rx(Qp& qp, const protocol::PacketView& v) {
       if (psn != qp.psn_una) acknowledge_through(qp, psn_add(psn, protocol::kMax24));
       if (qp.rnr_retry != 7) {
         if (qp.rnr_left == 0) {
-          ++completion_errors_;
-          qp_error(qp, "RNR retry exceeded");
+          retry_exhausted(qp, "RNR retry exceeded");
           return;
         }
         --qp.rnr_left;
@@ -384,7 +389,7 @@ void Transport::requester_rx(Qp& qp, const protocol::PacketView& v) {
       // (PROTOCOL.md 3 counts RNR retries in rnr_retry alone). It restarts with the next packet.
       arm_retransmit(qp);
       ctx_.timers.arm(
-          *this, qp_index(ctx_, qp) << 1 | kCookieRnr,
+          *this, qp_index(qp) << kCookieShift | kCookieRnr,
           sc_core::sc_time(static_cast<double>(protocol::rnr_timer_ns(syndrome & 0x1FU)),
                            sc_core::SC_NS));
       break;
@@ -397,8 +402,7 @@ void Transport::requester_rx(Qp& qp, const protocol::PacketView& v) {
         }
         if (psn != qp.psn_una) acknowledge_through(qp, psn_add(psn, protocol::kMax24));
         if (qp.retries_left == 0) {
-          ++completion_errors_;
-          qp_error(qp, "retry exceeded (sequence NAKs)");
+          retry_exhausted(qp, "retry exceeded (sequence NAKs)");
           return;
         }
         --qp.retries_left;
@@ -438,7 +442,7 @@ void Transport::go_back(Qp& qp, std::uint32_t psn) {
 }
 
 void Transport::arm_retransmit(Qp& qp) {
-  const std::uint32_t cookie = qp_index(ctx_, qp) << 1 | kCookieRetransmit;
+  const std::uint32_t cookie = qp_index(qp) << kCookieShift | kCookieRetransmit;
   const std::uint64_t ns = protocol::local_ack_timeout_ns(qp.ack_timeout);
   if (ns == 0 || qp.psn_una == qp.psn_send) {
     ctx_.timers.cancel(*this, cookie);
@@ -460,10 +464,14 @@ void Transport::tx_thread() {
   for (;;) {
     fired.swap(timer_fired_);
     for (const std::uint32_t cookie : fired) {
-      Qp& qp = ctx_.qps.at(cookie >> 1);
+      Qp& qp = ctx_.qps.at(cookie >> kCookieShift);
       if (qp.state != QpState::rts) continue;
-      if ((cookie & 1U) == kCookieRnr) {
+      if ((cookie & kCookieKindMask) == kCookieRnr) {
         qp.rnr_waiting = false;
+        continue;
+      }
+      if ((cookie & kCookieKindMask) == kCookieIdle) {
+        on_idle_timer(qp);
         continue;
       }
       qp.timer_armed = false;
@@ -471,8 +479,7 @@ void Transport::tx_thread() {
       if (qp.rnr_waiting) continue;             // the RNR wait owns the retry (see requester_rx)
       ++timeouts_;
       if (qp.retries_left == 0) {
-        ++completion_errors_;
-        qp_error(qp, "retry exceeded (timeout)");
+        retry_exhausted(qp, "retry exceeded (timeout)");
         continue;
       }
       --qp.retries_left;
@@ -617,6 +624,8 @@ void Transport::report(std::ostream& os) const {
      << "transport.messages_completed=" << messages_completed_ << '\n'
      << "transport.completion_errors=" << completion_errors_ << '\n'
      << "transport.qp_errors=" << qp_errors_ << '\n'
+     << "transport.idle_probes=" << idle_probes_ << '\n'
+     << "transport.idle_releases=" << idle_releases_ << '\n'
      << "transport.drops=" << drops_.total() << '\n';
   naks_.report(os, "transport.nak_sent.");
   drops_.report(os, "transport.drop.");

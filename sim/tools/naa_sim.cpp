@@ -41,7 +41,14 @@ Options:
   --kernel-timeout-cycles N
                      watchdog: a kernel costing more than N cycles is stopped, its results are
                      discarded and the call answers return code 0x02 (default 0 = no limit)
-  --seed N           seed for rkeys, comm IDs, starting PSNs and fault decisions (default 1)
+  --idle-timeout-ms N
+                     idle liveness: a connection that heard nothing from its host for N ms
+                     gets a zero-length RDMA WRITE probe; if the retries run out its QP,
+                     regions and MR entries are released (default 60000; 0 = never)
+  --seed N           reproducible run: rkey tags, comm IDs, starting PSNs and fault decisions
+                     from a generator seeded with N. Default: secrets from the OS random
+                     source (unpredictable rkeys), fault decisions from a seed drawn from it
+                     and printed on stderr when faults are injected
   --fault-rx SPEC    inject faults into received datagrams at the port; SPEC is
                      loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P (any subset, P in [0,1];
                      a reordered datagram is overtaken by the next N, default 3); counted as
@@ -153,6 +160,7 @@ int sc_main(int argc, char* argv[]) {
     kWidth,
     kMtu,
     kKernelTimeout,
+    kIdleTimeout,
     kSeed,
     kFaultRx,
     kFaultTx,
@@ -175,6 +183,7 @@ int sc_main(int argc, char* argv[]) {
       {"width", required_argument, nullptr, kWidth},
       {"mtu-max", required_argument, nullptr, kMtu},
       {"kernel-timeout-cycles", required_argument, nullptr, kKernelTimeout},
+      {"idle-timeout-ms", required_argument, nullptr, kIdleTimeout},
       {"seed", required_argument, nullptr, kSeed},
       {"fault-rx", required_argument, nullptr, kFaultRx},
       {"fault-tx", required_argument, nullptr, kFaultTx},
@@ -238,6 +247,10 @@ int sc_main(int argc, char* argv[]) {
       }
       case kKernelTimeout:
         cfg.kernel_timeout_cycles = parse_u64(optarg, "--kernel-timeout-cycles", UINT64_MAX);
+        break;
+      case kIdleTimeout:
+        // At most a year: the value becomes an sc_time in milliseconds.
+        cfg.idle_timeout_ms = parse_u64(optarg, "--idle-timeout-ms", 365ULL * 24 * 3600 * 1000);
         break;
       case kSeed:
         cfg.seed = parse_u64(optarg, "--seed", UINT64_MAX);
@@ -312,6 +325,9 @@ int sc_main(int argc, char* argv[]) {
     ro.kernels = *naa::sim::parse_block_mode(kernels_mode);
     ro.trace_fst = trace_path;
     ro.command_line = command_line(argc, argv);
+    // Without --seed the rkeys, comm IDs and PSNs of this run came from the OS random source: the
+    // same command and traffic will not repeat them (docs/sim/naa-sim.md "Secrets and --seed").
+    if (!cfg.seed) ro.command_line += "  (not seeded: add --seed N to make rkeys and PSNs repeat)";
     ro.mr_table_variant = mr_table_variant;
     if (mr_table_variant == "broken") {
       if (ro.mr_table == naa::sim::BlockMode::model) {

@@ -1,11 +1,13 @@
 // CmAgent (PROTOCOL.md 4 and 8): the passive side of the IB CM on QP 1, as librdmacm's peers
 // expect it. REQ -> REP (or REJ 8 for a service ID nobody listens on, REJ 26 for a path MTU above
-// --mtu-max, REJ 28 "out of QPs"), a duplicate REQ gets the same REP, RTU (or the first valid data
-// packet) completes the connection, DREQ -> DREP (always, even for an unknown connection), a REJ
-// from the peer or the half-open timer releases the QP. A QP that Transport put in error (retry
-// exhausted, fatal NAK) loses its regions and MR entries at once; the NAA sends a DREQ and frees
-// the QP on the DREP, the peer's own DREQ or REJ, or after the half-open expiry time. Cost:
-// cm_latency + ceil(256/W) cycles per MAD.
+// --mtu-max, REJ 28 "out of QPs" or "too many half-open connections from this address"), a
+// duplicate REQ gets the same REP, RTU (or the first valid data packet) completes the connection,
+// DREQ -> DREP (always, even for an unknown connection), a REJ from the peer or the half-open timer
+// releases the QP. A QP that Transport put in error (retry exhausted, fatal NAK) loses its regions
+// and MR entries at once; the NAA sends a DREQ and frees the QP on the DREP, the peer's own DREQ or
+// REJ, or after the half-open expiry time. Under a REQ flood an address holds at most half the QPs
+// half-open and, with every QP taken, a new REQ displaces the oldest half-open connection of
+// another address (admit()). Cost: cm_latency + ceil(256/W) cycles per MAD.
 #pragma once
 
 #include <array>
@@ -30,6 +32,7 @@ class CmAgent : public sc_core::sc_module, public PeerTimerClient {
   void on_qp_error(Qp& qp);
   void on_peer_timer(std::uint32_t cookie) override;
   [[nodiscard]] std::uint32_t connections() const;
+  [[nodiscard]] std::uint32_t half_open() const;  // QPs in RTR: REP sent, no RTU yet
   void report(std::ostream& os) const;
 
  private:
@@ -40,6 +43,8 @@ class CmAgent : public sc_core::sc_module, public PeerTimerClient {
   void send_rej(std::uint32_t peer_ip, const protocol::MadHeader& h, std::uint32_t remote_comm_id,
                 std::uint16_t reason, std::string_view why);
   void release(Qp& qp, const char* why);
+  // A QP for a new REQ from peer_ip (docs/sim/cm_agent.md), or nullptr and why not.
+  Qp* admit(std::uint32_t peer_ip, const char** refusal);
   void disconnect_errored(Qp& qp);
 
   struct QpRef {
@@ -54,6 +59,8 @@ class CmAgent : public sc_core::sc_module, public PeerTimerClient {
   std::vector<sc_core::sc_time> expiry_;  // per QP: how long to wait for an RTU or a DREP
   CycleMeter meter_;
   std::uint32_t ud_psn_ = 0;
+  std::uint64_t half_open_seq_ = 0;  // orders half-open connections by age
+  std::uint64_t half_open_peak_ = 0, half_open_evicted_ = 0, half_open_refused_ = 0;
   std::uint64_t reqs_ = 0, reps_ = 0, dup_reqs_ = 0, rtus_ = 0, dreqs_ = 0, dreps_ = 0,
                 rejs_sent_ = 0, rejs_received_ = 0, expired_count_ = 0, ignored_ = 0,
                 decode_errors_ = 0, established_by_data_ = 0, released_ = 0, dreqs_sent_ = 0,

@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -137,6 +139,26 @@ class ReasonCounters {
  private:
   std::array<std::string_view, N> names_;
   std::array<std::uint64_t, N> counts_{};
+};
+
+// A 64-bit value from the OS random source (getrandom(2)); aborts if the kernel cannot give one.
+[[nodiscard]] std::uint64_t os_random_u64();
+
+// The source of the NAA's secrets: rkey tags, CM comm IDs, the host's starting PSNs
+// (docs/sim/naa-sim.md "Secrets and --seed"). Unseeded it reads the OS random source, so a peer
+// that saw earlier rkeys cannot predict the next (a generator seeded from the OS would do: its
+// state can be recovered from enough outputs). Seeded (--seed) it is a fixed generator, for
+// reproducible runs.
+class SecretSource {
+ public:
+  explicit SecretSource(std::optional<std::uint64_t> seed);
+  std::uint64_t operator()();
+  [[nodiscard]] bool seeded() const { return prng_.has_value(); }
+
+ private:
+  std::optional<std::mt19937_64> prng_;
+  std::array<std::uint64_t, 32> pool_{};  // getrandom() in batches: one syscall per 32 draws
+  std::size_t left_ = 0;
 };
 
 // Logging: one threshold for the whole model, passed around in the context.

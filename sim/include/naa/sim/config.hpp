@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include <systemc>
 
@@ -13,9 +14,10 @@ namespace naa::sim {
 class BlockFactory;  // block_factory.hpp: RTL / lockstep implementations of blocks
 
 // Network fault injection at NetPort, one direction (docs/reliability.md): probabilities per
-// datagram, drawn from a generator seeded by --seed, so a run is reproducible for a given seed and
-// datagram sequence. A reordered datagram is overtaken by the next `reorder_delay` datagrams (or
-// released after kReorderHoldNs of simulated time if fewer come).
+// datagram, drawn from a generator seeded by --seed (or a seed drawn from the OS random source),
+// so a run is reproducible for a given seed and datagram sequence. A reordered datagram is
+// overtaken by the next `reorder_delay` datagrams (or released after kReorderHoldNs of simulated
+// time if fewer come).
 struct FaultSpec {
   double loss = 0.0;
   double dup = 0.0;
@@ -42,9 +44,12 @@ struct SimConfig {
 
   // ---- service ----
   std::uint16_t cm_port = 12345;  // rdma_cm port: service ID 0x0000000001060000 | port
-  std::uint64_t seed = 1;         // rkeys, comm IDs, starting PSNs, fault decisions
-  FaultSpec fault_rx;             // --fault-rx: datagrams arriving at NetPort
-  FaultSpec fault_tx;             // --fault-tx: datagrams NetPort sends
+  // --seed: rkey tags, comm IDs, starting PSNs and fault decisions from a generator seeded with
+  // it, for reproducible runs. Unset (the default): secrets come from the OS random source and
+  // the fault decisions from a seed drawn from it (docs/sim/naa-sim.md "Secrets and --seed").
+  std::optional<std::uint64_t> seed;
+  FaultSpec fault_rx;  // --fault-rx: datagrams arriving at NetPort
+  FaultSpec fault_tx;  // --fault-tx: datagrams NetPort sends
 
   // ---- block implementations (docs/sim/rtl.md) ----
   // Other implementations of the blocks that exist as RTL (--mr-table, --kernels: model, RTL or
@@ -64,6 +69,10 @@ struct SimConfig {
   // discarded (regions keep their contents) and the call answers 0x02 "kernel timeout"
   // (PROTOCOL.md 5.2). 0 = no limit.
   std::uint64_t kernel_timeout_cycles = 0;
+  // Idle liveness (docs/sim/transport.md "Idle liveness"): a connected QP that has heard nothing
+  // from its peer for this long sends it a zero-length RDMA WRITE with AckReq; if the retries run
+  // out the QP goes to error and its regions and MR entries are released. 0 = never.
+  std::uint64_t idle_timeout_ms = 60'000;
   std::uint32_t mem_latency = 20;    // DDR access latency
   std::uint32_t mem_width = 64;      // DDR bytes per cycle
   std::uint32_t txpipe_latency = 4;  // header build + ICRC

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include "naa/sim/common.hpp"
@@ -40,8 +39,9 @@ struct ModelContext {
   const Log& log;
   PacketPool& pool;
   PeerTimers& timers;
-  std::mt19937_64& rng;
-  std::vector<Qp>& qps;  // index = qpn & 0xFF
+  SecretSource& rng;         // rkey tags, comm IDs, starting PSNs (OS random unless --seed)
+  std::uint64_t fault_seed;  // NetPort's fault decisions: --seed, else drawn once at start
+  std::vector<Qp>& qps;      // index = qpn & 0xFF
   Blocks blocks{};
 
   // The QP with this number if it is allocated, else nullptr.

@@ -37,6 +37,7 @@ class MrspHandler : public sc_core::sc_module {
   void deliver(Qp& qp);
   [[nodiscard]] const std::vector<Region>& regions(std::uint32_t qpn) const;
   void release(Qp& qp);
+  [[nodiscard]] std::size_t regions_held() const;  // over all connections
   void report(std::ostream& os) const;
 
  private:

@@ -33,12 +33,14 @@ class Naa : public sc_core::sc_module {
 
   [[nodiscard]] NetPort& net() { return *net_; }
   [[nodiscard]] const KernelEngine& kernels() const { return *kernels_; }
+  // The seed of the fault decisions: --seed, or the one drawn from the OS random source.
+  [[nodiscard]] std::uint64_t fault_seed() const { return ctx_.fault_seed; }
   // Every block's counters, one `key=value` per line (docs/sim/naa-sim.md).
   void report(std::ostream& os) const;
 
  private:
   const SimConfig& cfg_;
-  std::mt19937_64 rng_;
+  SecretSource rng_;
   std::vector<Qp> qps_;
   PacketPool pool_;
   ModelContext ctx_;

@@ -9,6 +9,8 @@
 #include <optional>
 #include <vector>
 
+#include <systemc>
+
 #include "naa/protocol/mrsp.hpp"
 
 namespace naa::sim {
@@ -28,6 +30,7 @@ struct SendWqe {
   std::uint32_t rkey = 0;          // write
   std::optional<std::uint32_t> imm;
   bool solicited = false;
+  bool probe = false;  // an idle-liveness probe (zero-length WRITE, docs/sim/transport.md)
   std::uint32_t first_psn = 0;
   std::uint32_t packets = 0;
 };
@@ -56,6 +59,7 @@ struct Qp {
   bool reads_allowed = false;  // initiator depth granted >= 1
   std::uint32_t local_comm_id = 0;
   std::uint32_t remote_comm_id = 0;
+  std::uint64_t half_open_seq = 0;  // order of the REPs: the oldest half-open QP is displaced first
   std::array<std::uint8_t, 256> rep_mad{};  // answered again to a duplicate REQ
 
   // ---- responder ----
@@ -80,6 +84,9 @@ struct Qp {
   bool rnr_waiting = false;
   bool timer_armed = false;
   std::uint32_t timer_una = 0;  // psn_una when the retransmit timer was armed
+
+  // ---- idle liveness ----
+  sc_core::sc_time last_heard;  // simulated time of the last valid packet from the peer
 };
 
 }  // namespace naa::sim

@@ -8,6 +8,9 @@
 //   AckReq on the last packet of a message and every 64 packets, at most 128 unacknowledged
 //   PSNs, coalesced ACKs, go-back-N on NAK 0x60 or retransmit timeout, RNR waits, retry counters;
 //   exhaustion puts the QP in error (counted).
+// Idle liveness: a connected QP that heard nothing from its peer for idle_timeout_ms probes it
+//   with a zero-length RDMA WRITE (AckReq, next PSN, normal retransmit and retry count); a peer
+//   that is gone runs the retries out and the QP goes to error (docs/sim/transport.md).
 // Cost: transport_latency + ceil(len/W) cycles per packet in each direction, plus memory time.
 #pragma once
 
@@ -47,6 +50,8 @@ class Transport : public sc_core::sc_module, public PeerTimerClient {
   // REP's, PROTOCOL.md 4).
   void init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn);
   void release_qp(Qp& qp);
+  // The CM moved the QP to RTS (RTU or first data): the idle-liveness timer starts.
+  void on_established(Qp& qp);
   // Queue a message on the QP's requester (MrspHandler, KernelEngine).
   void post_send(Qp& qp, SendWqe wqe);
   // The MRSP handler finished with the receive buffer.
@@ -71,6 +76,17 @@ class Transport : public sc_core::sc_module, public PeerTimerClient {
   void qp_error(Qp& qp, const char* why);
   bool send_next_packet(Qp& qp);    // requester: one packet if the window allows
   bool send_read_response(Qp& qp);  // responder: one READ RESPONSE packet
+  void on_idle_timer(Qp& qp);       // probe, or re-arm for the rest of the idle time
+  void arm_idle(Qp& qp, sc_core::sc_time after);
+  void retry_exhausted(Qp& qp, const char* why);
+  [[nodiscard]] std::uint32_t qp_index(const Qp& qp) const;
+
+  // Peer-timer cookies: QP index << kCookieShift | kind.
+  static constexpr std::uint32_t kCookieRetransmit = 0;
+  static constexpr std::uint32_t kCookieRnr = 1;
+  static constexpr std::uint32_t kCookieIdle = 2;
+  static constexpr std::uint32_t kCookieKindMask = 3;
+  static constexpr std::uint32_t kCookieShift = 2;
   // Posted payload writes (docs/performance.md): the RX path issues a WRITE's payload to memory
   // and goes on with the next packet; it waits only while the previous write is still in flight.
   void wait_posted_write();
@@ -91,7 +107,7 @@ class Transport : public sc_core::sc_module, public PeerTimerClient {
   std::uint64_t rx_packets_ = 0, rx_payload_bytes_ = 0, acks_sent_ = 0, duplicates_ = 0, reads_ = 0,
                 tx_packets_ = 0, tx_payload_bytes_ = 0, retransmits_ = 0, timeouts_ = 0,
                 acks_received_ = 0, naks_received_ = 0, rnr_received_ = 0, messages_completed_ = 0,
-                completion_errors_ = 0, qp_errors_ = 0;
+                completion_errors_ = 0, qp_errors_ = 0, idle_probes_ = 0, idle_releases_ = 0;
 };
 
 }  // namespace naa::sim
