@@ -44,20 +44,7 @@ extern "C" {
 #endif
 
 /* The reference's connection states (naaice.h); naa_status.state holds one of them. */
-typedef enum naaice_communication_state {
-  NAAICE_INIT = 0,
-  NAAICE_READY = 1,
-  NAAICE_CONNECTED = 2,
-  NAAICE_DISCONNECTED = 3,
-  NAAICE_MRSP_SENDING = 10,
-  NAAICE_MRSP_RECEIVING = 11,
-  NAAICE_MRSP_DONE = 12,
-  NAAICE_DATA_SENDING = 20,
-  NAAICE_CALCULATING = 21,
-  NAAICE_DATA_RECEIVING = 22,
-  NAAICE_FINISHED = 30,
-  NAAICE_ERROR = 40
-} naaice_communication_state;
+#include "naa/host/naaice_state.h"
 
 /* Return codes of an NAA routine (PROTOCOL.md 5.2). 0x05-0x0F reserved, 0x10-0x7F kernel-specific.
  */
