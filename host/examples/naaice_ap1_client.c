@@ -89,6 +89,7 @@ static int run(const options* o) {
   printf("rpc calls: %u\n", comm_ctx->no_rpc_calls);
   ulog_info("-- Cleaning Up --");
   if (naaice_disconnect_and_cleanup(comm_ctx)) return 2;
+  free(comm_ctx); /* the context stays allocated after cleanup, as in the NAAICE library */
 
   for (unsigned int i = 0; i < o->regions; i++) {
     const unsigned int grow = i + 1 == o->regions ? (unsigned int)o->calls : 0U;

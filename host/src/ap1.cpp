@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <new>
 #include <string>
@@ -77,13 +78,22 @@ std::uint32_t user_bits(const Ctx& ctx) {
          static_cast<std::uint32_t>(ctx.immediate_bytearr[3]) << 16;
 }
 
-void free_context(Ctx* ctx) {
+// Frees what the library allocated behind the context; the context itself stays (as in the
+// reference, programs may still read its fields; it is calloc'ed, so they may free() it).
+void release_context(Ctx* ctx) {
   delete[] ctx->mr_local_data;
   delete[] ctx->mr_peer_data;
   delete[] ctx->mr_internal;
   delete ctx->mr_local_message;
   delete ctx->naa_state;
-  delete ctx;
+  ctx->mr_local_data = nullptr;
+  ctx->mr_peer_data = nullptr;
+  ctx->mr_internal = nullptr;
+  ctx->mr_local_message = nullptr;
+  ctx->naa_state = nullptr;
+  ctx->no_local_mrs = 0;
+  ctx->no_peer_mrs = 0;
+  ctx->no_internal_mrs = 0;
 }
 
 int start_call(Ctx* ctx, const char* fn_name, std::uint8_t fn) {
@@ -192,11 +202,12 @@ int naaice_init_communication_context(Ctx** comm_ctx, uint64_t addr_offset, size
     local = v;
   }
 
-  auto* ctx = new (std::nothrow) Ctx{};
+  // calloc, as the reference (an aggregate: an implicit-lifetime type), so C programs may free().
+  auto* ctx = static_cast<Ctx*>(std::calloc(1, sizeof(Ctx)));
   if (ctx == nullptr) return fail(nullptr, kFn, "out of memory");
   ctx->naa_state = new (std::nothrow) naa_ap1_state{};
   if (ctx->naa_state == nullptr) {
-    delete ctx;
+    std::free(ctx);
     return fail(nullptr, kFn, "out of memory");
   }
   naa_ap1_state& st = *ctx->naa_state;
@@ -226,7 +237,8 @@ int naaice_init_communication_context(Ctx** comm_ctx, uint64_t addr_offset, size
   if (naaice_set_internal_mrs(ctx, internal_mr_amount, addrs.data(), sizes.data()) != 0 ||
       naaice_set_parameter_mrs(ctx, params_amount, locals.data(), addrs.data() + internal_mr_amount,
                                sizes.data() + internal_mr_amount) != 0) {
-    free_context(ctx);
+    release_context(ctx);
+    std::free(ctx);
     return -1;
   }
   std::uint8_t imm[3] = {0, 0, 0};
@@ -509,7 +521,8 @@ int naaice_disconnect_and_cleanup(Ctx* comm_ctx) {
   if (st.session) ec = st.session->disconnect();
   st.session.reset();
   st.transport.reset();
-  free_context(comm_ctx);
+  release_context(comm_ctx);
+  comm_ctx->state = NAAICE_DISCONNECTED;
   if (ec) {
     std::fprintf(stderr, "naa: naaice_disconnect_and_cleanup: %s\n", ec.message().c_str());
     return -1;

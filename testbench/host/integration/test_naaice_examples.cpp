@@ -3,12 +3,18 @@
 // Addresses: naa-sim 127.40.(10+n).1, host endpoints 127.40.(20+n).m.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "child_process.hpp"
+#include "naa/host/session.hpp"
+#include "naa/protocol/ipv4_udp.hpp"
+#include "naa/protocol/packet.hpp"
+#include "naa/protocol/pcap.hpp"
 
 using namespace std::chrono_literals;
 using naa::testing::ChildProcess;
@@ -46,6 +52,30 @@ class SimUnderTest {
  private:
   std::unique_ptr<ChildProcess> proc_;
 };
+
+// The immediates of the packets `from` sent (its WRITE_WITH_IMM replies: ONLY or LAST), in a pcap
+// written by the host endpoint (classic pcap, Ethernet frames: 24-byte file header, 16-byte record
+// headers, host byte order).
+std::vector<std::uint32_t> reply_immediates(const std::string& path, std::uint32_t from) {
+  std::vector<std::uint32_t> out;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  REQUIRE(f != nullptr);
+  std::uint8_t file_header[24];
+  REQUIRE(std::fread(file_header, 1, sizeof file_header, f) == sizeof file_header);
+  std::uint8_t rec[16];
+  while (std::fread(rec, 1, sizeof rec, f) == sizeof rec) {
+    std::uint32_t caplen = 0;
+    std::memcpy(&caplen, rec + 8, 4);
+    std::vector<std::uint8_t> frame(caplen);
+    if (std::fread(frame.data(), 1, caplen, f) != caplen) break;
+    const auto rf = naa::protocol::decode_roce_frame(frame);
+    if (!rf || rf->headers.ip.src != from) continue;
+    const auto pkt = naa::protocol::decode_packet(rf->roce);
+    if (pkt && pkt->headers.immediate) out.push_back(*pkt->headers.immediate);
+  }
+  std::fclose(f);
+  return out;
+}
 
 std::vector<std::string> env_for(int n, int m, const std::string& fn_params) {
   return {"NAA_SPEC=" + sim_ip(n) + ":12345:" + fn_params, "NAA_LOCAL_IP=" + host_ip(n, m),
@@ -103,4 +133,25 @@ TEST_CASE("AP2 example (naaice_ap2.h) against naa-sim: every result byte verifie
   const auto e = run_program(NAA_EXAMPLE_C_PATH, {"3"}, env_for(3, 2, "1:2"), 60s);
   INFO(e.out << e.err);
   CHECK(e.exit_code == 0);
+}
+
+TEST_CASE("naa-sim answers success with immediate 0 and a failure with rc << 8 | fn on the wire") {
+  SimUnderTest sim(4);
+  const std::string pcap = "naaice_reply_immediates.pcap";
+  {
+    naa::host::SessionOptions o;
+    o.naa_address = sim_ip(4);
+    o.local_address = host_ip(4, 1);
+    o.pcap_path = pcap;
+    std::vector<std::uint8_t> data(5000, 1);
+    naa::host::Session s(o, {naa::host::Region::inout(data)});
+    CHECK(s.call(1).return_code == 0);  // add1
+    CHECK(s.call(9).return_code == 3);  // no kernel 9: unknown function
+    CHECK(data[0] == 2);
+  }
+  // PROTOCOL.md 5.2: the literal value 0 for success, never rc << 8 | fn with rc 0.
+  const auto imms = reply_immediates(pcap, 0x7F280E01U);  // 127.40.14.1
+  REQUIRE(imms.size() == 2);
+  CHECK(imms[0] == 0U);
+  CHECK(imms[1] == (3U << 8 | 9U));
 }

@@ -170,6 +170,11 @@ TEST_CASE("reference NAA, AP1 C API: placement read back, return code 0, cleanup
   CHECK(a[0] == 4);
   REQUIRE(naaice_disconnect_and_cleanup(ctx) == 0);
   CHECK(p->dreqs_received() >= 1);
+  // As in the reference, the context outlives the cleanup (programs read it afterwards).
+  CHECK(ctx->state == NAAICE_DISCONNECTED);
+  CHECK(ctx->naa_returncode == 0);
+  CHECK(naaice_disconnect_and_cleanup(ctx) == -1);  // a second cleanup is refused, not a crash
+  std::free(ctx);
 }
 
 TEST_CASE("reference NAA, AP1: non-blocking MRSP and data transfer, user immediate bytes") {
@@ -204,6 +209,7 @@ TEST_CASE("reference NAA, AP1: non-blocking MRSP and data transfer, user immedia
   CHECK(imms[0] == (0x332211U << 8 | 0x80U | 1U));
   CHECK(b[0] == 1);
   REQUIRE(naaice_disconnect_and_cleanup(ctx) == 0);
+  std::free(ctx);
 }
 
 TEST_CASE("AP1 C API: bad use gets a clear error") {
@@ -227,6 +233,7 @@ TEST_CASE("AP1 C API: bad use gets a clear error") {
   CHECK(naaice_do_data_transfer(ctx) == -1);         // before MRSP
   CHECK(naaice_send_message(ctx, MSG_MR_A, 0) == -1);
   CHECK(naaice_disconnect_and_cleanup(ctx) == 0);
+  std::free(ctx);
 }
 
 TEST_CASE("a region larger than 2 GiB is refused when the session is created") {

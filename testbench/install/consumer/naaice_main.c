@@ -12,20 +12,21 @@
 static int call_naa(const char* local_ip, const char* naa_ip) {
   enum { kSize = 5000 };
   static char data[kSize];
-  for (int i = 0; i < kSize; i++) data[i] = (char)(i % 200);
+  for (int i = 0; i < kSize; i++)
+    data[i] = (char)(i % 200);
   char* params[] = {data};
   size_t sizes[] = {kSize};
   struct naaice_communication_context* ctx = NULL;
   if (naaice_init_communication_context(&ctx, 0, sizes, params, 1, 0, NULL, 1, local_ip, naa_ip,
                                         SERVER_CONNECTION_PORT) ||
-      naaice_setup_connection(ctx) || naaice_set_input_mr(ctx, 0) ||
-      naaice_set_output_mr(ctx, 0) || naaice_register_mrs(ctx) || naaice_do_mrsp(ctx) ||
-      naaice_do_data_transfer(ctx)) {
+      naaice_setup_connection(ctx) || naaice_set_input_mr(ctx, 0) || naaice_set_output_mr(ctx, 0) ||
+      naaice_register_mrs(ctx) || naaice_do_mrsp(ctx) || naaice_do_data_transfer(ctx)) {
     return 1;
   }
-  const int ok = ctx->state == NAAICE_FINISHED && ctx->naa_returncode == 0 &&
-                 ctx->bytes_received == kSize;
+  const int ok =
+      ctx->state == NAAICE_FINISHED && ctx->naa_returncode == 0 && ctx->bytes_received == kSize;
   if (naaice_disconnect_and_cleanup(ctx)) return 1;
+  free(ctx);
   for (int i = 0; i < kSize; i++) {
     if ((unsigned char)data[i] != (unsigned char)(i % 200 + 1)) return 1;
   }
