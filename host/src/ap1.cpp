@@ -285,7 +285,11 @@ int naaice_poll_and_handle_connection_event(Ctx* comm_ctx) {
     std::string error;
     st.transport = detail::shared_endpoint(st.opts, error);
     if (!st.transport && !error.empty()) return fail(comm_ctx, kFn, error);
-    if (!st.transport) {
+    // A UdpRoce endpoint is opened here when its address is known (given, or loopback: the first
+    // free 127.0.0.x); otherwise the session picks the address routed to the NAA (session.cpp).
+    const auto naa_ip = naa::host::parse_ipv4(st.opts.naa_address);
+    const bool address_known = !st.opts.local_address.empty() || (naa_ip && (*naa_ip >> 24) == 127);
+    if (!st.transport && address_known) {
       naa::host::UdpRoceOptions o;
       o.progress = st.opts.progress;
       o.pcap_path = st.opts.pcap_path;
@@ -441,7 +445,7 @@ int naaice_init_mrsp(Ctx* comm_ctx) {
     Region r{l.addr, size, 0, p.addr};
     if (l.to_write) r.flags |= Region::kInput;
     if (p.to_write) r.flags |= Region::kOutput;
-    if (l.single_send && !p.to_write) r.flags |= Region::kSingleSend;
+    if (l.single_send) r.flags |= Region::kSingleSend;  // as the reference, outputs included
     regions.push_back(r);
   }
   for (unsigned i = 0; i < comm_ctx->no_internal_mrs; ++i) {
@@ -461,6 +465,7 @@ int naaice_init_mrsp(Ctx* comm_ctx) {
                     std::string(naa::host::errc_name(static_cast<naa::host::Errc>(ec.value()))) +
                     "]");
   }
+  detail::remember_endpoint(st.opts, st.session->transport());
   // Where the NAA placed the regions (its 0x02 advertisement; it may differ from the request).
   const auto& placed = st.session->placements();
   for (unsigned i = 0; i < comm_ctx->no_peer_mrs && i < placed.size(); ++i) {

@@ -14,6 +14,7 @@
 #include "naa/host/error.hpp"
 #include "naa/host/naa.h"
 #include "naa/host/session.hpp"
+#include "naa/protocol/mrsp.hpp"
 #include "naaice.h"
 
 using namespace std::chrono_literals;
@@ -208,6 +209,45 @@ TEST_CASE("reference NAA, AP1: non-blocking MRSP and data transfer, user immedia
   REQUIRE(imms.size() == 1);
   CHECK(imms[0] == (0x332211U << 8 | 0x80U | 1U));
   CHECK(b[0] == 1);
+  REQUIRE(naaice_disconnect_and_cleanup(ctx) == 0);
+  std::free(ctx);
+}
+
+TEST_CASE("reference NAA, AP1: internal regions are requested first-addressed, sent last") {
+  auto p = reference_naa(9);
+  use_env(9, "1:1");
+  std::vector<char> b(100, 7);
+  char* params[] = {b.data()};
+  size_t sizes[] = {b.size()};
+  size_t internal[] = {8192};
+  naaice_communication_context* ctx = nullptr;
+  REQUIRE(naaice_init_communication_context(&ctx, 0, sizes, params, 1, 1, internal, 1,
+                                            local(9).c_str(), peer(9).c_str(),
+                                            SERVER_CONNECTION_PORT) == 0);
+  CHECK(ctx->no_internal_mrs == 1);
+  CHECK(ctx->mr_internal[0].addr == 0);
+  CHECK(ctx->mr_peer_data[0].addr == 8192);
+  REQUIRE(naaice_setup_connection(ctx) == 0);
+  REQUIRE(naaice_set_singlesend_mr(ctx, 0) == 0);
+  CHECK(ctx->no_input_mrs == 1);
+  REQUIRE(naaice_set_output_mr(ctx, 0) == 0);
+  REQUIRE(naaice_register_mrs(ctx) == 0);
+  REQUIRE(naaice_do_mrsp(ctx) == 0);
+  // The 0x01 message: the parameter first, then the internal region (as the reference).
+  const auto sends = p->sends();
+  REQUIRE(sends.size() == 1);
+  const auto req = naa::protocol::decode_mrsp_request(sends[0]);
+  REQUIRE(req);
+  REQUIRE(req->count() == 2);
+  CHECK(req->entry(0).naa_address == 8192);
+  CHECK(req->entry(0).flags == (MRFLAG_SINGLESEND | MRFLAG_INPUT | MRFLAG_OUTPUT));
+  CHECK(req->entry(0).size == 100);
+  CHECK(req->entry(1).naa_address == 0);
+  CHECK(req->entry(1).flags == MRFLAG_INTERNAL);
+  CHECK(req->entry(1).size == 8192);
+  REQUIRE(naaice_do_data_transfer(ctx) == 0);
+  CHECK(ctx->naa_returncode == 0);
+  CHECK(b[99] == 8);
   REQUIRE(naaice_disconnect_and_cleanup(ctx) == 0);
   std::free(ctx);
 }
