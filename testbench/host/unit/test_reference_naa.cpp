@@ -304,14 +304,18 @@ TEST_CASE("a region larger than 2 GiB is refused when the session is created") {
 
 TEST_CASE("reference NAA, naa-call: verified calls, the NAA's placement printed") {
   auto p = reference_naa(7);
-  const auto r = run_program(NAA_CALL_PATH, {"--naa", peer(7), "--local", local(7), "--fn", "add1",
-                                             "--inout", "gen:20K:3", "-n", "3", "--verify"});
+  const auto r = run_program(
+      NAA_CALL_PATH, {"--naa", peer(7), "--local", local(7), "--fn", "add1", "--inout", "gen:20K:3",
+                      "-n", "3", "--verify", "--disconnect-timeout", "50"});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("at NAA 0x80000 ") != std::string::npos);
   CHECK(r.out.find("return code 0x00 (success)") != std::string::npos);
   CHECK(r.out.find("verify: ok") != std::string::npos);
   CHECK(p->dreqs_received() >= 1);
+  const auto bad = run_program(NAA_CALL_PATH, {"--fn", "add1", "--disconnect-timeout", "-1"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--disconnect-timeout must be") != std::string::npos);
 }
 
 TEST_CASE("reference NAA: our AP1 and AP2 example programs verify every byte") {

@@ -13,6 +13,8 @@
  *                         inside naa_test/naa_wait)
  *   NAA_CONNECT_TIMEOUT_MS  connection + MRSP timeout (default 5000)
  *   NAA_CALL_TIMEOUT_MS   how long naa_wait waits for the NAA's reply (default 60000)
+ *   NAA_DISCONNECT_TIMEOUT_MS  how long naa_finalize waits for the NAA's DREP (default 1000);
+ *                         without one the handle is closed anyway (the reference NAA sends none)
  *   NAA_PCAP              write a pcap of the endpoint's traffic to this file
  *   NAA_PATH_MTU          256..4096 (default 4096)
  *   NAA_TRANSPORT         "udp" (default: the UdpRoce endpoint) or "verbs" (rdma-core: a RoCE
