@@ -5,8 +5,10 @@
 
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -154,4 +156,39 @@ TEST_CASE("naa-sim answers success with immediate 0 and a failure with rc << 8 |
   REQUIRE(imms.size() == 2);
   CHECK(imms[0] == 0U);
   CHECK(imms[1] == (3U << 8 | 9U));
+}
+
+TEST_CASE("AP1 and AP2 measurement programs against naa-sim: verified, one CSV line each") {
+  SimUnderTest sim(5);
+  const std::string log1 = "naaice_ap1_measurement.csv", log2 = "naaice_ap2_measurement.csv";
+  std::remove(log1.c_str());
+  std::remove(log2.c_str());
+  for (const char* size : {"1", "4096", "1000000"}) {
+    INFO("size " << size);
+    auto r = run_program(NAAICE_AP1_MEASUREMENT_PATH, {host_ip(5, 1), sim_ip(5), size, log1, "3"},
+                         {}, 60s);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("results verified") != std::string::npos);
+    r = run_program(NAAICE_AP2_MEASUREMENT_PATH, {size, log2, "3"}, env_for(5, 2, "1:1"), 60s);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("results verified") != std::string::npos);
+  }
+  auto lines = [](const std::string& path) {
+    std::ifstream in(path);
+    std::vector<std::string> v;
+    for (std::string l; std::getline(in, l);)
+      v.push_back(l);
+    return v;
+  };
+  const auto l1 = lines(log1), l2 = lines(log2);
+  REQUIRE(l1.size() == 3);
+  REQUIRE(l2.size() == 3);
+  CHECK(std::regex_match(l1[2], std::regex(R"(1000000,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+)")));
+  CHECK(std::regex_match(l2[0], std::regex(R"(1,[0-9]+\.[0-9]+)")));
+  // Bad arguments: usage, exit 3, nothing logged.
+  const auto bad = run_program(NAAICE_AP1_MEASUREMENT_PATH, {"a", "b", "0", log1});
+  CHECK(bad.exit_code == 3);
+  CHECK(lines(log1).size() == 3);
 }
