@@ -43,12 +43,19 @@ using Ctx = naaice_communication_context;
 constexpr std::uint64_t kNaaPageWidth = 4096;          // the reference's NAA_PAGE_WIDTH
 constexpr std::uint64_t kMaxRegionBytes = 1ULL << 31;  // one RDMA message (PROTOCOL.md 7)
 
+// A refused request: the context stays as it was (as in the reference).
 int fail(Ctx* ctx, const char* fn, const std::string& what) {
   std::fprintf(stderr, "naa: %s: %s\n", fn, what.c_str());
-  if (ctx != nullptr) {
-    if (ctx->naa_state != nullptr) ctx->naa_state->error = std::string(fn) + ": " + what;
-    ctx->state = NAAICE_ERROR;
+  if (ctx != nullptr && ctx->naa_state != nullptr) {
+    ctx->naa_state->error = std::string(fn) + ": " + what;
   }
+  return -1;
+}
+
+// A failed connection, MRSP or call: the context goes to NAAICE_ERROR.
+int fail_error_state(Ctx* ctx, const char* fn, const std::string& what) {
+  fail(ctx, fn, what);
+  ctx->state = NAAICE_ERROR;
   return -1;
 }
 
@@ -128,7 +135,7 @@ int finish_call(Ctx* ctx, const char* fn_name, detail::CallOutcome& o) {
   st.return_code = o.result.return_code;
   ctx->naa_returncode = static_cast<std::uint8_t>(o.result.return_code & 0xFF);
   ctx->bytes_received = static_cast<std::uint32_t>(o.result.bytes_received);
-  if (o.ec) return fail(ctx, fn_name, o.detail.empty() ? o.ec.message() : o.detail);
+  if (o.ec) return fail_error_state(ctx, fn_name, o.detail.empty() ? o.ec.message() : o.detail);
   if (o.result.return_code != 0) {
     // As the reference: the call finished; the program reads naa_returncode.
     std::fprintf(stderr, "naa: %s: the NAA returned code 0x%x\n", fn_name,
@@ -298,9 +305,9 @@ int naaice_poll_and_handle_connection_event(Ctx* comm_ctx) {
       std::string detail_text;
       st.transport = naa::host::open_udp_roce(o, ec, &detail_text);
       if (ec) {
-        return fail(comm_ctx, kFn,
-                    "cannot open the local endpoint: " +
-                        (detail_text.empty() ? ec.message() : detail_text));
+        return fail_error_state(comm_ctx, kFn,
+                                "cannot open the local endpoint: " +
+                                    (detail_text.empty() ? ec.message() : detail_text));
       }
       detail::remember_endpoint(st.opts, st.transport);
     }
@@ -311,6 +318,9 @@ int naaice_poll_and_handle_connection_event(Ctx* comm_ctx) {
 
 int naaice_setup_connection(Ctx* comm_ctx) {
   if (!usable(comm_ctx)) return fail(nullptr, "naaice_setup_connection", "no context");
+  if (comm_ctx->state == NAAICE_ERROR) {
+    return fail(comm_ctx, "naaice_setup_connection", "the context is in NAAICE_ERROR");
+  }
   while (comm_ctx->state < NAAICE_CONNECTED) {
     if (naaice_poll_and_handle_connection_event(comm_ctx) != 0) return -1;
   }
@@ -459,11 +469,11 @@ int naaice_init_mrsp(Ctx* comm_ctx) {
   st.session =
       detail::SessionCore::open(st.transport, st.opts, std::move(regions), ec, detail_text);
   if (!st.session) {
-    return fail(comm_ctx, kFn,
-                "cannot set up " + st.opts.naa_address + ":" + std::to_string(st.opts.cm_port) +
-                    ": " + (detail_text.empty() ? ec.message() : detail_text) + " [" +
-                    std::string(naa::host::errc_name(static_cast<naa::host::Errc>(ec.value()))) +
-                    "]");
+    return fail_error_state(
+        comm_ctx, kFn,
+        "cannot set up " + st.opts.naa_address + ":" + std::to_string(st.opts.cm_port) + ": " +
+            (detail_text.empty() ? ec.message() : detail_text) + " [" +
+            std::string(naa::host::errc_name(static_cast<naa::host::Errc>(ec.value()))) + "]");
   }
   detail::remember_endpoint(st.opts, st.session->transport());
   // Where the NAA placed the regions (its 0x02 advertisement; it may differ from the request).

@@ -73,11 +73,14 @@ Example: naa-call --fn vadd_i32 --in gen:4K:1 --in gen:4K:2 --out 4K@sum.bin --v
   std::exit(2);
 }
 
-// Region sizes travel in 32-bit MRSP size fields (PROTOCOL.md 5.1).
+// A region is one RDMA message, at most 2 GiB (PROTOCOL.md 7): refused here, before a buffer of
+// that size is allocated (the session would refuse it too).
 std::uint64_t parse_size(const std::string& s) {
   const auto v = naa::tools::parse_size_arg(s);
   if (!v) usage_error("bad size '" + s + "' (a number with an optional K, M or G suffix)");
-  if (*v > 0xFFFFFFFFULL) usage_error("size '" + s + "' exceeds 4 GiB - 1 (MRSP sizes are 32-bit)");
+  if (*v > (std::uint64_t{1} << 31)) {
+    usage_error("size '" + s + "' exceeds 2 GiB, the largest RDMA message (PROTOCOL.md 7)");
+  }
   return *v;
 }
 

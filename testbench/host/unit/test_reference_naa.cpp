@@ -272,6 +272,12 @@ TEST_CASE("AP1 C API: bad use gets a clear error") {
   CHECK(naaice_set_bytes_to_send(ctx, 0, 8) == -1);  // before naaice_register_mrs
   CHECK(naaice_do_data_transfer(ctx) == -1);         // before MRSP
   CHECK(naaice_send_message(ctx, MSG_MR_A, 0) == -1);
+  // NAA_TRANSPORT selects the backend as for the AP2 API; a bad value is a clear error.
+  ::setenv("NAA_TRANSPORT", "carrier-pigeon", 1);
+  CHECK(naaice_setup_connection(ctx) == -1);
+  CHECK(std::string(naaice_ap1_last_error(ctx)).find("NAA_TRANSPORT must be udp or verbs") !=
+        std::string::npos);
+  ::unsetenv("NAA_TRANSPORT");
   CHECK(naaice_disconnect_and_cleanup(ctx) == 0);
   std::free(ctx);
 }
@@ -297,6 +303,11 @@ TEST_CASE("a region larger than 2 GiB is refused when the session is created") {
   naaice_communication_context* ctx = nullptr;
   CHECK(naaice_init_communication_context(&ctx, 0, sizes, params, 1, 0, nullptr, 1, nullptr,
                                           peer(6).c_str(), 12345) == -1);
+  // naa-call refuses it as a usage error, before allocating the buffer.
+  const auto r = run_program(NAA_CALL_PATH, {"--naa", peer(6), "--local", local(6), "--fn", "add1",
+                                             "--out", "2147483649"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("exceeds 2 GiB") != std::string::npos);
   // Nothing reached the NAA: no connection request, no MRSP.
   CHECK(p->reqs_received() == 0);
   CHECK(p->sends().empty());
