@@ -252,6 +252,38 @@ TEST_CASE("reference NAA, AP1: internal regions are requested first-addressed, s
   std::free(ctx);
 }
 
+TEST_CASE("reference NAA, AP1: an unanswered call ends naaice_do_data_transfer with -1") {
+  auto p = reference_naa(10);
+  use_env(10, "1:1");
+  // The NAA never sees the call: every write carrying an immediate is lost.
+  p->set_fault([](const naa::testing::SeenPacket& pkt, std::size_t) {
+    naa::testing::Fault f;
+    if (pkt.headers.immediate) f.kind = naa::testing::Fault::Kind::drop;
+    return f;
+  });
+  std::vector<char> b(64, 1);
+  char* params[] = {b.data()};
+  size_t sizes[] = {b.size()};
+  naaice_communication_context* ctx = nullptr;
+  REQUIRE(naaice_init_communication_context(&ctx, 0, sizes, params, 1, 0, nullptr, 1,
+                                            local(10).c_str(), peer(10).c_str(),
+                                            SERVER_CONNECTION_PORT) == 0);
+  ctx->timeout = 0.3;  // seconds, as the reference's field
+  REQUIRE(naaice_setup_connection(ctx) == 0);
+  REQUIRE(naaice_set_input_mr(ctx, 0) == 0);
+  REQUIRE(naaice_set_output_mr(ctx, 0) == 0);
+  REQUIRE(naaice_register_mrs(ctx) == 0);
+  REQUIRE(naaice_do_mrsp(ctx) == 0);
+  // Either the timeout or the exhausted retries end it; never a success.
+  CHECK(naaice_do_data_transfer(ctx) == -1);
+  CHECK(ctx->state != NAAICE_FINISHED);
+  CHECK_FALSE(std::string(naaice_ap1_last_error(ctx)).empty());
+  CHECK(b[0] == 1);
+  CHECK(p->immediates().empty());
+  CHECK(naaice_disconnect_and_cleanup(ctx) == 0);
+  std::free(ctx);
+}
+
 TEST_CASE("AP1 C API: bad use gets a clear error") {
   naaice_communication_context* ctx = nullptr;
   std::vector<char> b(64);
