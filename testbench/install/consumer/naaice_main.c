@@ -18,8 +18,11 @@ static int call_naa(const char* local_ip, const char* naa_ip) {
   size_t sizes[] = {kSize};
   struct naaice_communication_context* ctx = NULL;
   if (naaice_init_communication_context(&ctx, 0, sizes, params, 1, 0, NULL, 1, local_ip, naa_ip,
-                                        SERVER_CONNECTION_PORT) ||
-      naaice_setup_connection(ctx) || naaice_set_input_mr(ctx, 0) || naaice_set_output_mr(ctx, 0) ||
+                                        SERVER_CONNECTION_PORT)) {
+    return 1;
+  }
+  ctx->timeout = 30; /* seconds: a test must not wait the default hour */
+  if (naaice_setup_connection(ctx) || naaice_set_input_mr(ctx, 0) || naaice_set_output_mr(ctx, 0) ||
       naaice_register_mrs(ctx) || naaice_do_mrsp(ctx) || naaice_do_data_transfer(ctx)) {
     return 1;
   }
