@@ -48,4 +48,11 @@ if(NAA_HAS_HOST)
   endif()
   naa_pkgconfig(naa-host naa_host "naa host library (UdpRoce and Verbs transports, Session, C API)"
                 "naa-protocol" "${host_extra}")
+  # naaice.pc: for C programs written against the NAAICE library (cmake/naaice.pc.in).
+  set(PC_EXTRA_LIBS "${host_extra}")
+  file(RELATIVE_PATH PC_PREFIX_REL "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/naaice.pc.in ${PROJECT_BINARY_DIR}/pkgconfig/naaice.pc
+                 @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/naaice.pc
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endif()

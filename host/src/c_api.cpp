@@ -14,14 +14,16 @@
 #include <string>
 #include <vector>
 
+#include "c_common.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/session.hpp"
 #include "naa/host/udp_roce.hpp"
 #include "naa/host/verbs.hpp"
 #include "session_core.hpp"
 
-// The opaque context behind naa_handle::comm_ctx.
-struct naaice_communication_context {
+// The state behind naa_handle::comm_ctx. The handle's field has the reference's type (a pointer to
+// the AP1 context, compat/naaice.h); AP2 programs never look inside it, so it carries this instead.
+struct Ap2Context {
   std::unique_ptr<naa::host::detail::SessionCore> session;
   std::size_t spec_index = 0;
   naaice_communication_state state = NAAICE_INIT;
@@ -35,6 +37,8 @@ namespace {
 using naa::host::Errc;
 using naa::host::Region;
 namespace detail = naa::host::detail;
+using detail::env;
+using detail::env_long;
 
 struct SpecItem {
   std::string address;
@@ -60,20 +64,11 @@ CApiState& state() {
 
 thread_local std::string t_last_error;
 
-const char* env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? v : nullptr;
+Ap2Context* ctx_of(const naa_handle* h) {
+  return reinterpret_cast<Ap2Context*>(h->comm_ctx);
 }
 
-long env_long(const char* name, long fallback) {
-  const char* v = env(name);
-  if (v == nullptr) return fallback;
-  char* end = nullptr;
-  const long x = std::strtol(v, &end, 10);
-  return end != v && *end == '\0' && x > 0 ? x : fallback;
-}
-
-int fail(naaice_communication_context* ctx, const char* fn, const std::string& what) {
+int fail(Ap2Context* ctx, const char* fn, const std::string& what) {
   const std::string line = std::string(fn) + ": " + what;
   std::fprintf(stderr, "naa: %s\n", line.c_str());
   if (ctx != nullptr) {
@@ -117,13 +112,75 @@ std::vector<SpecItem> parse_spec(const std::string& text, std::string& problems)
   return out;
 }
 
-void fill_status(naa_status* status, const naaice_communication_context& ctx) {
+void fill_status(naa_status* status, const Ap2Context& ctx) {
   if (status == nullptr) return;
   *status = ctx.last;
   status->state = ctx.state;
 }
 
 }  // namespace
+
+namespace naa::host::detail {
+
+void apply_env_options(SessionOptions& opts) {
+  if (const char* v = env("NAA_PROGRESS")) {
+    opts.progress = std::string(v) == "manual" ? Progress::manual : Progress::automatic;
+  }
+  if (const char* v = env("NAA_PCAP")) opts.pcap_path = v;
+  opts.connect_timeout = std::chrono::milliseconds(env_long("NAA_CONNECT_TIMEOUT_MS", 5000));
+  opts.mrsp_timeout = opts.connect_timeout;
+  opts.call_timeout = std::chrono::milliseconds(env_long("NAA_CALL_TIMEOUT_MS", 60000));
+  opts.disconnect_timeout = std::chrono::milliseconds(env_long("NAA_DISCONNECT_TIMEOUT_MS", 1000));
+  opts.path_mtu = static_cast<std::uint32_t>(env_long("NAA_PATH_MTU", 4096));
+}
+
+std::shared_ptr<Transport> shared_endpoint(const SessionOptions& opts, std::string& error) {
+  error.clear();
+  CApiState& st = state();
+  std::shared_ptr<Transport> transport;
+  {
+    std::lock_guard lock(st.mu);
+    // One endpoint per local address, shared by the contexts that use it (PROTOCOL.md 6: an
+    // endpoint owns <ip>:4791). A pcap applies to a new endpoint only.
+    if (opts.pcap_path.empty()) {
+      auto it = st.endpoints.find(opts.local_address);
+      if (it != st.endpoints.end()) transport = it->second.lock();
+    }
+  }
+  // NAA_TRANSPORT=verbs: the Verbs backend (a RoCE NIC or Soft-RoCE, docs/real-nic.md) instead
+  // of the default UdpRoce endpoint; an endpoint of the other kind is not reused.
+  const char* transport_env = env("NAA_TRANSPORT");
+  const auto kind = parse_transport_kind(transport_env != nullptr ? transport_env : "udp");
+  if (!kind) {
+    error = "NAA_TRANSPORT must be udp or verbs, not '" + std::string(transport_env) + "'";
+    return nullptr;
+  }
+  if (transport && (transport->name().rfind("verbs", 0) == 0) != (*kind == TransportKind::verbs)) {
+    transport.reset();
+  }
+  if (!transport && *kind == TransportKind::verbs) {
+    VerbsOptions vo;
+    if (!opts.local_address.empty()) vo.local_ip = parse_ipv4(opts.local_address);
+    vo.remote_ip = parse_ipv4(opts.naa_address);
+    std::error_code vec;
+    std::string vdetail;
+    transport = open_verbs(vo, vec, &vdetail);
+    if (!transport) {
+      error = "cannot open the Verbs backend: " + vdetail;
+      return nullptr;
+    }
+  }
+  return transport;  // null with no error: the session opens its own UdpRoce endpoint
+}
+
+void remember_endpoint(const SessionOptions& opts, std::shared_ptr<Transport> transport) {
+  if (!opts.pcap_path.empty() || !transport) return;
+  CApiState& st = state();
+  std::lock_guard lock(st.mu);
+  st.endpoints[opts.local_address] = transport;
+}
+
+}  // namespace naa::host::detail
 
 extern "C" {
 
@@ -210,57 +267,21 @@ int naa_create(const naa_function_code_t function_code, naa_param_t* input_param
   opts.naa_address = item.address;
   opts.cm_port = item.port;
   if (const char* v = env("NAA_LOCAL_IP")) opts.local_address = v;
-  if (const char* v = env("NAA_PROGRESS")) {
-    opts.progress =
-        std::string(v) == "manual" ? naa::host::Progress::manual : naa::host::Progress::automatic;
-  }
-  if (const char* v = env("NAA_PCAP")) opts.pcap_path = v;
-  opts.connect_timeout = std::chrono::milliseconds(env_long("NAA_CONNECT_TIMEOUT_MS", 5000));
-  opts.mrsp_timeout = opts.connect_timeout;
-  opts.call_timeout = std::chrono::milliseconds(env_long("NAA_CALL_TIMEOUT_MS", 60000));
-  opts.path_mtu = static_cast<std::uint32_t>(env_long("NAA_PATH_MTU", 4096));
+  detail::apply_env_options(opts);
 
-  std::shared_ptr<naa::host::Transport> transport;
   {
     std::lock_guard lock(st.mu);
     std::uint64_t& next = st.next_naa_address[item.address];
     opts.naa_base_address = next;
     next += total;
-    // One endpoint per local address, shared by the handles that use it (PROTOCOL.md 6: an
-    // endpoint owns <ip>:4791). A pcap applies to a new endpoint only.
-    if (opts.pcap_path.empty()) {
-      auto it = st.endpoints.find(opts.local_address);
-      if (it != st.endpoints.end()) transport = it->second.lock();
-    }
   }
-  // NAA_TRANSPORT=verbs: the Verbs backend (a RoCE NIC or Soft-RoCE, docs/real-nic.md) instead
-  // of the default UdpRoce endpoint; an endpoint of the other kind is not reused.
-  const char* transport_env = env("NAA_TRANSPORT");
-  const auto kind =
-      naa::host::parse_transport_kind(transport_env != nullptr ? transport_env : "udp");
-  if (!kind) {
+  std::string terr;
+  std::shared_ptr<naa::host::Transport> transport = detail::shared_endpoint(opts, terr);
+  if (!transport && !terr.empty()) {
     release();
-    return fail(nullptr, kFn,
-                "NAA_TRANSPORT must be udp or verbs, not '" + std::string(transport_env) + "'");
+    return fail(nullptr, kFn, terr);
   }
-  if (transport &&
-      (transport->name().rfind("verbs", 0) == 0) != (*kind == naa::host::TransportKind::verbs)) {
-    transport.reset();
-  }
-  if (!transport && *kind == naa::host::TransportKind::verbs) {
-    naa::host::VerbsOptions vo;
-    if (!opts.local_address.empty()) vo.local_ip = naa::host::parse_ipv4(opts.local_address);
-    vo.remote_ip = naa::host::parse_ipv4(item.address);
-    std::error_code vec;
-    std::string vdetail;
-    transport = naa::host::open_verbs(vo, vec, &vdetail);
-    if (!transport) {
-      release();
-      return fail(nullptr, kFn, "cannot open the Verbs backend: " + vdetail);
-    }
-  }
-  auto ctx = std::unique_ptr<naaice_communication_context>(new (std::nothrow)
-                                                               naaice_communication_context());
+  auto ctx = std::unique_ptr<Ap2Context>(new (std::nothrow) Ap2Context());
   if (!ctx) {
     release();
     return fail(nullptr, kFn, "out of memory");
@@ -276,22 +297,19 @@ int naa_create(const naa_function_code_t function_code, naa_param_t* input_param
                     (detail.empty() ? ec.message() : detail) + " [" +
                     std::string(naa::host::errc_name(static_cast<Errc>(ec.value()))) + "]");
   }
-  {
-    std::lock_guard lock(st.mu);
-    if (opts.pcap_path.empty()) st.endpoints[opts.local_address] = ctx->session->transport();
-  }
+  detail::remember_endpoint(opts, ctx->session->transport());
   ctx->state = NAAICE_MRSP_DONE;
-  handle->comm_ctx = ctx.release();
+  handle->comm_ctx = reinterpret_cast<naaice_communication_context*>(ctx.release());
   t_last_error.clear();
   return 0;
 }
 
 int naa_invoke(naa_handle* handle) {
   static const char* const kFn = "naa_invoke";
-  if (handle == nullptr || handle->comm_ctx == nullptr || !handle->comm_ctx->session) {
+  if (handle == nullptr || handle->comm_ctx == nullptr || !ctx_of(handle)->session) {
     return fail(nullptr, kFn, "handle not created (naa_create failed or naa_finalize called)");
   }
-  naaice_communication_context& ctx = *handle->comm_ctx;
+  Ap2Context& ctx = *ctx_of(handle);
   if (handle->function_code < 1 || handle->function_code > 127) {
     return fail(&ctx, kFn,
                 "function code " + std::to_string(handle->function_code) + " is not 1..127");
@@ -307,8 +325,7 @@ int naa_invoke(naa_handle* handle) {
 }
 
 namespace {
-int finish(naaice_communication_context& ctx, const char* fn, detail::CallOutcome& o,
-           naa_status* status) {
+int finish(Ap2Context& ctx, const char* fn, detail::CallOutcome& o, naa_status* status) {
   ctx.have_last = true;
   ctx.last = naa_status{};
   ctx.last.user_immediate = o.result.return_code;
@@ -327,11 +344,11 @@ int finish(naaice_communication_context& ctx, const char* fn, detail::CallOutcom
 int naa_test(naa_handle* handle, bool* flag, naa_status* status) {
   static const char* const kFn = "naa_test";
   if (flag != nullptr) *flag = false;
-  if (handle == nullptr || handle->comm_ctx == nullptr || !handle->comm_ctx->session) {
+  if (handle == nullptr || handle->comm_ctx == nullptr || !ctx_of(handle)->session) {
     return fail(nullptr, kFn, "handle not created");
   }
-  if (flag == nullptr) return fail(handle->comm_ctx, kFn, "flag is NULL");
-  naaice_communication_context& ctx = *handle->comm_ctx;
+  if (flag == nullptr) return fail(ctx_of(handle), kFn, "flag is NULL");
+  Ap2Context& ctx = *ctx_of(handle);
   if (!ctx.session->call_outstanding()) {
     if (!ctx.have_last) return fail(&ctx, kFn, "no call in progress (call naa_invoke first)");
     *flag = true;
@@ -350,10 +367,10 @@ int naa_test(naa_handle* handle, bool* flag, naa_status* status) {
 
 int naa_wait(naa_handle* handle, naa_status* status) {
   static const char* const kFn = "naa_wait";
-  if (handle == nullptr || handle->comm_ctx == nullptr || !handle->comm_ctx->session) {
+  if (handle == nullptr || handle->comm_ctx == nullptr || !ctx_of(handle)->session) {
     return fail(nullptr, kFn, "handle not created");
   }
-  naaice_communication_context& ctx = *handle->comm_ctx;
+  Ap2Context& ctx = *ctx_of(handle);
   if (!ctx.session->call_outstanding()) {
     if (!ctx.have_last) return fail(&ctx, kFn, "no call in progress (call naa_invoke first)");
     fill_status(status, ctx);
@@ -371,7 +388,7 @@ int naa_wait(naa_handle* handle, naa_status* status) {
 
 int naa_finalize(naa_handle* handle) {
   if (handle == nullptr || handle->comm_ctx == nullptr) return 0;
-  std::unique_ptr<naaice_communication_context> ctx(handle->comm_ctx);
+  std::unique_ptr<Ap2Context> ctx(ctx_of(handle));
   handle->comm_ctx = nullptr;
   std::error_code ec;
   if (ctx->session) ec = ctx->session->disconnect();
@@ -385,7 +402,7 @@ int naa_finalize(naa_handle* handle) {
 }
 
 const char* naa_last_error(const naa_handle* handle) {
-  if (handle != nullptr && handle->comm_ctx != nullptr) return handle->comm_ctx->error.c_str();
+  if (handle != nullptr && handle->comm_ctx != nullptr) return ctx_of(handle)->error.c_str();
   return t_last_error.c_str();
 }
 

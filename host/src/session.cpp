@@ -23,6 +23,8 @@ constexpr std::uint64_t kMrspRecvId = 0x4D52535000000001ULL;  // "MRSP"
 constexpr std::uint64_t kMrspSendId = 0x4D52535000000002ULL;
 constexpr std::uint64_t kCallRecvTag = 1ULL << 63;
 
+constexpr std::uint64_t kMaxMessageBytes = std::uint64_t{1} << 31;
+
 std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
   return (v + a - 1) / a * a;
 }
@@ -104,8 +106,11 @@ std::error_code SessionCore::setup(std::vector<Region> regions, std::string& det
       }
       ++non_internal;
     }
-    if (r.size > 0xFFFFFFFFULL) {
-      detail = where + "larger than 4 GiB - 1 (the MRSP size field)";
+    // A region is written as one RDMA message, and a message is at most 2 GiB (PROTOCOL.md 7,
+    // IBA C9-9): refuse it here, before connecting, not after the NAA accepted it in MRSP.
+    if (r.size > kMaxMessageBytes) {
+      detail = where + std::to_string(r.size) +
+               " bytes is larger than 2 GiB, the largest RDMA message (PROTOCOL.md 7)";
       return Errc::invalid_argument;
     }
   }

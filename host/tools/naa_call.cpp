@@ -38,6 +38,8 @@ Options:
       --naa-base ADDR     NAA address the regions are placed from (default 0); clients that
                           use one NAA at the same time need disjoint ranges (MRSP error 0x02)
       --timeout MS        connect/MRSP timeout and per-call timeout (default 5000 / 60000)
+      --disconnect-timeout MS  how long to wait for the NAA's DREP (default 1000); without one
+                          the disconnect completes anyway (the NAAICE reference NAA sends none)
       --pcap FILE         capture the session's traffic
       --manual            manual progress (no background thread)
       --transport KIND    udp (default: the user-space RoCEv2 endpoint) or verbs (rdma-core: a
@@ -71,11 +73,14 @@ Example: naa-call --fn vadd_i32 --in gen:4K:1 --in gen:4K:2 --out 4K@sum.bin --v
   std::exit(2);
 }
 
-// Region sizes travel in 32-bit MRSP size fields (PROTOCOL.md 5.1).
+// A region is one RDMA message, at most 2 GiB (PROTOCOL.md 7): refused here, before a buffer of
+// that size is allocated (the session would refuse it too).
 std::uint64_t parse_size(const std::string& s) {
   const auto v = naa::tools::parse_size_arg(s);
   if (!v) usage_error("bad size '" + s + "' (a number with an optional K, M or G suffix)");
-  if (*v > 0xFFFFFFFFULL) usage_error("size '" + s + "' exceeds 4 GiB - 1 (MRSP sizes are 32-bit)");
+  if (*v > (std::uint64_t{1} << 31)) {
+    usage_error("size '" + s + "' exceeds 2 GiB, the largest RDMA message (PROTOCOL.md 7)");
+  }
   return *v;
 }
 
@@ -219,6 +224,7 @@ int main(int argc, char** argv) {
   enum {
     kMtu = 1000,
     kTimeout,
+    kDisconnectTimeout,
     kPcap,
     kManual,
     kVerify,
@@ -233,30 +239,32 @@ int main(int argc, char** argv) {
   std::uint64_t fault_seed = 1;
   naa::host::TransportKind transport_kind = naa::host::TransportKind::udp;
   bool solicited_only = false;
-  static const option long_opts[] = {{"naa", required_argument, nullptr, 'a'},
-                                     {"local", required_argument, nullptr, 'l'},
-                                     {"fn", required_argument, nullptr, 'f'},
-                                     {"user", required_argument, nullptr, 'u'},
-                                     {"repeat", required_argument, nullptr, 'n'},
-                                     {"in", required_argument, nullptr, 'i'},
-                                     {"single-send", required_argument, nullptr, 's'},
-                                     {"inout", required_argument, nullptr, 'b'},
-                                     {"out", required_argument, nullptr, 'o'},
-                                     {"internal", required_argument, nullptr, 'x'},
-                                     {"mtu", required_argument, nullptr, kMtu},
-                                     {"timeout", required_argument, nullptr, kTimeout},
-                                     {"pcap", required_argument, nullptr, kPcap},
-                                     {"manual", no_argument, nullptr, kManual},
-                                     {"verify", no_argument, nullptr, kVerify},
-                                     {"transport", required_argument, nullptr, kTransport},
-                                     {"solicited-only", no_argument, nullptr, kSolicitedOnly},
-                                     {"naa-base", required_argument, nullptr, kNaaBase},
-                                     {"fault-rx", required_argument, nullptr, kFaultRx},
-                                     {"fault-tx", required_argument, nullptr, kFaultTx},
-                                     {"fault-seed", required_argument, nullptr, kFaultSeed},
-                                     {"quiet", no_argument, nullptr, 'q'},
-                                     {"help", no_argument, nullptr, 'h'},
-                                     {nullptr, 0, nullptr, 0}};
+  static const option long_opts[] = {
+      {"naa", required_argument, nullptr, 'a'},
+      {"local", required_argument, nullptr, 'l'},
+      {"fn", required_argument, nullptr, 'f'},
+      {"user", required_argument, nullptr, 'u'},
+      {"repeat", required_argument, nullptr, 'n'},
+      {"in", required_argument, nullptr, 'i'},
+      {"single-send", required_argument, nullptr, 's'},
+      {"inout", required_argument, nullptr, 'b'},
+      {"out", required_argument, nullptr, 'o'},
+      {"internal", required_argument, nullptr, 'x'},
+      {"mtu", required_argument, nullptr, kMtu},
+      {"timeout", required_argument, nullptr, kTimeout},
+      {"disconnect-timeout", required_argument, nullptr, kDisconnectTimeout},
+      {"pcap", required_argument, nullptr, kPcap},
+      {"manual", no_argument, nullptr, kManual},
+      {"verify", no_argument, nullptr, kVerify},
+      {"transport", required_argument, nullptr, kTransport},
+      {"solicited-only", no_argument, nullptr, kSolicitedOnly},
+      {"naa-base", required_argument, nullptr, kNaaBase},
+      {"fault-rx", required_argument, nullptr, kFaultRx},
+      {"fault-tx", required_argument, nullptr, kFaultTx},
+      {"fault-seed", required_argument, nullptr, kFaultSeed},
+      {"quiet", no_argument, nullptr, 'q'},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0}};
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":a:l:f:u:n:i:s:b:o:x:qh", long_opts, nullptr)) != -1) {
@@ -319,6 +327,15 @@ int main(int argc, char** argv) {
         timeout_ms = std::atol(arg.c_str());
         if (timeout_ms <= 0) usage_error("--timeout must be > 0");
         break;
+      case kDisconnectTimeout: {
+        char* end = nullptr;
+        const long ms = std::strtol(arg.c_str(), &end, 10);
+        if (arg.empty() || *end != '\0' || ms < 0 || ms > 600000) {
+          usage_error("--disconnect-timeout must be 0..600000 ms, not '" + arg + "'");
+        }
+        opts.disconnect_timeout = std::chrono::milliseconds(ms);
+        break;
+      }
       case kPcap:
         opts.pcap_path = arg;
         break;

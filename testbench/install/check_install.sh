@@ -26,6 +26,27 @@ if [ -f "$prefix/lib/pkgconfig/naa-host.pc" ]; then
   c++ -o "$scratch/pc-consumer-host" "$consumer/host_main.cpp" \
     $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs naa-host)
   echo "pkg-config host consumer: $("$scratch/pc-consumer-host")"
+  # The NAAICE-compatible C APIs: headers in the compat folder, a C program built with nothing but
+  # cc and pkg-config naaice (issue 11), run against the installed naa-sim when there is one.
+  for h in naaice.h naaice_ap2.h ulog.h; do
+    test -f "$prefix/include/naa/host/compat/$h" || { echo "compat/$h not installed"; exit 1; }
+  done
+  test -f "$prefix/lib/pkgconfig/naaice.pc" || { echo "no naaice.pc installed"; exit 1; }
+  # shellcheck disable=SC2046
+  cc -o "$scratch/naaice-consumer" "$consumer/naaice_main.c" \
+    $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs naaice)
+  if [ -x "$prefix/bin/naa-sim" ]; then
+    "$prefix/bin/naa-sim" --listen 127.40.30.1 >"$scratch/naa-sim.log" 2>&1 &
+    sim_pid=$!
+    for _ in $(seq 200); do grep -q "listening on" "$scratch/naa-sim.log" && break; sleep 0.1; done
+    out_naaice=$("$scratch/naaice-consumer" 127.40.31.1 127.40.30.1) || out_naaice="failed"
+    kill "$sim_pid"
+    wait "$sim_pid" || true
+  else
+    out_naaice=$("$scratch/naaice-consumer")
+  fi
+  echo "naaice C consumer: $out_naaice"
+  [ "$out_naaice" = "naaice consumer OK" ] || { echo "naaice C consumer failed"; exit 1; }
 fi
 
 # 2. pkg-config.

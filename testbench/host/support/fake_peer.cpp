@@ -34,6 +34,7 @@ sockaddr_in make_addr(std::uint32_t ip, std::uint16_t port) {
 }  // namespace
 
 FakePeer::FakePeer(const Options& options) : opts_(options), mem_(options.memory_size) {
+  if (opts_.reference_naa) opts_.mini_naa = true;
   fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   int one = 1;
   ::setsockopt(fd_, IPPROTO_IP, IP_PKTINFO, &one, sizeof one);
@@ -97,6 +98,16 @@ bool FakePeer::rtu_received() const {
   std::lock_guard lock(mu_);
   return rtu_;
 }
+int FakePeer::dreqs_received() const {
+  std::lock_guard lock(mu_);
+  return dreqs_;
+}
+
+std::vector<std::uint64_t> FakePeer::placed_addresses() const {
+  std::lock_guard lock(mu_);
+  return placed_;
+}
+
 bool FakePeer::dreq_received() const {
   std::lock_guard lock(mu_);
   return dreq_;
@@ -278,6 +289,8 @@ void FakePeer::on_cm(const protocol::CmMad& mad) {
   }
   if (const auto* dreq = std::get_if<protocol::CmDreq>(&mad.body)) {
     dreq_ = true;
+    ++dreqs_;
+    if (opts_.reference_naa) return;  // the reference NAA never sends a DREP
     protocol::CmDrep drep;
     drep.local_comm_id = dreq->remote_comm_id;
     drep.remote_comm_id = dreq->local_comm_id;
@@ -481,12 +494,20 @@ void FakePeer::mini_naa_send(const std::vector<std::uint8_t>& msg) {
     n = *protocol::encode_mrsp_error(opts_.mrsp_error != 0 ? opts_.mrsp_error : 0x02, reply);
   } else {
     regions_.clear();
+    placed_.clear();
     std::vector<protocol::MrspAdvertisementEntry> adv;
+    std::uint64_t next = opts_.memory_va + opts_.reference_base;
     for (std::size_t i = 0; i < req->count(); ++i) {
-      const auto e = req->entry(i);
+      auto e = req->entry(i);
+      if (opts_.reference_naa) {
+        // The NAA chooses: the requested address is ignored (issue 11).
+        e.naa_address = next;
+        next += (std::max<std::uint64_t>(e.size, 1) + 4095) / 4096 * 4096;
+      }
       regions_.push_back(e);
       if ((e.flags & protocol::kMrspFlagInternal) == 0) {
         adv.push_back({e.naa_address, opts_.rkey, e.size});
+        placed_.push_back(e.naa_address);
       }
     }
     n = *protocol::encode_mrsp_advertisement(adv, reply);

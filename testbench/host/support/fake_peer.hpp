@@ -60,6 +60,13 @@ class FakePeer {
     // back, the last as WRITE_WITH_IMM with SE; any other fn answers return code 0x03.
     bool mini_naa = false;
     std::uint8_t mrsp_error = 0;  // non-zero: answer MRSP with this error code
+    // "Reference NAA" personality (the NAAICE reference software NAA, issue 11), implies
+    // mini_naa: places every region at an address it chooses (memory_va + reference_base, packed
+    // 4 KiB aligned: the 0x02 advertisement differs from the request), never answers a DREQ
+    // (no DREP), and answers a successful call with immediate 0 (PROTOCOL.md 5.2). Outputs are
+    // written back at their full registered length, as the mini NAA always does.
+    bool reference_naa = false;
+    std::uint64_t reference_base = 0x80000;
   };
 
   explicit FakePeer(const Options& options);
@@ -79,6 +86,9 @@ class FakePeer {
   [[nodiscard]] int reqs_received() const;
   [[nodiscard]] bool rtu_received() const;
   [[nodiscard]] bool dreq_received() const;
+  [[nodiscard]] int dreqs_received() const;  // a host retries an unanswered DREQ
+  // The NAA addresses the peer placed the last MRSP's non-internal regions at (request order).
+  [[nodiscard]] std::vector<std::uint64_t> placed_addresses() const;
   [[nodiscard]] std::optional<protocol::CmRej> last_rej() const;
   [[nodiscard]] std::uint64_t nonzero_ip_ids() const;  // datagrams whose recovered ID was not 0
   [[nodiscard]] std::uint64_t bad_icrc() const;
@@ -127,6 +137,8 @@ class FakePeer {
   int reqs_ = 0;
   bool rtu_ = false;
   bool dreq_ = false;
+  int dreqs_ = 0;
+  std::vector<std::uint64_t> placed_;
   std::uint64_t nonzero_ids_ = 0;
   std::uint64_t bad_icrc_ = 0;
   std::uint32_t host_ip_ = 0;

@@ -13,6 +13,8 @@
  *                         inside naa_test/naa_wait)
  *   NAA_CONNECT_TIMEOUT_MS  connection + MRSP timeout (default 5000)
  *   NAA_CALL_TIMEOUT_MS   how long naa_wait waits for the NAA's reply (default 60000)
+ *   NAA_DISCONNECT_TIMEOUT_MS  how long naa_finalize waits for the NAA's DREP (default 1000);
+ *                         without one the handle is closed anyway (the reference NAA sends none)
  *   NAA_PCAP              write a pcap of the endpoint's traffic to this file
  *   NAA_PATH_MTU          256..4096 (default 4096)
  *   NAA_TRANSPORT         "udp" (default: the UdpRoce endpoint) or "verbs" (rdma-core: a RoCE
@@ -44,20 +46,7 @@ extern "C" {
 #endif
 
 /* The reference's connection states (naaice.h); naa_status.state holds one of them. */
-typedef enum naaice_communication_state {
-  NAAICE_INIT = 0,
-  NAAICE_READY = 1,
-  NAAICE_CONNECTED = 2,
-  NAAICE_DISCONNECTED = 3,
-  NAAICE_MRSP_SENDING = 10,
-  NAAICE_MRSP_RECEIVING = 11,
-  NAAICE_MRSP_DONE = 12,
-  NAAICE_DATA_SENDING = 20,
-  NAAICE_CALCULATING = 21,
-  NAAICE_DATA_RECEIVING = 22,
-  NAAICE_FINISHED = 30,
-  NAAICE_ERROR = 40
-} naaice_communication_state;
+#include "naa/host/naaice_state.h"
 
 /* Return codes of an NAA routine (PROTOCOL.md 5.2). 0x05-0x0F reserved, 0x10-0x7F kernel-specific.
  */
