@@ -1,23 +1,41 @@
 #!/usr/bin/env bash
 # The main job: the whole host <-> NAA loop on this machine.
-#   1. builds naa-sim and naa-call if needed (preset ci, into build/, shared with scripts/test.sh);
+#   1. configures and builds naa-sim and naa-call with a CMake preset (default ci, into the
+#      preset's own build folder: build/ for ci, build-dev/ for dev; shared with scripts/test.sh);
+#      a failed build prints the compiler's errors and stops;
 #   2. starts the simulated NAA (naa-sim) in the background on 127.0.0.2:4791, capturing a pcap;
 #   3. runs a vadd_i32 call and an add1 call through the host library (naa-call), which connects
 #      with the IB CM, sets up regions with MRSP, writes the inputs by RDMA WRITE(_WITH_IMM) and
 #      receives the results by RDMA WRITE from the NAA; each result is verified;
 #   4. stops naa-sim and prints what happened, with wall and simulated times.
-# Environment: NAA_DEMO_NAA_IP (127.0.0.2), NAA_DEMO_DIR (build/demo), NAA_PRESET (ci).
+# Environment: NAA_PRESET (ci), NAA_DEMO_NAA_IP (127.0.0.2), NAA_DEMO_DIR (<build folder>/demo).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 preset=${NAA_PRESET:-ci}
-out=${NAA_DEMO_DIR:-$root/build/demo}
 naa_ip=${NAA_DEMO_NAA_IP:-127.0.0.2}
-bin=$root/build/bin
 
 echo "== building naa-sim and naa-call (cmake --preset $preset)"
-[ -f build/build.ninja ] || cmake --preset "$preset" >/dev/null
-cmake --build --preset "$preset" --target naa-sim naa-call | tail -1
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! cmake --preset "$preset" >"$log" 2>&1; then
+  cat "$log"
+  echo "demo: configuring with preset $preset failed (output above)" >&2
+  exit 1
+fi
+# The preset's own build folder, as CMake resolved it (CMakePresets.json binaryDir).
+build=$(sed -n 's/^-- Build files have been written to: //p' "$log" | tail -1)
+[ -n "$build" ] || { cat "$log"; echo "demo: cannot tell the build folder of preset $preset" >&2; exit 1; }
+if ! cmake --build --preset "$preset" --target naa-sim naa-call >"$log" 2>&1; then
+  cat "$log"
+  echo "demo: building naa-sim and naa-call in $build failed (compiler output above)" >&2
+  exit 1
+fi
+tail -1 "$log"
+rm -f "$log"
+trap - EXIT
+bin=$build/bin
+out=${NAA_DEMO_DIR:-$build/demo}
 
 mkdir -p "$out"
 rm -f "$out"/*.pcap "$out"/*.out "$out"/naa-sim.*

@@ -11,7 +11,7 @@
 #
 # Targets: packet cm_mad mrsp (protocol decoders), naa_rx (the NAA model's receive path, state kept
 # across inputs), host_rx (the host endpoint's receive path). Corpora start from the committed
-# seeds (testbench/fuzz/corpus/<target>) plus seeds cut from ../shared/vectors/roce_frames.pcap and
+# seeds (testbench/fuzz/corpus/<target>) plus seeds cut from testbench/vectors/roce_frames.pcap and
 # a captured session (naa-pcap-gen). A crash leaves its input in <build>/artifacts/<target>-crash-*:
 # fix the bug, then copy the input to testbench/fuzz/regressions/<target>/ (the fuzz_regressions
 # unit test replays it). Environment: NAA_FUZZ_BUILD_DIR (default build-fuzz), NAA_FUZZ_JOBS
@@ -35,7 +35,7 @@ build_tree() {
   cmake --build "$build" -j "$jobs" --target "${names[@]}" naa-fuzz-seeds naa-pcap-gen
 }
 
-# Seeds: committed ones, then cuts of the shared vectors and of a generated session.
+# Seeds: committed ones, then cuts of the conformance vectors and of a generated session.
 seed_corpus() {
   local t=$1
   local dir=$build/corpus/$t
@@ -45,7 +45,7 @@ seed_corpus() {
     "$build/bin/naa-pcap-gen" "$build/seeds/session.pcap" >/dev/null
     "$build/bin/naa-pcap-gen" --catalog "$build/seeds/catalog.pcap" >/dev/null
     pcaps+=("$build/seeds/session.pcap" "$build/seeds/catalog.pcap")
-    [ -f "$root/../shared/vectors/roce_frames.pcap" ] && pcaps+=("$root/../shared/vectors/roce_frames.pcap")
+    pcaps+=("$root/testbench/vectors/roce_frames.pcap")
     "$build/bin/naa-fuzz-seeds" "$build/seeds" "${pcaps[@]}" >/dev/null
     touch "$build/seeds/.done"
   fi

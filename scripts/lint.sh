@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Formatting check (clang-format, .clang-format) on every C/C++ file of the project; with --tidy
-# also clang-tidy (.clang-tidy) over build/compile_commands.json. --fix reformats in place.
+# also clang-tidy (.clang-tidy) over the compile_commands.json of build-dev/ (dev preset) or else
+# build/ (ci preset); NAA_LINT_BUILD_DIR picks another. --fix reformats in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=check
@@ -25,8 +26,13 @@ else
   clang-format --dry-run -Werror "${files[@]}"
 fi
 if [ "$tidy" -eq 1 ]; then
-  [ -f build/compile_commands.json ] || { echo "lint.sh: configure first (cmake --preset dev)" >&2; exit 2; }
+  db=${NAA_LINT_BUILD_DIR:-}
+  if [ -z "$db" ]; then
+    for d in build-dev build; do [ -f "$d/compile_commands.json" ] && { db=$d; break; }; done
+  fi
+  [ -n "$db" ] && [ -f "$db/compile_commands.json" ] ||
+    { echo "lint.sh: configure first (cmake --preset dev: build-dev/)" >&2; exit 2; }
   mapfile -t sources < <(git ls-files 'protocol/*.cpp' 'sim/*.cpp' 'host/*.cpp')
-  clang-tidy -p build --quiet "${sources[@]}"
+  clang-tidy -p "$db" --quiet "${sources[@]}"
 fi
 echo "lint: ok"

@@ -17,7 +17,7 @@ packages=(
   clang clang-14 clang-format clang-tidy libclang-rt-14-dev valgrind
   # benchmarks: plots
   gnuplot-nox
-  # the Soft-RoCE test VM of ../shared/vm (its build-image.sh would install these too)
+  # the Soft-RoCE test VM of testbench/softroce/vm (its build-image.sh would install these too)
   qemu-system-x86 qemu-utils debootstrap debian-archive-keyring e2fsprogs iproute2
 )
 

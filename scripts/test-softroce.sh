@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Interoperability with Linux Soft-RoCE (issue 8, docs/softroce.md): naa-sim and the host
-# library's Verbs backend against the kernel's rdma_rxe and stock rdma-core, in the VM of
-# ../shared/vm (netns naalab: 10.77.0.1 here, 10.77.0.2 in the VM).
+# library's Verbs backend against the kernel's rdma_rxe and stock rdma-core, in the project's
+# Soft-RoCE VM (testbench/softroce/vm; netns naalab: 10.77.0.1 here, 10.77.0.2 in the VM).
 #
 #   1. builds naa-sim, naa-call, naa-example-c and softroce-probe with the Verbs backend
 #      (NAA_WITH_VERBS=ON) unless --no-build;
@@ -21,10 +21,15 @@
 #
 # usage: scripts/test-softroce.sh [--build-dir DIR] [--no-build] [--out DIR] [--keep-vm]
 # Needs root, namespaces, QEMU (build-image.sh installs it), tshark. If the machine cannot run
-# the VM it says so loudly and exits 1; it never passes by skipping. Exit 0 only if all passed.
+# the VM (not root, no netns, no tshark, no Verbs backend, the image cannot be built, the VM does
+# not start) it says why and exits 77, which CTest reports as "Skipped"; with
+# NAA_REQUIRE_SOFTROCE=1 in the environment (.ci/run sets it) that is a failure (exit 1) instead.
+# It never passes by skipping. Exit 0 only if every check passed.
+# Environment: NAA_REQUIRE_SOFTROCE, NAA_VM_KIT (default testbench/softroce/vm), NAA_VM_HOME (the
+# kit's state dir, default /var/tmp/naa-softroce-vm).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-kit=${NAA_VM_KIT:-$(cd "$root/../shared/vm" 2>/dev/null && pwd || echo "$root/../shared/vm")}
+kit=${NAA_VM_KIT:-$root/testbench/softroce/vm}
 build=$root/build-softroce
 do_build=1
 keep_vm=0
@@ -35,7 +40,7 @@ while [ $# -gt 0 ]; do
     --no-build) do_build=0; shift ;;
     --out) out=$2; shift 2 ;;
     --keep-vm) keep_vm=1; shift ;;
-    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "test-softroce: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -46,22 +51,25 @@ vm_ip=10.77.0.2
 t_start=$(date +%s)
 
 say() { printf '\n== %s\n' "$*"; }
-# Loud failure for a machine that cannot run the test at all.
+# A machine that cannot run the test at all: skipped (exit 77), or failed where it is required.
 cannot_run() {
+  local verdict="SKIPPED (exit 77; NAA_REQUIRE_SOFTROCE=1 makes this a failure)"
+  [ "${NAA_REQUIRE_SOFTROCE:-0}" = 1 ] && verdict="a FAILURE: NAA_REQUIRE_SOFTROCE=1 requires this test"
   {
     echo
     echo "######################################################################"
     echo "## test-softroce: CANNOT RUN the Soft-RoCE interop test on this machine"
     echo "## $*"
-    echo "## (this is a FAILURE, not a skip: see docs/softroce.md)"
+    echo "## $verdict (docs/softroce.md)"
     echo "######################################################################"
   } >&2
-  exit 1
+  [ "${NAA_REQUIRE_SOFTROCE:-0}" = 1 ] && exit 1
+  exit 77
 }
 elapsed() { echo $(($(date +%s) - t_start)); }
 
 [ "$(id -u)" -eq 0 ] || cannot_run "needs root (network namespace, tap device, QEMU)"
-[ -x "$kit/start.sh" ] || cannot_run "the VM kit is missing: $kit (set NAA_VM_KIT)"
+[ -x "$kit/start.sh" ] || { echo "test-softroce: the VM kit is missing: $kit (NAA_VM_KIT)" >&2; exit 1; }
 command -v ip >/dev/null || cannot_run "iproute2 (ip) is missing"
 ip netns list >/dev/null 2>&1 || cannot_run "network namespaces are not available (ip netns)"
 command -v tshark >/dev/null || cannot_run "tshark is missing (apt-get install tshark)"
@@ -76,8 +84,10 @@ if [ "$do_build" -eq 1 ]; then
       -DNAA_WARNINGS_AS_ERRORS=ON -DNAA_BUILD_RTL=OFF -DNAA_WITH_VERBS=ON >"$build/softroce-cmake.log" 2>&1 ||
       { tail -20 "$build/softroce-cmake.log"; echo "test-softroce: configure failed"; exit 1; }
   fi
-  cmake --build "$build" -j2 --target naa-sim naa-call naa-example-c softroce-probe | tail -1 ||
-    { echo "test-softroce: build failed"; exit 1; }
+  cmake --build "$build" -j2 --target naa-sim naa-call naa-example-c softroce-probe \
+    >"$build/softroce-build.log" 2>&1 ||
+    { cat "$build/softroce-build.log"; echo "test-softroce: build failed"; exit 1; }
+  tail -1 "$build/softroce-build.log"
 fi
 for b in naa-sim naa-call naa-example-c softroce-probe; do
   [ -x "$bin/$b" ] || { echo "test-softroce: $bin/$b missing (build it or drop --no-build)"; exit 1; }
@@ -121,7 +131,9 @@ echo "VM up ($(($(date +%s) - t0)) s)"
 # ---- 3. naa-sim and tshark in the namespace ------------------------------------------------------
 rm -rf "$out"
 mkdir -p "$out"
-ip netns exec naalab tshark -i tap0 -w "$out/tap0.pcap" >"$out/tshark.log" 2>&1 &
+# -B 64: a 64 MiB capture buffer. With the default 2 MiB, dumpcap dropped ~2 % of the frames
+# of a fast run (VM frames counted by rxe and naa-sim but missing on tap0), failing the checks.
+ip netns exec naalab tshark -i tap0 -B 64 -w "$out/tap0.pcap" >"$out/tshark.log" 2>&1 &
 tshark_pid=$!
 ip netns exec naalab "$bin/naa-sim" --listen "$naa_ip" --pcap "$out/naa-sim.pcap" \
   --stats-file "$out/naa-sim.stats" --log-level info >"$out/naa-sim.log" 2>&1 &
@@ -215,6 +227,10 @@ done
   -e infiniband.bth.se -e ip.dst \
   -Y 'udp.port == 4791' >"$out/roce.tsv" 2>"$out/tshark-read.err"
 roce_total=$(wc -l <"$out/roce.tsv")
+# The frame counts below are only meaningful if the capture kept every frame.
+cap_dropped=$(sed -n 's/^\([0-9]*\) packets dropped.*/\1/p' "$out/tshark.log" | awk '{n += $1} END {print n + 0}')
+check "the capture on tap0 dropped no frame" "$([ "$cap_dropped" -eq 0 ] && echo 0 || echo 1)" \
+  "$cap_dropped dropped by dumpcap (tshark.log)"
 malformed=$("${ts[@]}" -r "$out/tap0.pcap" -Y '_ws.malformed || _ws.expert.severity >= 6' \
   2>/dev/null | wc -l)
 check "capture decodes" "$([ "$roce_total" -gt 1000 ] && [ "$malformed" -eq 0 ] && echo 0 || echo 1)" \

@@ -1248,6 +1248,14 @@ bool inject_udp_roce_datagram(Transport& transport, std::span<const std::uint8_t
   return true;
 }
 
+// Issue 12: what usually holds port 4791. Linux Soft-RoCE (rdma_rxe) binds 0.0.0.0:4791 in the
+// kernel as soon as an rxe device exists, which takes the port on every address.
+constexpr const char* kPort4791TakenHint =
+    " (another program holds UDP port 4791 there: another host endpoint or naa-sim, or the "
+    "kernel's Soft-RoCE module rdma_rxe, which binds 0.0.0.0:4791 on every address; check with "
+    "`ss -ulpn 'sport = :4791'` (a socket with no process is the kernel's) and "
+    "`lsmod | grep rdma_rxe`)";
+
 std::shared_ptr<Transport> open_udp_roce(const UdpRoceOptions& options, std::error_code& ec,
                                          std::string* detail) {
   ec.clear();
@@ -1262,8 +1270,13 @@ std::shared_ptr<Transport> open_udp_roce(const UdpRoceOptions& options, std::err
   if (options.local_ip) {
     ip = *options.local_ip;
     fd = detail::open_roce_socket(ip, protocol::kRoceUdpPort, err);
+    if (fd < 0 && err == EADDRINUSE) {
+      return fail(Errc::address_in_use,
+                  detail::errno_text(("bind " + format_ipv4(ip) + ":4791").c_str(), err) +
+                      kPort4791TakenHint);
+    }
     if (fd < 0) {
-      return fail(err == EADDRINUSE ? Errc::address_in_use : Errc::socket_error,
+      return fail(Errc::socket_error,
                   detail::errno_text(("bind " + format_ipv4(ip) + ":4791").c_str(), err));
     }
   } else {
@@ -1276,7 +1289,10 @@ std::shared_ptr<Transport> open_udp_roce(const UdpRoceOptions& options, std::err
                     detail::errno_text(("bind " + format_ipv4(ip) + ":4791").c_str(), err));
       }
     }
-    if (fd < 0) return fail(Errc::no_free_address, "every 127.0.0.3-254:4791 is taken");
+    if (fd < 0) {
+      return fail(Errc::no_free_address,
+                  std::string("every 127.0.0.3-254:4791 is taken") + kPort4791TakenHint);
+    }
   }
   if (detail::set_opt(fd, IPPROTO_IP, IP_PKTINFO, int{1}) != 0) {
     err = errno;

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <stdexcept>
 #include <system_error>
 
 #include "naa/protocol/headers.hpp"
@@ -204,7 +205,22 @@ void NetPort::open(std::uint32_t listen_ip) {
   // The kernel's count of datagrams dropped because the receive buffer was full (a loss the model
   // never sees; reported as net_port.rx_socket_drops).
   (void)::setsockopt(s.native_handle(), SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);
-  s.bind(udp::endpoint(asio::ip::address_v4(listen_ip), protocol::kRoceUdpPort));
+  boost::system::error_code ec;
+  s.bind(udp::endpoint(asio::ip::address_v4(listen_ip), protocol::kRoceUdpPort), ec);
+  if (ec == boost::asio::error::address_in_use) {
+    // Issue 12: name the usual culprits. Linux Soft-RoCE (rdma_rxe) binds 0.0.0.0:4791 in the
+    // kernel as soon as an rxe device exists, which takes port 4791 on every address.
+    char ip[16];
+    protocol::format_ipv4(listen_ip, ip, sizeof ip);
+    throw std::runtime_error(
+        std::string("UDP ") + ip +
+        ":4791 is already in use: another naa-sim on this address, or the kernel's Soft-RoCE "
+        "module rdma_rxe, which binds 0.0.0.0:4791 (port 4791 on every address). Check with "
+        "`ss -ulpn 'sport = :4791'` (a socket with no process is the kernel's) and "
+        "`lsmod | grep rdma_rxe`; `rdma link delete rxe0` or `modprobe -r rdma_rxe` frees it, "
+        "or run naa-sim in its own network namespace");
+  }
+  if (ec) throw boost::system::system_error(ec, "bind");
   s.non_blocking(true);
 }
 

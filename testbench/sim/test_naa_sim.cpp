@@ -663,10 +663,11 @@ TEST_CASE("the pcap of a full session verifies and decodes in tshark without err
   }
   CHECK(frames > 30);
   if (!have_tshark()) {
-#if NAA_REQUIRE_INTEROP_TOOLS
-    FAIL("tshark not found, and NAA_REQUIRE_INTEROP_TOOLS=ON (the ci preset) requires it");
-#endif
-    WARN("tshark not found: skipping the tshark decode check");
+    const char* require = std::getenv("NAA_REQUIRE_TOOLS");
+    if (require != nullptr && std::string(require) == "1")
+      FAIL("tshark not found, and NAA_REQUIRE_TOOLS=1 (.ci/run) requires it");
+    // CTest reports the test "Skipped" on this line if all else passed (naa_add_test).
+    WARN("NAA_SKIP: tshark not found: the tshark decode check did not run");
     std::filesystem::remove_all(dir);
     return;
   }

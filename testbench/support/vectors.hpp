@@ -1,4 +1,4 @@
-// Test support: the conformance vectors of ../shared/vectors (see its README) and hex helpers.
+// Test support: the conformance vectors of testbench/vectors (see its README) and hex helpers.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +40,7 @@ struct VectorFrame {
 };
 
 inline std::string vectors_dir() {
-  return NAA_SHARED_VECTORS_DIR;
+  return NAA_VECTORS_DIR;
 }
 
 // roce_frames.txt: one frame per line, `index name hex`.

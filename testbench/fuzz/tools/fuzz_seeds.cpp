@@ -1,5 +1,5 @@
 // naa-fuzz-seeds OUTDIR PCAP...: seed corpora for the fuzz targets from captured sessions
-// (naa-pcap-gen, demo pcaps) and ../shared/vectors/roce_frames.pcap. Writes OUTDIR/<target>/<n>:
+// (naa-pcap-gen, demo pcaps) and testbench/vectors/roce_frames.pcap. Writes OUTDIR/<target>/<n>:
 //   packet   every RoCEv2 datagram and every whole frame
 //   cm_mad   every CM MAD (the UD payload to QP 1)
 //   mrsp     every SEND payload on an RC QP

@@ -3,12 +3,14 @@
 # that tshark decodes without a malformed packet or an expert error, and whose ICRCs scapy
 # recomputes identically (received frames carry the recovered IPv4 ID).
 # Usage: pcap_decodes.sh NAA_SIM NAA_CALL WORKDIR [require-tools]
-# Exit 77 (CTest "Skipped") when tshark is missing, unless require-tools is given.
+# Exit 77 (CTest "Skipped") when tshark or scapy is missing (after whatever checks could run),
+# unless require-tools is given or the environment has NAA_REQUIRE_TOOLS=1 (.ci/run): then exit 1.
 set -u
 sim=$1 call=$2 dir=$3 require=${4:-}
+[ "${NAA_REQUIRE_TOOLS:-0}" = 1 ] && require=require
 if ! command -v tshark >/dev/null 2>&1; then
-  echo "tshark not found"
-  [ -n "$require" ] && exit 1
+  [ -n "$require" ] && { echo "tshark not found (apt-get install tshark), and it is required"; exit 1; }
+  echo "SKIPPED: tshark not found (apt-get install tshark)"
   exit 77
 fi
 mkdir -p "$dir"
@@ -43,8 +45,9 @@ here=$(dirname "$0")
 if /usr/bin/python3 -c "import scapy.contrib.roce" >/dev/null 2>&1; then
   /usr/bin/python3 "$here/icrc_check.py" "$pcap" "$pcap2" || status=1
 elif [ -n "$require" ]; then
-  echo "scapy not found"; status=1
-else
-  echo "scapy not found: ICRC check skipped"
+  echo "scapy not found (apt-get install python3-scapy), and it is required"; status=1
+elif [ "$status" -eq 0 ]; then
+  echo "SKIPPED: scapy not found for /usr/bin/python3 (apt-get install python3-scapy): the ICRC check did not run"
+  exit 77
 fi
 exit $status

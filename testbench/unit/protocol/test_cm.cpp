@@ -1,4 +1,4 @@
-// IB CM MADs (PROTOCOL.md 4 and 8): the five CM frames of ../shared/vectors decoded field by field
+// IB CM MADs (PROTOCOL.md 4 and 8): the five CM frames of testbench/vectors decoded field by field
 // and re-encoded byte-identically, round trips of every message type with distinctive values,
 // hand-computed bit positions for the messages without a vector, and every rejection.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Conformance against ../shared/vectors: frames whose ICRCs two independent implementations
+// Conformance against testbench/vectors: frames whose ICRCs two independent implementations
 // computed, and one real ConnectX-4 Lx capture. Each frame must decode, re-encode byte for byte,
 // and verify (frame 11 must not).
 #include <catch2/catch.hpp>

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Issue 12 finding 11: when UDP 4791 is taken on the address (by another naa-sim, or on every
+# address by the kernel's rdma_rxe), naa-sim and the host endpoint (naa-call) must exit non-zero
+# and name the likely causes and how to check them, not only "Address already in use".
+# A first naa-sim holds 127.33.0.1:4791 (a UDP socket like any other).
+# Usage: port_4791_taken.sh NAA_SIM NAA_CALL WORKDIR
+set -u
+sim=$1 call=$2 dir=$3
+ip=127.33.0.1
+mkdir -p "$dir"
+"$sim" --listen "$ip" >"$dir/holder.log" 2>&1 &
+holder=$!
+trap 'kill $holder 2>/dev/null; wait $holder 2>/dev/null' EXIT
+for _ in $(seq 100); do grep -q "listening on" "$dir/holder.log" && break; sleep 0.1; done
+grep -q "listening on" "$dir/holder.log" || { cat "$dir/holder.log"; echo "the first naa-sim did not start"; exit 1; }
+status=0
+check() {  # check WHAT EXIT OUTPUT
+  echo "$1: exit $2"
+  echo "$3" | sed 's/^/    /'
+  [ "$2" -ne 0 ] || { echo "FAIL: $1 exited 0"; status=1; }
+  for want in "$ip:4791" "rdma_rxe" "ss -ulpn" "lsmod"; do
+    echo "$3" | grep -qF "$want" || { echo "FAIL: $1 does not mention '$want'"; status=1; }
+  done
+}
+out=$(timeout 20 "$sim" --listen "$ip" 2>&1)
+check "second naa-sim on $ip" $? "$out"
+echo "$out" | grep -q "another naa-sim" || { echo "FAIL: naa-sim does not name another naa-sim"; status=1; }
+out=$(timeout 20 "$call" --naa 127.33.0.2 --local "$ip" --fn nop --timeout 1000 2>&1)
+check "naa-call --local $ip" $? "$out"
+exit $status
