@@ -23,6 +23,7 @@
 #include "naa/protocol/cm.hpp"
 #include "naa/protocol/mrsp.hpp"
 #include "naa/protocol/packet.hpp"
+#include "naa_sim.hpp"  // NaaSim (formerly NaaSimProcess, defined here)
 
 namespace naa::testbench {
 
@@ -206,50 +207,9 @@ class TestPeer {
   std::uint64_t icrc_failures_ = 0, nonzero_ids_ = 0, received_ = 0;
 };
 
-// The second octet of every address the sim suites use: 127.<net>.<n>.<m>. NAA_SIM_TEST_NET in
-// the environment (default 10) gives each registration of a suite (model, rtl, lockstep: see
-// testbench/sim/CMakeLists.txt) its own addresses, so `ctest -j` may run them side by side.
+// Legacy hand-numbered addresses 127.<net>.<n>.<m> (net: NAA_SIM_TEST_NET, default 10), kept
+// only until the last suites move to test_addresses() (testbench/support/test_addresses.hpp).
 int sim_test_net();
 std::string sim_test_ip(int n, int m);
-
-// naa-sim as a child process on its own address.
-class NaaSimProcess {
- public:
-  // Starts naa-sim with --listen ip --stats-file <tmp> plus `args`, plus the words of
-  // NAA_SIM_EXTRA_ARGS from the environment (e.g. "--mr-table=rtl --kernels=rtl": the whole
-  // suite runs again with the RTL blocks), waits for the ready line. naa-sim's stderr goes to
-  // `stderr_file` if given, else it is inherited.
-  NaaSimProcess(const std::string& ip, const std::vector<std::string>& args = {},
-                const std::string& stderr_file = {});
-  ~NaaSimProcess();
-  NaaSimProcess(const NaaSimProcess&) = delete;
-  NaaSimProcess& operator=(const NaaSimProcess&) = delete;
-
-  [[nodiscard]] bool ready() const { return ready_; }
-  [[nodiscard]] const std::string& ready_line() const { return ready_line_; }
-  // SIGUSR1, then waits for the next statistics snapshot.
-  std::string stats_text();
-  std::uint64_t stat(const std::string& key);  // from a fresh snapshot; missing keys read 0
-  static std::uint64_t stat_in(const std::string& text, const std::string& key);
-  // SIGTERM, waits; returns the exit status (or -1). Statistics of the exit stay readable.
-  int stop();
-  // Waits up to `timeout` for naa-sim to exit by itself (e.g. after a lockstep divergence);
-  // returns its exit status (-1 if killed by a signal), or nullopt if it is still running.
-  std::optional<int> wait_exit(std::chrono::milliseconds timeout);
-  [[nodiscard]] std::string last_stats() const;
-  [[nodiscard]] bool running() const { return pid_ > 0; }
-  // SIGSTOP / SIGCONT: datagrams sent while frozen wait in naa-sim's socket and are all read in
-  // one batch after thaw(), so they enter the model at the same simulated time (tests of races
-  // that wall-clock timing alone cannot produce reliably).
-  void freeze();
-  void thaw();
-
- private:
-  int pid_ = -1;
-  bool ready_ = false;
-  std::string ready_line_;
-  std::string stats_file_;
-  std::uint64_t seq_ = 0;
-};
 
 }  // namespace naa::testbench

@@ -1,4 +1,4 @@
-// Helpers shared by the naa-sim integration test files: per-test addresses, MRSP entries for the
+// Helpers shared by the naa-sim integration test files: the test's addresses, MRSP entries for the
 // test peer's host memory, and payload patterns.
 #pragma once
 
@@ -8,10 +8,19 @@
 
 #include "naa/protocol/mrsp.hpp"
 #include "peer.hpp"
+#include "test_addresses.hpp"
 
 namespace naa::testbench {
 
-// 127.<net>.n.1 for naa-sim and 127.<net>.n.k for test peers (NAA_SIM_TEST_NET: peer.hpp).
+// naa-sim on .1 of the test's address block, test peers on .2, .3, ... (test_addresses.hpp).
+inline std::string naa_address() {
+  return test_addresses().ip(1);
+}
+inline std::string peer_address(int k = 2) {
+  return test_addresses().ip(k);
+}
+
+// Legacy: 127.<net>.n.1 for naa-sim and 127.<net>.n.k for test peers (NAA_SIM_TEST_NET: peer.hpp).
 inline std::string naa_ip(int n) {
   return sim_test_ip(n, 1);
 }

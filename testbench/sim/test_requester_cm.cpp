@@ -3,9 +3,8 @@
 // RNR NAK, retry exhaustion, window and AckReq spacing, ACK coalescing, duplicate REQ,
 // half-open expiry, first data packet as RTU. The peer misbehaves on purpose (ResponderFaults)
 // and logs what it receives; every test asserts packets, bytes and naa-sim counters.
-// Addresses 127.<net>.<n>.x (net: NAA_SIM_TEST_NET, default 10) with n >= 100 (test_naa_sim.cpp
-// uses n < 100). Simulated timeouts are short because they also elapse in wall time
-// (docs/sim/timing.md).
+// Addresses: the test's block (test_addresses.hpp). Simulated timeouts are short because they also
+// elapse in wall time (docs/sim/timing.md).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -40,11 +39,11 @@ bool at_least(WallClock::duration d, std::chrono::nanoseconds min) {
 }
 
 std::uint64_t st(const std::string& s, const std::string& key) {
-  return NaaSimProcess::stat_in(s, key);
+  return NaaSim::stat_in(s, key);
 }
 
 // Polls naa-sim's statistics until key == value (or the timeout); returns the last value.
-std::uint64_t wait_stat(NaaSimProcess& naa, const std::string& key, std::uint64_t value,
+std::uint64_t wait_stat(NaaSim& naa, const std::string& key, std::uint64_t value,
                         Ms timeout = Ms(3000)) {
   const auto end = WallClock::now() + timeout;
   std::uint64_t v = naa.stat(key);
@@ -72,9 +71,9 @@ bool all_equal(const std::vector<std::uint8_t>& v, std::size_t off, std::size_t 
 
 TEST_CASE("requester: withheld ACKs -> retransmit timeout -> go-back-N from the oldest unacked PSN",
           "[sim][requester]") {
-  NaaSimProcess naa(naa_ip(100));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(100), naa_ip(100));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   TestPeer::ConnectOptions o;
   o.local_ack_timeout = 14;  // 67.1 ms
@@ -119,9 +118,9 @@ TEST_CASE("requester: withheld ACKs -> retransmit timeout -> go-back-N from the 
 }
 
 TEST_CASE("requester: NAK 0x60 from the peer -> go-back-N from the NAK's PSN", "[sim][requester]") {
-  NaaSimProcess naa(naa_ip(101));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(101), naa_ip(101));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   TestPeer::ConnectOptions o;
   o.local_ack_timeout = 16;  // 268 ms: the timer never fires here
@@ -169,9 +168,9 @@ TEST_CASE("requester: NAK 0x60 from the peer -> go-back-N from the NAK's PSN", "
 }
 
 TEST_CASE("requester: RNR NAK -> the NAA waits the RNR time and retries", "[sim][requester]") {
-  NaaSimProcess naa(naa_ip(102));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(102), naa_ip(102));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   TestPeer::ConnectOptions o;
 
@@ -253,9 +252,9 @@ TEST_CASE("requester: RNR NAK -> the NAA waits the RNR time and retries", "[sim]
 
 TEST_CASE("requester: retry_count exhausted by timeouts -> QP error, counted, resources released",
           "[sim][requester]") {
-  NaaSimProcess naa(naa_ip(103), {"--qps", "1"});
+  NaaSim naa(naa_address(), {"--qps", "1"});
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(103), naa_ip(103));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   TestPeer::ConnectOptions o;
   o.local_ack_timeout = 12;  // 16.8 ms
@@ -307,9 +306,9 @@ TEST_CASE("requester: retry_count exhausted by timeouts -> QP error, counted, re
 
 TEST_CASE("requester: 1 MiB at MTU 1024 - window of 128 PSNs, AckReq every 64, PSN wrap",
           "[sim][requester]") {
-  NaaSimProcess naa(naa_ip(104));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(104), naa_ip(104));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   TestPeer::ConnectOptions o;
   o.local_ack_timeout = 16;   // 268 ms: longer than any pause below
@@ -397,9 +396,9 @@ TEST_CASE("requester: 1 MiB at MTU 1024 - window of 128 PSNs, AckReq every 64, P
 
 TEST_CASE("requester: one coalesced ACK completes every message up to its PSN",
           "[sim][requester]") {
-  NaaSimProcess naa(naa_ip(105));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(105), naa_ip(105));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   TestPeer::ConnectOptions o;
   o.local_ack_timeout = 12;  // 16.8 ms: an uncompleted message would be resent quickly
@@ -437,9 +436,9 @@ TEST_CASE("requester: one coalesced ACK completes every message up to its PSN",
 }
 
 TEST_CASE("CM: a duplicate REQ gets the same REP and no second QP", "[sim][cm]") {
-  NaaSimProcess naa(naa_ip(106));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(106), naa_ip(106));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   peer.send_req(c, TestPeer::ConnectOptions{});
   const auto rep1 = peer.wait_rep(c);
@@ -480,9 +479,9 @@ TEST_CASE("CM: a duplicate REQ gets the same REP and no second QP", "[sim][cm]")
 }
 
 TEST_CASE("CM: a half-open connection (no RTU, no data) expires and frees its QP", "[sim][cm]") {
-  NaaSimProcess naa(naa_ip(107), {"--qps", "1"});
+  NaaSim naa(naa_address(), {"--qps", "1"});
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(107), naa_ip(107));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   TestPeer::ConnectOptions o;
   o.send_rtu = false;
@@ -496,7 +495,7 @@ TEST_CASE("CM: a half-open connection (no RTU, no data) expires and frees its QP
   // A well-formed packet to that QP from another address is not valid data for it: it does
   // not count as the RTU.
   {
-    TestPeer intruder(peer_ip(107, 3), naa_ip(107));
+    TestPeer intruder(peer_address(3), naa_address());
     p::PacketHeaders h;
     h.bth.opcode = p::opcode::kSendOnly;
     h.bth.dest_qpn = c.naa_qpn;
@@ -530,9 +529,9 @@ TEST_CASE("CM: a half-open connection (no RTU, no data) expires and frees its QP
 }
 
 TEST_CASE("CM: the first valid data packet counts as the RTU", "[sim][cm]") {
-  NaaSimProcess naa(naa_ip(108));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(108), naa_ip(108));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   TestPeer::ConnectOptions o;
   o.send_rtu = false;  // the RTU is lost
@@ -573,9 +572,9 @@ TEST_CASE(
   // after ~700 cycles, B's 32-entry MRSP request is placed after ~2800 (it checks overlap, so
   // it must come after A's release), A's kernel computes for ~4.2 M cycles. Before the fix the
   // kernel stored its result into what had become B's region.
-  NaaSimProcess naa(naa_ip(109), {"--clock-mhz", "1", "--width", "1"});
+  NaaSim naa(naa_address(), {"--clock-mhz", "1", "--width", "1"});
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(109), naa_ip(109));
+  TestPeer peer(peer_address(), naa_address());
   const std::uint64_t base = 0x1000000;
   const std::uint32_t size = 4U << 20;
   Connection a, b;
