@@ -90,6 +90,13 @@ std::string AddressBlock::ip(int host) const {
   return prefix_ + "." + std::to_string(host);
 }
 
+std::uint32_t AddressBlock::ip_u32(int host) const {
+  in_addr a{};
+  if (::inet_pton(AF_INET, ip(host).c_str(), &a) != 1)
+    throw std::logic_error("bad block " + prefix_);
+  return ntohl(a.s_addr);
+}
+
 const AddressBlock& test_addresses() {
   static const AddressBlock block;
   return block;

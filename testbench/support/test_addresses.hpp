@@ -8,6 +8,7 @@
 // /tmp/naa-test-addresses-<uid>.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace naa::testbench {
@@ -22,6 +23,7 @@ class AddressBlock {
 
   // "127.A.B.<host>", host 1..254 (throws std::out_of_range otherwise).
   [[nodiscard]] std::string ip(int host) const;
+  [[nodiscard]] std::uint32_t ip_u32(int host) const;                  // the same, host byte order
   [[nodiscard]] const std::string& prefix() const { return prefix_; }  // "127.A.B"
 
  private:
