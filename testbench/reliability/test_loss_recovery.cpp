@@ -227,12 +227,7 @@ void run_scenario(const Scenario& sc) {
   const host::TransportStats hs = transport->stats();
   // naa-sim frees a QP on the DREQ; a DREQ lost to the faults is retried by the host, and the
   // last one may still be in flight: give it a moment.
-  std::string st;
-  for (int i = 0; i < 50; ++i) {
-    st = sim.stats_text();
-    if (NaaSim::stat_in(st, "cm.connections") == 0) break;
-    std::this_thread::sleep_for(100ms);
-  }
+  const std::string st = sim.wait_stat("cm.connections", 0);
   auto stat = [&](const char* key) { return NaaSim::stat_in(st, key); };
   CHECK(stat("kernel.dispatches") == calls);  // exactly once each: no loss, no double execution
   CHECK(stat("cm.connections") == 0);
@@ -337,12 +332,7 @@ TEST_CASE("retries exhausted: the caller gets retry_exceeded, naa-sim frees the 
   // The link comes back; the session's DREQ reaches naa-sim, which frees everything.
   REQUIRE(host::set_udp_roce_faults(*transport, {}, {}));
   s.disconnect();
-  std::string st;
-  for (int i = 0; i < 50; ++i) {
-    st = sim.stats_text();
-    if (NaaSim::stat_in(st, "cm.connections") == 0) break;
-    std::this_thread::sleep_for(50ms);
-  }
+  const std::string st = sim.wait_stat("cm.connections", 0);
   CHECK(NaaSim::stat_in(st, "cm.connections") == 0);
   CHECK(NaaSim::stat_in(st, "mr_table.entries_used") == 0);
   CHECK(NaaSim::stat_in(st, "kernel.dispatches") == 1);  // the failed call never ran
@@ -379,12 +369,7 @@ TEST_CASE("naa-sim's retries exhausted: its QP errors, regions freed at once, QP
   } catch (const host::Error& e) {
     std::cout << "caller sees: " << e.what() << "\n";
   }
-  std::string st;
-  for (int i = 0; i < 100; ++i) {
-    st = sim.stats_text();
-    if (NaaSim::stat_in(st, "cm.error_disconnects") == 1) break;
-    std::this_thread::sleep_for(50ms);
-  }
+  std::string st = sim.wait_stat("cm.error_disconnects", 1);
   CHECK(NaaSim::stat_in(st, "transport.completion_errors") >= 1);
   CHECK(NaaSim::stat_in(st, "cm.error_disconnects") == 1);
   CHECK(NaaSim::stat_in(st, "cm.dreq_sent") == 1);
@@ -393,10 +378,6 @@ TEST_CASE("naa-sim's retries exhausted: its QP errors, regions freed at once, QP
   // The QP itself waits for an answer to its DREQ (or the half-open expiry): the host's own DREQ
   // ends it.
   s.disconnect();
-  for (int i = 0; i < 50; ++i) {
-    st = sim.stats_text();
-    if (NaaSim::stat_in(st, "cm.connections") == 0) break;
-    std::this_thread::sleep_for(50ms);
-  }
+  st = sim.wait_stat("cm.connections", 0);
   CHECK(NaaSim::stat_in(st, "cm.connections") == 0);
 }

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "eventually.hpp"
 #include "naa/protocol/cm.hpp"
 #include "naa/protocol/mrsp.hpp"
 #include "naa/protocol/packet.hpp"
@@ -29,6 +30,9 @@ namespace naa::testbench {
 
 using Ms = std::chrono::milliseconds;
 using WallClock = std::chrono::steady_clock;
+// How long the waits below give naa-sim by default: a liveness limit (eventually.hpp), never a
+// measurement; tests that expect silence pass their own, short, duration.
+inline constexpr Ms kWait = kLivenessLimit;
 
 std::uint32_t parse_ipv4(const std::string& s);
 
@@ -126,7 +130,7 @@ class TestPeer {
   // Receives and dispatches one datagram; false on timeout.
   bool pump(Ms timeout);
   // Pumps until pred() or the timeout; returns pred().
-  bool wait_for(const std::function<bool()>& pred, Ms timeout = Ms(3000));
+  bool wait_for(const std::function<bool()>& pred, Ms timeout = kWait);
   // Pumps for a while, for "nothing more arrives" checks.
   void drain(Ms duration);
 
@@ -153,7 +157,7 @@ class TestPeer {
   void resend_req(const Connection& c);                   // the same REQ again (same TID)
   // Waits for a REP (or REJ: nullopt, reason in *rej) for c; fills c from a REP.
   std::optional<protocol::CmRep> wait_rep(Connection& c, std::uint16_t* rej = nullptr,
-                                          Ms timeout = Ms(3000));
+                                          Ms timeout = kWait);
   void send_rtu(const Connection& c);
   std::deque<protocol::CmMad>& cm_inbox() { return cm_inbox_; }
   void send_mad(const protocol::CmMad& mad);
@@ -167,8 +171,8 @@ class TestPeer {
   std::uint32_t post_send(Connection& c, protocol::ByteView data, bool solicited = true);
   std::uint32_t post_read(Connection& c, std::uint64_t va, std::uint32_t rkey, std::uint32_t len);
   // Waits for an ACK/NAK on c covering `psn` (or any NAK); returns it.
-  std::optional<AckRecord> wait_ack(Connection& c, Ms timeout = Ms(3000));
-  std::optional<Completion> wait_completion(Connection& c, Ms timeout = Ms(3000));
+  std::optional<AckRecord> wait_ack(Connection& c, Ms timeout = kWait);
+  std::optional<Completion> wait_completion(Connection& c, Ms timeout = kWait);
   // An ACK/NAK to the NAA on c (logged in c.acks_sent; not subject to c.faults).
   void send_ack(Connection& c, std::uint32_t psn, std::uint8_t syndrome);
 
@@ -183,7 +187,7 @@ class TestPeer {
   std::optional<std::uint32_t> call(
       Connection& c, const MrspResult& regions,
       const std::vector<std::pair<std::size_t, std::vector<std::uint8_t>>>& inputs, std::uint8_t fn,
-      std::uint32_t user = 0, Ms timeout = Ms(5000));
+      std::uint32_t user = 0, Ms timeout = kWait);
 
   std::uint32_t ip() const { return my_ip_; }
   std::uint64_t icrc_failures() const { return icrc_failures_; }

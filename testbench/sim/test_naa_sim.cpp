@@ -426,10 +426,19 @@ TEST_CASE("remote access errors: NAK 0x62 and memory unchanged", "[sim]") {
   REQUIRE(ack);
   CHECK(ack->syndrome == p::kNakRemoteAccessError);
   (void)peer.post_write(owner, 0x1000, rk_in, std::vector<std::uint8_t>(8, 0xFF));
+  // Wait for the events (the DREQ; the write counted as dropped), then for silence.
+  CHECK(peer.wait_for([&] { return owner.dreqs_received == 1; }));
+  std::string s;
+  CHECK(eventually([&] {
+    s = naa.stats_text();
+    return NaaSim::stat_in(s, "transport.drop.qp_error") +
+               NaaSim::stat_in(s, "transport.drop.unknown_qp") >=
+           1;
+  }));
   peer.drain(Ms(200));
   CHECK(owner.acks.empty());
   CHECK(owner.dreqs_received == 1);  // the NAA disconnects an errored QP (PROTOCOL.md 4)
-  const auto s = naa.stats_text();
+  s = naa.stats_text();
   CHECK(NaaSim::stat_in(s, "transport.nak_sent.remote_access") == 6);
   CHECK(NaaSim::stat_in(s, "transport.drop.qp_error") +
             NaaSim::stat_in(s, "transport.drop.unknown_qp") ==
@@ -460,6 +469,7 @@ TEST_CASE("PSN gap -> one NAK 0x60 and duplicate WRITE_WITH_IMM -> re-ACK withou
     c.send_psn = p::psn_add(c.send_psn, 1);  // skip one PSN
     for (int i = 0; i < 3; ++i)
       (void)peer.post_write(c, r.naa_address, r.rkey, pattern(16, 1));
+    REQUIRE(peer.wait_for([&] { return !c.acks.empty(); }));  // the NAK, then no more
     peer.drain(Ms(300));
     REQUIRE(c.acks.size() == 1);
     CHECK(c.acks[0].syndrome == p::kNakPsnSequenceError);
@@ -486,6 +496,7 @@ TEST_CASE("PSN gap -> one NAK 0x60 and duplicate WRITE_WITH_IMM -> re-ACK withou
     // The same packet again (same PSN).
     c.send_psn = psn;
     (void)peer.post_write(c, r.naa_address, r.rkey, pattern(64, 5), imm, true);
+    REQUIRE(peer.wait_for([&] { return !c.acks.empty(); }));  // the re-ACK, then no more
     peer.drain(Ms(300));
     REQUIRE(c.acks.size() == 1);
     CHECK(c.acks[0].syndrome == p::kAethAck);

@@ -220,6 +220,17 @@ std::uint64_t NaaSim::stat(const std::string& key) {
   return stat_in(stats_text(), key);
 }
 
+std::string NaaSim::wait_stat(const std::string& key, std::uint64_t value,
+                              std::chrono::milliseconds limit) {
+  const auto end = Clock::now() + limit;
+  std::string s = stats_text();
+  while (stat_in(s, key) != value && Clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    s = stats_text();
+  }
+  return s;
+}
+
 void NaaSim::freeze() {
   if (pid_ > 0) ::kill(pid_, SIGSTOP);
 }

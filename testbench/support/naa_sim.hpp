@@ -50,6 +50,10 @@ class NaaSim {
   // Counters naa-sim prints only once non-zero (the families cm.rej_sent.reason_, mr_table.result.,
   // rx_pipe.drop., transport.nak_sent., transport.drop.) read 0 when absent.
   static std::uint64_t stat_in(const std::string& text, const std::string& key);
+  // Fresh snapshots until `key` reads `value` or `limit` passes (a liveness limit, never a
+  // measurement); returns the last snapshot, for the test to check `key` and more in it.
+  std::string wait_stat(const std::string& key, std::uint64_t value,
+                        std::chrono::milliseconds limit = std::chrono::seconds(30));
   // The statistics file as it is (no checks), e.g. to read the exit snapshot of a crash.
   [[nodiscard]] std::string last_stats() const;
 
