@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Loopback addresses for test scripts: the shell side of testbench/support/test_addresses.hpp
 # (same blocks, same lock files, same bind check), so scripts and C++ tests never share an
 # address. Source it from bash, then:
@@ -9,7 +10,7 @@
 
 naa_address_lock_dir() {
   local dir=${NAA_TEST_LOCK_DIR:-/tmp/naa-test-addresses-$(id -u)}
-  mkdir -p -m 700 "$dir" && printf '%s\n' "$dir"
+  mkdir -p "$dir" && chmod 700 "$dir" && printf '%s\n' "$dir"
 }
 
 # Succeeds if UDP 4791 can be bound on every address of block $1 (127.A.B). Without python3 the
@@ -36,7 +37,7 @@ naa_claim_addresses() {
     prefix="127.$((64 + i / 256)).$((i % 256))"
     exec {fd}>>"$dir/$prefix.lock" || return 1
     if flock -n "$fd" && naa_block_free "$prefix"; then
-      NAA_TEST_BLOCK=$prefix
+      export NAA_TEST_BLOCK=$prefix
       NAA_TEST_BLOCK_FD=$fd
       return 0
     fi
