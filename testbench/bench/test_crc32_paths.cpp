@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "naa/protocol/crc32.hpp"
+#include "seed.hpp"
 
 namespace {
 
@@ -24,7 +25,7 @@ std::uint32_t bitwise(std::uint32_t c, const std::uint8_t* p, std::size_t n) {
 }  // namespace
 
 TEST_CASE("crc32: dispatched and portable paths equal a bitwise reference", "[bench][crc32]") {
-  const std::uint64_t seed = 0xC0FFEE;
+  const std::uint64_t seed = naa::testbench::seed_for("crc32 paths");  // NAA_TEST_SEED
   std::printf("seed %llu, carry-less multiplication %s\n", static_cast<unsigned long long>(seed),
               naa::protocol::detail::crc32_has_clmul() ? "used" : "not available");
   std::mt19937_64 rng(seed);

@@ -12,7 +12,8 @@
 
 namespace naa::reliability {
 
-// Every address this suite starts anything on: 127.30.<n>.<m> (n: test case, m: 1 = naa-sim).
+// Legacy hand-numbered addresses 127.30.<n>.<m> (n: test case, m: 1 = naa-sim), kept only until
+// the last suites move to naa::testbench::test_addresses() (testbench/support/test_addresses.hpp).
 inline std::string ip(int n, int m) {
   return "127.30." + std::to_string(n) + "." + std::to_string(m);
 }

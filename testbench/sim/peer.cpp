@@ -1,17 +1,13 @@
 #include "peer.hpp"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -20,6 +16,7 @@
 #include "naa/protocol/icrc.hpp"
 #include "naa/protocol/immediate.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
+#include "seed.hpp"
 
 namespace naa::testbench {
 namespace p = naa::protocol;
@@ -27,8 +24,9 @@ namespace op = naa::protocol::opcode;
 
 namespace {
 
+// CM transaction IDs, comm IDs and starting PSNs: from the test seed (NAA_TEST_SEED).
 std::mt19937& rng() {
-  static std::mt19937 r(std::random_device{}());
+  static std::mt19937 r(static_cast<std::uint32_t>(seed_for("TestPeer")));
   return r;
 }
 
@@ -540,148 +538,6 @@ int sim_test_net() {
 std::string sim_test_ip(int n, int m) {
   return "127." + std::to_string(sim_test_net()) + "." + std::to_string(n) + "." +
          std::to_string(m);
-}
-
-NaaSimProcess::NaaSimProcess(const std::string& ip, const std::vector<std::string>& args,
-                             const std::string& stderr_file) {
-  char tmpl[] = "/tmp/naa-sim-stats-XXXXXX";
-  const int tfd = ::mkstemp(tmpl);
-  if (tfd >= 0) ::close(tfd);
-  stats_file_ = tmpl;
-  ::unlink(stats_file_.c_str());
-  int pipefd[2];
-  if (::pipe(pipefd) != 0) throw std::runtime_error("pipe");
-  std::vector<std::string> argv_s = {NAA_SIM_BINARY, "--listen", ip, "--stats-file", stats_file_};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  if (const char* extra = std::getenv("NAA_SIM_EXTRA_ARGS")) {
-    std::istringstream words(extra);
-    for (std::string w; words >> w;)
-      argv_s.push_back(w);
-  }
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    if (!stderr_file.empty()) {
-      const int efd = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (efd >= 0) {
-        ::dup2(efd, 2);
-        ::close(efd);
-      }
-    }
-    ::dup2(pipefd[1], 1);
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
-    std::vector<char*> argv;
-    for (auto& s : argv_s)
-      argv.push_back(s.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(pipefd[1]);
-  // Wait for the ready line (at most 10 s).
-  std::string out;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < end) {
-    pollfd pfd{pipefd[0], POLLIN, 0};
-    if (::poll(&pfd, 1, 100) <= 0) continue;
-    char buf[256];
-    const ssize_t n = ::read(pipefd[0], buf, sizeof buf);
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-    const auto nl = out.find('\n');
-    if (nl != std::string::npos) {
-      ready_line_ = out.substr(0, nl);
-      ready_ = ready_line_.rfind("naa-sim: listening on ", 0) == 0;
-      break;
-    }
-  }
-  // Keep draining stdout in the background is unnecessary: stats go to the file. Close our end;
-  // the child's later writes to stdout (none with --stats-file) would get EPIPE.
-  ::close(pipefd[0]);
-}
-
-NaaSimProcess::~NaaSimProcess() {
-  (void)stop();
-  ::unlink(stats_file_.c_str());  // the statistics file is ours (mkstemp); do not leave it in /tmp
-}
-
-std::uint64_t NaaSimProcess::stat_in(const std::string& text, const std::string& key) {
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 &&
-        line[key.size()] == '=') {
-      return std::stoull(line.substr(key.size() + 1));
-    }
-  }
-  return 0;
-}
-
-std::string NaaSimProcess::last_stats() const {
-  std::ifstream f(stats_file_);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string NaaSimProcess::stats_text() {
-  if (pid_ <= 0) return last_stats();
-  ::kill(pid_, SIGUSR1);
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (std::chrono::steady_clock::now() < end) {
-    const std::string s = last_stats();
-    const std::uint64_t seq = stat_in(s, "naa-sim.stats_seq");
-    if (seq > seq_ && s.find("naa-sim.end=1") != std::string::npos) {
-      seq_ = seq;
-      return s;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return {};
-}
-
-std::uint64_t NaaSimProcess::stat(const std::string& key) {
-  return stat_in(stats_text(), key);
-}
-
-void NaaSimProcess::freeze() {
-  if (pid_ > 0) ::kill(pid_, SIGSTOP);
-}
-
-void NaaSimProcess::thaw() {
-  if (pid_ > 0) ::kill(pid_, SIGCONT);
-}
-
-std::optional<int> NaaSimProcess::wait_exit(std::chrono::milliseconds timeout) {
-  if (pid_ <= 0) return std::nullopt;
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (::waitpid(pid_, &status, WNOHANG) != pid_) {
-    if (std::chrono::steady_clock::now() > end) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  pid_ = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-int NaaSimProcess::stop() {
-  if (pid_ <= 0) return -1;
-  ::kill(pid_, SIGTERM);
-  int status = 0;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (true) {
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) break;
-    if (std::chrono::steady_clock::now() > end) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
-      pid_ = -1;
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  pid_ = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 }  // namespace naa::testbench

@@ -20,14 +20,19 @@
 #include <string>
 #include <vector>
 
+#include "eventually.hpp"
 #include "naa/protocol/cm.hpp"
 #include "naa/protocol/mrsp.hpp"
 #include "naa/protocol/packet.hpp"
+#include "naa_sim.hpp"  // NaaSim (formerly NaaSimProcess, defined here)
 
 namespace naa::testbench {
 
 using Ms = std::chrono::milliseconds;
 using WallClock = std::chrono::steady_clock;
+// How long the waits below give naa-sim by default: a liveness limit (eventually.hpp), never a
+// measurement; tests that expect silence pass their own, short, duration.
+inline constexpr Ms kWait = kLivenessLimit;
 
 std::uint32_t parse_ipv4(const std::string& s);
 
@@ -125,7 +130,7 @@ class TestPeer {
   // Receives and dispatches one datagram; false on timeout.
   bool pump(Ms timeout);
   // Pumps until pred() or the timeout; returns pred().
-  bool wait_for(const std::function<bool()>& pred, Ms timeout = Ms(3000));
+  bool wait_for(const std::function<bool()>& pred, Ms timeout = kWait);
   // Pumps for a while, for "nothing more arrives" checks.
   void drain(Ms duration);
 
@@ -152,7 +157,7 @@ class TestPeer {
   void resend_req(const Connection& c);                   // the same REQ again (same TID)
   // Waits for a REP (or REJ: nullopt, reason in *rej) for c; fills c from a REP.
   std::optional<protocol::CmRep> wait_rep(Connection& c, std::uint16_t* rej = nullptr,
-                                          Ms timeout = Ms(3000));
+                                          Ms timeout = kWait);
   void send_rtu(const Connection& c);
   std::deque<protocol::CmMad>& cm_inbox() { return cm_inbox_; }
   void send_mad(const protocol::CmMad& mad);
@@ -166,8 +171,8 @@ class TestPeer {
   std::uint32_t post_send(Connection& c, protocol::ByteView data, bool solicited = true);
   std::uint32_t post_read(Connection& c, std::uint64_t va, std::uint32_t rkey, std::uint32_t len);
   // Waits for an ACK/NAK on c covering `psn` (or any NAK); returns it.
-  std::optional<AckRecord> wait_ack(Connection& c, Ms timeout = Ms(3000));
-  std::optional<Completion> wait_completion(Connection& c, Ms timeout = Ms(3000));
+  std::optional<AckRecord> wait_ack(Connection& c, Ms timeout = kWait);
+  std::optional<Completion> wait_completion(Connection& c, Ms timeout = kWait);
   // An ACK/NAK to the NAA on c (logged in c.acks_sent; not subject to c.faults).
   void send_ack(Connection& c, std::uint32_t psn, std::uint8_t syndrome);
 
@@ -182,7 +187,7 @@ class TestPeer {
   std::optional<std::uint32_t> call(
       Connection& c, const MrspResult& regions,
       const std::vector<std::pair<std::size_t, std::vector<std::uint8_t>>>& inputs, std::uint8_t fn,
-      std::uint32_t user = 0, Ms timeout = Ms(5000));
+      std::uint32_t user = 0, Ms timeout = kWait);
 
   std::uint32_t ip() const { return my_ip_; }
   std::uint64_t icrc_failures() const { return icrc_failures_; }
@@ -206,50 +211,9 @@ class TestPeer {
   std::uint64_t icrc_failures_ = 0, nonzero_ids_ = 0, received_ = 0;
 };
 
-// The second octet of every address the sim suites use: 127.<net>.<n>.<m>. NAA_SIM_TEST_NET in
-// the environment (default 10) gives each registration of a suite (model, rtl, lockstep: see
-// testbench/sim/CMakeLists.txt) its own addresses, so `ctest -j` may run them side by side.
+// Legacy hand-numbered addresses 127.<net>.<n>.<m> (net: NAA_SIM_TEST_NET, default 10), kept
+// only until the last suites move to test_addresses() (testbench/support/test_addresses.hpp).
 int sim_test_net();
 std::string sim_test_ip(int n, int m);
-
-// naa-sim as a child process on its own address.
-class NaaSimProcess {
- public:
-  // Starts naa-sim with --listen ip --stats-file <tmp> plus `args`, plus the words of
-  // NAA_SIM_EXTRA_ARGS from the environment (e.g. "--mr-table=rtl --kernels=rtl": the whole
-  // suite runs again with the RTL blocks), waits for the ready line. naa-sim's stderr goes to
-  // `stderr_file` if given, else it is inherited.
-  NaaSimProcess(const std::string& ip, const std::vector<std::string>& args = {},
-                const std::string& stderr_file = {});
-  ~NaaSimProcess();
-  NaaSimProcess(const NaaSimProcess&) = delete;
-  NaaSimProcess& operator=(const NaaSimProcess&) = delete;
-
-  [[nodiscard]] bool ready() const { return ready_; }
-  [[nodiscard]] const std::string& ready_line() const { return ready_line_; }
-  // SIGUSR1, then waits for the next statistics snapshot.
-  std::string stats_text();
-  std::uint64_t stat(const std::string& key);  // from a fresh snapshot; missing keys read 0
-  static std::uint64_t stat_in(const std::string& text, const std::string& key);
-  // SIGTERM, waits; returns the exit status (or -1). Statistics of the exit stay readable.
-  int stop();
-  // Waits up to `timeout` for naa-sim to exit by itself (e.g. after a lockstep divergence);
-  // returns its exit status (-1 if killed by a signal), or nullopt if it is still running.
-  std::optional<int> wait_exit(std::chrono::milliseconds timeout);
-  [[nodiscard]] std::string last_stats() const;
-  [[nodiscard]] bool running() const { return pid_ > 0; }
-  // SIGSTOP / SIGCONT: datagrams sent while frozen wait in naa-sim's socket and are all read in
-  // one batch after thaw(), so they enter the model at the same simulated time (tests of races
-  // that wall-clock timing alone cannot produce reliably).
-  void freeze();
-  void thaw();
-
- private:
-  int pid_ = -1;
-  bool ready_ = false;
-  std::string ready_line_;
-  std::string stats_file_;
-  std::uint64_t seq_ = 0;
-};
 
 }  // namespace naa::testbench

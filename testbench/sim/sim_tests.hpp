@@ -1,17 +1,34 @@
-// Helpers shared by the naa-sim integration test files: per-test addresses, MRSP entries for the
+// Helpers shared by the naa-sim integration test files: the test's addresses, MRSP entries for the
 // test peer's host memory, and payload patterns.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "naa/protocol/ipv4_udp.hpp"
 #include "naa/protocol/mrsp.hpp"
+#include "naa/protocol/packet.hpp"
+#include "naa/protocol/pcap.hpp"
 #include "peer.hpp"
+#include "test_addresses.hpp"
 
 namespace naa::testbench {
 
-// 127.<net>.n.1 for naa-sim and 127.<net>.n.k for test peers (NAA_SIM_TEST_NET: peer.hpp).
+// naa-sim on .1 of the test's address block, test peers on .2, .3, ... (test_addresses.hpp).
+inline std::string naa_address() {
+  return test_addresses().ip(1);
+}
+inline std::string peer_address(int k = 2) {
+  return test_addresses().ip(k);
+}
+
+// Legacy: 127.<net>.n.1 for naa-sim and 127.<net>.n.k for test peers (NAA_SIM_TEST_NET: peer.hpp).
 inline std::string naa_ip(int n) {
   return sim_test_ip(n, 1);
 }
@@ -35,5 +52,46 @@ inline std::vector<std::uint8_t> pattern(std::size_t n, std::uint8_t seed) {
     v[i] = static_cast<std::uint8_t>(seed + i * 7);
   return v;
 }
+
+// A RoCE frame of naa-sim's capture (--pcap) with its timestamp, which is simulated time
+// (docs/sim/timing.md): protocol timers are checked on these, not on the wall clock.
+struct SimFrame {
+  std::uint64_t t_ns = 0;
+  bool from_naa = false;
+  std::uint8_t opcode = 0;
+  std::uint32_t psn = 0;
+  std::optional<std::uint8_t> syndrome;  // AETH of an ACK/NAK
+};
+
+// Every decodable RoCE frame of a capture (naa-sim writes it out when it stops).
+inline std::vector<SimFrame> sim_frames(const std::string& pcap, const std::string& naa_ip) {
+  protocol::PcapReader r;
+  if (r.open(pcap)) throw std::runtime_error("cannot read the capture " + pcap);
+  const std::uint32_t naa = parse_ipv4(naa_ip);
+  std::vector<SimFrame> frames;
+  protocol::PcapRecord rec;
+  while (r.next(rec)) {
+    const auto f = protocol::decode_roce_frame(rec.data);
+    if (!f) continue;
+    const auto v = protocol::decode_packet(f->roce);
+    if (!v) continue;
+    SimFrame x;
+    x.t_ns = rec.timestamp_ns;
+    x.from_naa = f->headers.ip.src == naa;
+    x.opcode = v->headers.bth.opcode;
+    x.psn = v->headers.bth.psn;
+    if (v->headers.aeth) x.syndrome = v->headers.aeth->syndrome;
+    frames.push_back(x);
+  }
+  return frames;
+}
+
+// A capture file for one test, removed at the end.
+struct ScratchPcap {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("naa-sim-test-" + std::to_string(::getpid()) + ".pcap"))
+                         .string();
+  ~ScratchPcap() { std::filesystem::remove(path); }
+};
 
 }  // namespace naa::testbench

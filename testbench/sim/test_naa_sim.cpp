@@ -16,6 +16,7 @@
 #include "naa/protocol/immediate.hpp"
 #include "naa/protocol/pcap.hpp"
 #include "peer.hpp"
+#include "seed.hpp"
 #include "sim_tests.hpp"
 
 using namespace naa::testbench;
@@ -33,10 +34,10 @@ std::uint32_t fn_of(std::uint32_t imm) {
 }  // namespace
 
 TEST_CASE("connect - MRSP - add1 call - disconnect", "[sim]") {
-  NaaSimProcess naa(naa_ip(1));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  CHECK(naa.ready_line() == "naa-sim: listening on " + naa_ip(1) + ":4791 (cm port 12345)");
-  TestPeer peer(peer_ip(1), naa_ip(1));
+  CHECK(naa.ready_line() == "naa-sim: listening on " + naa_address() + ":4791 (cm port 12345)");
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   REQUIRE(peer.connect(c) == 0);
   CHECK(c.naa_qpn > 1);
@@ -61,16 +62,16 @@ TEST_CASE("connect - MRSP - add1 call - disconnect", "[sim]") {
   peer.disconnect(c);
   CHECK(peer.icrc_failures() == 0);
   const auto s = naa.stats_text();
-  CHECK(NaaSimProcess::stat_in(s, "kernel.dispatches") == 1);
-  CHECK(NaaSimProcess::stat_in(s, "cm.connections") == 0);
-  CHECK(NaaSimProcess::stat_in(s, "rx_pipe.drops") == 0);
+  CHECK(NaaSim::stat_in(s, "kernel.dispatches") == 1);
+  CHECK(NaaSim::stat_in(s, "cm.connections") == 0);
+  CHECK(NaaSim::stat_in(s, "rx_pipe.drops") == 0);
   CHECK(naa.stop() == 0);
 }
 
 TEST_CASE("MRSP with 1 3 and 32 regions then add1 over all of them", "[sim]") {
-  NaaSimProcess naa(naa_ip(2));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(2), naa_ip(2));
+  TestPeer peer(peer_address(), naa_address());
   for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{32}}) {
     INFO("regions: " << n);
     Connection c;
@@ -109,9 +110,9 @@ TEST_CASE("MRSP with 1 3 and 32 regions then add1 over all of them", "[sim]") {
 }
 
 TEST_CASE("every built-in kernel: result bytes and return code", "[sim]") {
-  NaaSimProcess naa(naa_ip(3));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(3), naa_ip(3));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   REQUIRE(peer.connect(c) == 0);
   // in0 @0x10000, in1 @0x20000 (inputs), out0 @0x30000 (output, host offset 0x2000), plus an
@@ -203,10 +204,10 @@ TEST_CASE("every built-in kernel: result bytes and return code", "[sim]") {
 }
 
 TEST_CASE("4 connections from 2 hosts with interleaved calls", "[sim]") {
-  NaaSimProcess naa(naa_ip(4));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer h1(peer_ip(4, 2), naa_ip(4));
-  TestPeer h2(peer_ip(4, 3), naa_ip(4));
+  TestPeer h1(peer_address(2), naa_address());
+  TestPeer h2(peer_address(3), naa_address());
   std::array<Connection, 4> c;
   std::array<TestPeer*, 4> host = {&h1, &h2, &h1, &h2};
   // Interleave the CM exchanges too: all REQs out before any RTU matters.
@@ -251,9 +252,9 @@ TEST_CASE("4 connections from 2 hosts with interleaved calls", "[sim]") {
 }
 
 TEST_CASE("MRSP error codes 0x01 0x02 0x03 and a malformed request", "[sim]") {
-  NaaSimProcess naa(naa_ip(5), {"--mem", "1M"});
+  NaaSim naa(naa_address(), {"--mem", "1M"});
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(5), naa_ip(5));
+  TestPeer peer(peer_address(), naa_address());
   Connection a, b;
   REQUIRE(peer.connect(a) == 0);
   REQUIRE(peer.connect(b) == 0);
@@ -316,9 +317,9 @@ TEST_CASE("MRSP error codes 0x01 0x02 0x03 and a malformed request", "[sim]") {
 
 TEST_CASE("unknown function code -> 0x03 and immediate 0 aborts - the connection keeps working",
           "[sim]") {
-  NaaSimProcess naa(naa_ip(6));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(6), naa_ip(6));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   REQUIRE(peer.connect(c) == 0);
   const auto regs = peer.mrsp(c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0x1000, 64, c)});
@@ -337,16 +338,16 @@ TEST_CASE("unknown function code -> 0x03 and immediate 0 aborts - the connection
   CHECK(rc_of(*imm) == 0);
   CHECK(c.host_mem[5] == static_cast<std::uint8_t>(pattern(64, 9)[5] + 1));
   const auto s = naa.stats_text();
-  CHECK(NaaSimProcess::stat_in(s, "kernel.unknown_function") == 1);
-  CHECK(NaaSimProcess::stat_in(s, "kernel.aborted") == 1);
-  CHECK(NaaSimProcess::stat_in(s, "kernel.dispatches") == 1);
+  CHECK(NaaSim::stat_in(s, "kernel.unknown_function") == 1);
+  CHECK(NaaSim::stat_in(s, "kernel.aborted") == 1);
+  CHECK(NaaSim::stat_in(s, "kernel.dispatches") == 1);
   peer.disconnect(c);
 }
 
 TEST_CASE("remote access errors: NAK 0x62 and memory unchanged", "[sim]") {
-  NaaSimProcess naa(naa_ip(7));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(7), naa_ip(7));
+  TestPeer peer(peer_address(), naa_address());
   Connection owner;
   REQUIRE(peer.connect(owner) == 0);
   // owner: region 0 INPUT at 0x1000 (256 B), region 1 OUTPUT at 0x2000 (256 B).
@@ -426,28 +427,37 @@ TEST_CASE("remote access errors: NAK 0x62 and memory unchanged", "[sim]") {
   REQUIRE(ack);
   CHECK(ack->syndrome == p::kNakRemoteAccessError);
   (void)peer.post_write(owner, 0x1000, rk_in, std::vector<std::uint8_t>(8, 0xFF));
+  // Wait for the events (the DREQ; the write counted as dropped), then for silence.
+  CHECK(peer.wait_for([&] { return owner.dreqs_received == 1; }));
+  std::string s;
+  CHECK(eventually([&] {
+    s = naa.stats_text();
+    return NaaSim::stat_in(s, "transport.drop.qp_error") +
+               NaaSim::stat_in(s, "transport.drop.unknown_qp") >=
+           1;
+  }));
   peer.drain(Ms(200));
   CHECK(owner.acks.empty());
   CHECK(owner.dreqs_received == 1);  // the NAA disconnects an errored QP (PROTOCOL.md 4)
-  const auto s = naa.stats_text();
-  CHECK(NaaSimProcess::stat_in(s, "transport.nak_sent.remote_access") == 6);
-  CHECK(NaaSimProcess::stat_in(s, "transport.drop.qp_error") +
-            NaaSimProcess::stat_in(s, "transport.drop.unknown_qp") ==
+  s = naa.stats_text();
+  CHECK(NaaSim::stat_in(s, "transport.nak_sent.remote_access") == 6);
+  CHECK(NaaSim::stat_in(s, "transport.drop.qp_error") +
+            NaaSim::stat_in(s, "transport.drop.unknown_qp") ==
         1);
-  CHECK(NaaSimProcess::stat_in(s, "cm.error_disconnects") == 6);
-  CHECK(NaaSimProcess::stat_in(s, "mr_table.entries_used") == 0);  // every region was released
-  CHECK(NaaSimProcess::stat_in(s, "mr_table.result.bad_rkey") == 3);
-  CHECK(NaaSimProcess::stat_in(s, "mr_table.result.out_of_bounds") == 1);
-  CHECK(NaaSimProcess::stat_in(s, "mr_table.result.no_permission") == 1);
-  CHECK(NaaSimProcess::stat_in(s, "mr_table.result.wrong_owner") == 1);
+  CHECK(NaaSim::stat_in(s, "cm.error_disconnects") == 6);
+  CHECK(NaaSim::stat_in(s, "mr_table.entries_used") == 0);  // every region was released
+  CHECK(NaaSim::stat_in(s, "mr_table.result.bad_rkey") == 3);
+  CHECK(NaaSim::stat_in(s, "mr_table.result.out_of_bounds") == 1);
+  CHECK(NaaSim::stat_in(s, "mr_table.result.no_permission") == 1);
+  CHECK(NaaSim::stat_in(s, "mr_table.result.wrong_owner") == 1);
   peer.disconnect(owner);
 }
 
 TEST_CASE("PSN gap -> one NAK 0x60 and duplicate WRITE_WITH_IMM -> re-ACK without a second run",
           "[sim]") {
-  NaaSimProcess naa(naa_ip(8));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(8), naa_ip(8));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   REQUIRE(peer.connect(c) == 0);
   const auto regs = peer.mrsp(c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0x1000, 64, c)});
@@ -460,6 +470,7 @@ TEST_CASE("PSN gap -> one NAK 0x60 and duplicate WRITE_WITH_IMM -> re-ACK withou
     c.send_psn = p::psn_add(c.send_psn, 1);  // skip one PSN
     for (int i = 0; i < 3; ++i)
       (void)peer.post_write(c, r.naa_address, r.rkey, pattern(16, 1));
+    REQUIRE(peer.wait_for([&] { return !c.acks.empty(); }));  // the NAK, then no more
     peer.drain(Ms(300));
     REQUIRE(c.acks.size() == 1);
     CHECK(c.acks[0].syndrome == p::kNakPsnSequenceError);
@@ -486,6 +497,7 @@ TEST_CASE("PSN gap -> one NAK 0x60 and duplicate WRITE_WITH_IMM -> re-ACK withou
     // The same packet again (same PSN).
     c.send_psn = psn;
     (void)peer.post_write(c, r.naa_address, r.rkey, pattern(64, 5), imm, true);
+    REQUIRE(peer.wait_for([&] { return !c.acks.empty(); }));  // the re-ACK, then no more
     peer.drain(Ms(300));
     REQUIRE(c.acks.size() == 1);
     CHECK(c.acks[0].syndrome == p::kAethAck);
@@ -493,23 +505,22 @@ TEST_CASE("PSN gap -> one NAK 0x60 and duplicate WRITE_WITH_IMM -> re-ACK withou
     CHECK(c.completions.empty());  // no second result
     CHECK(c.host_mem[0] == static_cast<std::uint8_t>(pattern(64, 5)[0] + 1));
     const auto s = naa.stats_text();
-    CHECK(NaaSimProcess::stat_in(s, "kernel.dispatches") == 1);
-    CHECK(NaaSimProcess::stat_in(s, "transport.duplicates") == 1);
+    CHECK(NaaSim::stat_in(s, "kernel.dispatches") == 1);
+    CHECK(NaaSim::stat_in(s, "transport.duplicates") == 1);
   }
   peer.disconnect(c);
 }
 
 TEST_CASE("garbage datagrams are dropped and counted while serving continues", "[sim]") {
-  NaaSimProcess naa(naa_ip(9));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(9), naa_ip(9));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   REQUIRE(peer.connect(c) == 0);
   const auto regs = peer.mrsp(c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0x1000, 64, c)});
   REQUIRE(regs);
-  const std::uint32_t seed = std::random_device{}();
-  INFO("seed " << seed);
-  WARN("garbage test seed: " << seed);
+  const auto seed = static_cast<std::uint32_t>(seed_for("garbage datagrams"));
+  INFO("seed " << seed << " (NAA_TEST_SEED=" << test_seed() << ")");
   std::mt19937 rng(seed);
   // Random bytes of random lengths (0..1500).
   for (int i = 0; i < 200; ++i) {
@@ -537,19 +548,19 @@ TEST_CASE("garbage datagrams are dropped and counted while serving continues", "
   REQUIRE(imm);
   CHECK(rc_of(*imm) == 0);
   const auto s = naa.stats_text();
-  CHECK(NaaSimProcess::stat_in(s, "rx_pipe.drops") >= 200 + full.size());
-  CHECK(NaaSimProcess::stat_in(s, "rx_pipe.drop.bad_icrc") >= 1);
-  CHECK(NaaSimProcess::stat_in(s, "rx_pipe.drop.too_short") >= 16);
-  CHECK(NaaSimProcess::stat_in(s, "kernel.dispatches") == 1);
+  CHECK(NaaSim::stat_in(s, "rx_pipe.drops") >= 200 + full.size());
+  CHECK(NaaSim::stat_in(s, "rx_pipe.drop.bad_icrc") >= 1);
+  CHECK(NaaSim::stat_in(s, "rx_pipe.drop.too_short") >= 16);
+  CHECK(NaaSim::stat_in(s, "kernel.dispatches") == 1);
   peer.disconnect(c);
   CHECK(naa.stop() == 0);
 }
 
 TEST_CASE("CM: REJ 8 for an unknown service - REJ 28 out of QPs - DREP for an unknown DREQ",
           "[sim]") {
-  NaaSimProcess naa(naa_ip(10), {"--qps", "1"});
+  NaaSim naa(naa_address(), {"--qps", "1"});
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(10), naa_ip(10));
+  TestPeer peer(peer_address(), naa_address());
   Connection wrong;
   TestPeer::ConnectOptions o;
   o.cm_port = 4242;
@@ -581,8 +592,8 @@ TEST_CASE("CM: REJ 8 for an unknown service - REJ 28 out of QPs - DREP for an un
   CHECK(c3.naa_qpn != c1.naa_qpn);  // a new generation
   peer.disconnect(c3);
   const auto s = naa.stats_text();
-  CHECK(NaaSimProcess::stat_in(s, "cm.rej_sent.reason_8") == 1);
-  CHECK(NaaSimProcess::stat_in(s, "cm.rej_sent.reason_28") == 1);
+  CHECK(NaaSim::stat_in(s, "cm.rej_sent.reason_8") == 1);
+  CHECK(NaaSim::stat_in(s, "cm.rej_sent.reason_28") == 1);
 }
 
 namespace {
@@ -643,9 +654,9 @@ TEST_CASE("the pcap of a full session verifies and decodes in tshark without err
   std::filesystem::create_directories(dir);
   const std::string pcap = (dir / "session.pcap").string();
   {
-    NaaSimProcess naa(naa_ip(11), {"--pcap", pcap});
+    NaaSim naa(naa_address(), {"--pcap", pcap});
     REQUIRE(naa.ready());
-    TestPeer peer(peer_ip(11), naa_ip(11));
+    TestPeer peer(peer_address(), naa_address());
     full_session(peer, 3);  // MTU 1024: multi-packet messages both ways
     CHECK(peer.icrc_failures() == 0);
     CHECK(naa.stop() == 0);  // flushes the pcap
@@ -693,9 +704,9 @@ TEST_CASE("the pcap of a full session verifies and decodes in tshark without err
 TEST_CASE("figures: cycles of a 64 B and a 1 MiB add1 call and cycles per wall second streaming",
           "[sim][figures]") {
   // Prints figures (STYLE.md: performance is reported, never asserted); asserts the results.
-  NaaSimProcess naa(naa_ip(12));
+  NaaSim naa(naa_address());
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(12), naa_ip(12));
+  TestPeer peer(peer_address(), naa_address());
   Connection c;
   TestPeer::ConnectOptions o;
   o.mtu_enum = 5;  // 4096
@@ -748,9 +759,9 @@ TEST_CASE("figures: cycles of a 64 B and a 1 MiB add1 call and cycles per wall s
 TEST_CASE("kernel watchdog: over --kernel-timeout-cycles the call answers 0x02 and stores nothing",
           "[sim]") {
   // add1 over 64 KiB costs about 1,024 cycles at W = 64 (model and RTL alike), 64 B a few.
-  NaaSimProcess naa(naa_ip(13), {"--kernel-timeout-cycles", "100"});
+  NaaSim naa(naa_address(), {"--kernel-timeout-cycles", "100"});
   REQUIRE(naa.ready());
-  TestPeer peer(peer_ip(13), naa_ip(13));
+  TestPeer peer(peer_address(), naa_address());
   Connection big;
   REQUIRE(peer.connect(big) == 0);
   const auto regs =
@@ -784,8 +795,8 @@ TEST_CASE("kernel watchdog: over --kernel-timeout-cycles the call answers 0x02 a
   CHECK(rc_of(*imm) == 0);
   CHECK(small.host_mem[7] == static_cast<std::uint8_t>(in2[7] + 1));
   const auto s = naa.stats_text();
-  CHECK(NaaSimProcess::stat_in(s, "kernel.timeouts") == 1);
-  CHECK(NaaSimProcess::stat_in(s, "kernel.dispatches") == 2);
+  CHECK(NaaSim::stat_in(s, "kernel.timeouts") == 1);
+  CHECK(NaaSim::stat_in(s, "kernel.dispatches") == 2);
   peer.disconnect(big);
   peer.disconnect(small);
 }

@@ -1,25 +1,37 @@
 #!/usr/bin/env bash
 # softroce-probe's scenarios against naa-sim over UdpRoce on loopback: the same traffic the VM
-# run makes with the Verbs backend, without the VM (label integration).
+# run makes with the Verbs backend, without the VM (label integration). Addresses: a block of
+# its own (testbench/support/test_addresses.sh; naa-sim on .1, the probe on .2). naa-sim must
+# exit with status 0 when stopped (a non-zero exit fails the test, as in the C++ fixture).
 # usage: probe_loopback.sh <naa-sim> <softroce-probe> <scratch-dir>
 set -euo pipefail
 sim=$1
 probe=$2
 dir=$3
+# shellcheck source=../support/test_addresses.sh
+. "$(dirname "$0")/../support/test_addresses.sh"
+naa_claim_addresses
+naa_ip=$NAA_TEST_BLOCK.1
 rm -rf "$dir"
 mkdir -p "$dir"
-naa_ip=127.20.8.1
 "$sim" --listen "$naa_ip" --stats-file "$dir/sim.stats" --pcap "$dir/sim.pcap" \
   >"$dir/sim.log" 2>&1 &
 sim_pid=$!
 trap 'kill "$sim_pid" 2>/dev/null || true' EXIT
-for _ in $(seq 50); do grep -q "listening" "$dir/sim.log" && break; sleep 0.1; done
+# A liveness limit (30 s), not a measurement.
+for _ in $(seq 300); do grep -q "listening" "$dir/sim.log" && break; sleep 0.1; done
 grep -q "listening" "$dir/sim.log" || { echo "naa-sim did not start"; cat "$dir/sim.log"; exit 1; }
 rc=0
-"$probe" --transport udp -a "$naa_ip" -l 127.21.8.1 all || rc=$?
+"$probe" --transport udp -a "$naa_ip" -l "$NAA_TEST_BLOCK.2" all || rc=$?
 kill -INT "$sim_pid"
-wait "$sim_pid" || true
+sim_rc=0
+wait "$sim_pid" || sim_rc=$?
 trap - EXIT
+if [ "$sim_rc" -ne 0 ]; then
+  echo "naa-sim exited with status $sim_rc (expected 0):"
+  cat "$dir/sim.log"
+  rc=1
+fi
 cat "$dir/sim.stats" 2>/dev/null | grep -E '^cm\.(connections|dreq_sent|drep_received|drep_timeouts)=' || true
 # Nothing may be left half-open, and every DREQ the NAA sent must have been answered.
 grep -q '^cm.connections=0$' "$dir/sim.stats" || { echo "naa-sim still holds connections"; rc=1; }

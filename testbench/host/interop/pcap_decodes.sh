@@ -1,10 +1,11 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Interop: a demo-like session (vadd_i32 + add1 through naa-call against naa-sim) leaves a pcap
 # that tshark decodes without a malformed packet or an expert error, and whose ICRCs scapy
 # recomputes identically (received frames carry the recovered IPv4 ID).
 # Usage: pcap_decodes.sh NAA_SIM NAA_CALL WORKDIR [require-tools]
 # Exit 77 (CTest "Skipped") when tshark or scapy is missing (after whatever checks could run),
 # unless require-tools is given or the environment has NAA_REQUIRE_TOOLS=1 (.ci/run): then exit 1.
+# Addresses: a block of its own (testbench/support/test_addresses.sh): naa-sim .1, naa-call .2.
 set -u
 sim=$1 call=$2 dir=$3 require=${4:-}
 [ "${NAA_REQUIRE_TOOLS:-0}" = 1 ] && require=require
@@ -13,17 +14,20 @@ if ! command -v tshark >/dev/null 2>&1; then
   echo "SKIPPED: tshark not found (apt-get install tshark)"
   exit 77
 fi
+. "$(dirname "$0")/../../support/test_addresses.sh"
+naa_claim_addresses || exit 1
+naa=$NAA_TEST_BLOCK.1 local=$NAA_TEST_BLOCK.2
 mkdir -p "$dir"
 pcap=$dir/host_session.pcap
 rm -f "$pcap"
-"$sim" --listen 127.20.1.1 >"$dir/sim.log" 2>&1 &
+"$sim" --listen "$naa" >"$dir/sim.log" 2>&1 &
 simpid=$!
 trap 'kill $simpid 2>/dev/null; wait $simpid 2>/dev/null' EXIT
 for i in $(seq 50); do grep -q "listening on" "$dir/sim.log" && break; sleep 0.1; done
-"$call" --naa 127.20.1.1 --local 127.21.1.200 --pcap "$pcap" --fn vadd_i32 --in gen:8K:1 \
+"$call" --naa "$naa" --local "$local" --pcap "$pcap" --fn vadd_i32 --in gen:8K:1 \
   --in gen:8K:2 --out 8K --verify -q || { echo "naa-call vadd_i32 failed"; exit 1; }
 pcap2=$dir/host_session_add1.pcap
-"$call" --naa 127.20.1.1 --local 127.21.1.200 --pcap "$pcap2" --fn add1 --inout gen:100K:3 \
+"$call" --naa "$naa" --local "$local" --pcap "$pcap2" --fn add1 --inout gen:100K:3 \
   --in gen:1 --verify -q || { echo "naa-call add1 failed"; exit 1; }
 # STYLE.md: InfiniBand payload heuristics off, or legal 1-byte payloads read as other protocols.
 opts="--disable-protocol rpcordma"

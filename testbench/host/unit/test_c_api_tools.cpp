@@ -1,5 +1,6 @@
 // The NAAICE-compatible C API, the C example program and naa-call, against the fake peer's mini
-// NAA (so they run without naa-sim). Addresses: host 127.21.3.n, peer 127.22.3.n.
+// NAA (so they run without naa-sim). Addresses: the test's block (test_addresses.hpp), host n on
+// .n, peer n on .(100 + n).
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include "child_process.hpp"
 #include "fake_peer.hpp"
 #include "naa/host/naa.h"
+#include "test_addresses.hpp"
 
 using naa::testing::FakePeer;
 using naa::testing::run_program;
@@ -17,17 +19,17 @@ namespace {
 
 std::unique_ptr<FakePeer> mini_naa(int n) {
   FakePeer::Options o;
-  o.ip = 0x7F160300U | static_cast<std::uint32_t>(n);  // 127.22.3.n
+  o.ip = naa::testbench::test_addresses().ip_u32(100 + n);
   o.mini_naa = true;
   o.memory_va = 0;
   o.memory_size = 4 << 20;
   return std::make_unique<FakePeer>(o);
 }
 std::string peer(int n) {
-  return "127.22.3." + std::to_string(n);
+  return naa::testbench::test_addresses().ip(100 + n);
 }
 std::string local(int n) {
-  return "127.21.3." + std::to_string(n);
+  return naa::testbench::test_addresses().ip(n);
 }
 
 // Each CTest test is its own process, so setenv here affects only this test case.
@@ -91,15 +93,15 @@ TEST_CASE("C API: configuration errors fail naa_create with a clear message") {
   ::unsetenv("NAA_SPEC");
   CHECK(naa_create(1, in, 1, nullptr, 0, &h) == -1);
   CHECK(std::string(naa_last_error(nullptr)).find("NAA_SPEC") != std::string::npos);
-  ::setenv("NAA_SPEC", "127.22.3.3:12345:4:2", 1);
+  ::setenv("NAA_SPEC", (peer(3) + ":12345:4:2").c_str(), 1);
   CHECK(naa_create(1, in, 1, nullptr, 0, &h) == -1);
   CHECK(std::string(naa_last_error(nullptr)).find("no unused NAA for function code 1") !=
         std::string::npos);
   CHECK(naa_create(4, in, 1, nullptr, 0, &h) == -1);
   CHECK(std::string(naa_last_error(nullptr)).find("configured with 2 parameters") !=
         std::string::npos);
-  ::setenv("NAA_SPEC", "127.22.3.3:12345:1:1", 1);
-  ::setenv("NAA_LOCAL_IP", "127.21.3.3", 1);
+  ::setenv("NAA_SPEC", (peer(3) + ":12345:1:1").c_str(), 1);
+  ::setenv("NAA_LOCAL_IP", local(3).c_str(), 1);
   ::setenv("NAA_CONNECT_TIMEOUT_MS", "1000", 1);
   CHECK(naa_create(1, in, 1, nullptr, 0, &h) == -1);  // nothing listens there
   CHECK(std::string(naa_last_error(nullptr)).find("naa_unreachable") != std::string::npos);

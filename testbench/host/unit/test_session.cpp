@@ -1,18 +1,20 @@
 // Unit tests of naa::host::Session against the fake peer's mini NAA (MRSP answers, add1): the
 // MRSP request as sent, placements, calls, single-send, MRSP errors, return codes, busy, loss.
-// Addresses: host 127.21.2.n, peer 127.22.2.n.
+// Addresses: the test's block (test_addresses.hpp): host n on .n, peer n on .(100 + n).
 #include <catch2/catch.hpp>
 
 #include <cstring>
 #include <numeric>
 #include <thread>
 
+#include "eventually.hpp"
 #include "fake_peer.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/session.hpp"
 #include "naa/host/udp_roce.hpp"
 #include "naa/protocol/mrsp.hpp"
 #include "naa/protocol/opcode.hpp"
+#include "test_addresses.hpp"
 
 using namespace std::chrono_literals;
 using naa::host::Errc;
@@ -24,13 +26,14 @@ namespace protocol = naa::protocol;
 
 namespace {
 
+// The test's address block (test_addresses.hpp): host endpoint n on .n, mini NAA n on .(100 + n).
 std::string host_addr(int n) {
-  return "127.21.2." + std::to_string(n);
+  return naa::testbench::test_addresses().ip(n);
 }
 
 std::unique_ptr<FakePeer> mini_naa(int n, std::uint8_t mrsp_error = 0) {
   FakePeer::Options o;
-  o.ip = 0x7F160200U | static_cast<std::uint32_t>(n);  // 127.22.2.n
+  o.ip = naa::testbench::test_addresses().ip_u32(100 + n);
   o.mini_naa = true;
   o.mrsp_error = mrsp_error;
   o.memory_va = 0;
@@ -40,7 +43,7 @@ std::unique_ptr<FakePeer> mini_naa(int n, std::uint8_t mrsp_error = 0) {
 
 host::SessionOptions options(int n) {
   host::SessionOptions o;
-  o.naa_address = "127.22.2." + std::to_string(n);
+  o.naa_address = naa::testbench::test_addresses().ip(100 + n);
   o.local_address = host_addr(n);
   o.connect_timeout = 2000ms;
   o.mrsp_timeout = 2000ms;
@@ -143,9 +146,7 @@ TEST_CASE("every MRSP error code is surfaced with its own error") {
       CHECK(std::string(e.what()).find("MRSP error") != std::string::npos);
     }
     // The connection is closed after a failed MRSP.
-    for (int i = 0; i < 100 && !peer->dreq_received(); ++i)
-      std::this_thread::sleep_for(5ms);
-    CHECK(peer->dreq_received());
+    CHECK(naa::testbench::eventually([&] { return peer->dreq_received(); }));
     ++n;
   }
 }

@@ -1,7 +1,7 @@
 // Unit tests of the UdpRoce endpoint against the scripted fake peer (fake_peer.hpp): IB CM active
 // side, segmentation, PSN/window, retransmission (sequence NAK and timer), RNR, duplicates, the
-// responder's NAKs, ICRC and IPv4 ID. Each TEST_CASE uses its own pair of loopback addresses
-// (host 127.21.1.n, peer 127.22.1.n) so that `ctest -j` is safe.
+// responder's NAKs, ICRC and IPv4 ID. Each test process claims its own address block
+// (test_addresses.hpp: host n on .n, peer n on .(100 + n)) so that `ctest -j` is safe.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -14,12 +14,14 @@
 #include <numeric>
 #include <thread>
 
+#include "eventually.hpp"
 #include "fake_peer.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/udp_roce.hpp"
 #include "naa/protocol/headers.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
 #include "naa/protocol/opcode.hpp"
+#include "test_addresses.hpp"
 
 using namespace std::chrono_literals;
 using naa::host::Errc;
@@ -31,12 +33,13 @@ namespace op = protocol::opcode;
 
 namespace {
 
+// The test's address block (test_addresses.hpp): host endpoint n on .n, fake peer n on .(100 + n).
 std::uint32_t host_ip(std::uint32_t n) {
-  return 0x7F150100U | n;
-}  // 127.21.1.n
+  return naa::testbench::test_addresses().ip_u32(static_cast<int>(n));
+}
 std::uint32_t peer_ip(std::uint32_t n) {
-  return 0x7F160100U | n;
-}  // 127.22.1.n
+  return naa::testbench::test_addresses().ip_u32(100 + static_cast<int>(n));
+}
 
 struct Rig {
   std::unique_ptr<FakePeer> peer;
@@ -70,7 +73,8 @@ struct Rig {
     REQUIRE(qp);
   }
 
-  std::optional<host::WorkCompletion> wait_one(std::chrono::milliseconds timeout = 3000ms) {
+  std::optional<host::WorkCompletion> wait_one(
+      std::chrono::milliseconds timeout = naa::testbench::kLivenessLimit) {
     host::WorkCompletion wc;
     if (qp->wait_cq(std::span(&wc, 1), timeout) == 1) return wc;
     return std::nullopt;
@@ -138,9 +142,7 @@ TEST_CASE("CM active side sends a librdmacm REQ RTU and a DREQ naming the NAA's 
   CHECK(protocol::rdma_cm_user_data(*req)[0] == 'h');
   CHECK(protocol::rdma_cm_user_data(*req)[1] == 'i');
   CHECK(rig.qp->remote_qp_num() == 0x40);
-  for (int i = 0; i < 100 && !rig.peer->rtu_received(); ++i)
-    std::this_thread::sleep_for(5ms);
-  CHECK(rig.peer->rtu_received());
+  CHECK(naa::testbench::eventually([&] { return rig.peer->rtu_received(); }));
   CHECK_FALSE(rig.qp->disconnect(1000ms));
   CHECK(rig.peer->dreq_received());
   CHECK(rig.qp->error() == make_error_code(Errc::disconnected));
@@ -182,26 +184,28 @@ TEST_CASE("RDMA WRITE is segmented at the path MTU with PSNs across the 24-bit w
 }
 
 TEST_CASE("at most 128 PSNs are unacknowledged and the timer then goes back to the oldest") {
+  // By event order, not by sleeping: the first 128 packets are lost, so no ACK ever comes for
+  // them; the 129th packet the host sends must then be the timer's resend of the oldest PSN
+  // (a host that overran the window would send PSN 128 instead).
   host::ConnectParams params;
   params.path_mtu = 256;
-  params.local_ack_timeout = 16;  // 268 ms
+  params.local_ack_timeout = 18;  // 1.07 s: the 128 packets are all out long before it fires
   Rig rig(3, {}, params);
   const std::uint32_t len = 300 * 256;
   rig.fill(len, 9);
   rig.peer->set_fault([](const auto&, std::size_t i) {
-    return Fault{i < 1000 ? Fault::Kind::drop : Fault::Kind::deliver};
+    return Fault{i < 128 ? Fault::Kind::drop : Fault::Kind::deliver};
   });
   REQUIRE_FALSE(rig.qp->post_send(rig.write(len)));
-  std::this_thread::sleep_for(120ms);
-  auto seen = rig.peer->requests();
-  CHECK(seen.size() == 128);  // the window, and nothing else before the timer fires
-  rig.peer->set_fault({});
   const auto wc = rig.wait_one();
   REQUIRE(wc);
   CHECK_FALSE(wc->status);
   rig.expect_peer_memory(len);
-  seen = rig.peer->requests();
+  const auto seen = rig.peer->requests();
   REQUIRE(seen.size() > 128);
+  for (std::size_t i = 1; i < 128; ++i) {
+    REQUIRE(seen[i].headers.bth.psn == ((seen[0].headers.bth.psn + i) & 0xFFFFFFU));
+  }
   CHECK(seen[128].headers.bth.psn == seen[0].headers.bth.psn);  // go-back-N from the oldest
   CHECK(rig.ep->stats().timeouts >= 1);
 }
@@ -209,20 +213,19 @@ TEST_CASE("at most 128 PSNs are unacknowledged and the timer then goes back to t
 TEST_CASE("a lost packet is recovered by go-back-N after the responder's sequence NAK") {
   host::ConnectParams params;
   params.path_mtu = 512;
-  params.local_ack_timeout = 18;  // ~1 s: recovery must come from the NAK, not the timer
+  params.local_ack_timeout = 20;  // 4.3 s: recovery must come from the NAK, not the timer
   Rig rig(4, {}, params);
   const std::uint32_t len = 20 * 512;
   rig.fill(len, 1);
   rig.peer->set_fault([](const auto&, std::size_t i) {
     return Fault{i == 5 ? Fault::Kind::drop : Fault::Kind::deliver};
   });
-  const auto t0 = std::chrono::steady_clock::now();
   REQUIRE_FALSE(rig.qp->post_send(rig.write(len)));
   const auto wc = rig.wait_one();
   REQUIRE(wc);
   CHECK_FALSE(wc->status);
-  CHECK(std::chrono::steady_clock::now() - t0 < 800ms);
   rig.expect_peer_memory(len);
+  // Counted, not timed: one NAK and no timer expiry did it.
   const auto s = rig.ep->stats();
   CHECK(s.seq_naks_received == 1);
   CHECK(s.timeouts == 0);
@@ -285,6 +288,8 @@ TEST_CASE("an RNR NAK makes the requester wait and retry from that PSN") {
   const auto seen = rig.peer->requests();
   REQUIRE(seen.size() == 3);  // the same PSN three times
   CHECK(seen[0].headers.bth.psn == seen[2].headers.bth.psn);
+  // The host waited the RNR time before retrying. A lower bound only: the host library has no
+  // simulated time, and a loaded machine can only lengthen the gap, never shorten it.
   CHECK(seen[2].at - seen[1].at >= 1ms);
 }
 
@@ -542,7 +547,7 @@ TEST_CASE("a REJ is surfaced with its reason and reason 8 is connection_refused"
   }
 }
 
-TEST_CASE("an unanswered REQ is retried then fails with cm_timeout within the timeout") {
+TEST_CASE("an unanswered REQ is retried then fails with cm_timeout") {
   FakePeer::Options po;
   po.ip = peer_ip(22);
   po.cm_mode = FakePeer::CmMode::ignore;
@@ -558,17 +563,15 @@ TEST_CASE("an unanswered REQ is retried then fails with cm_timeout within the ti
   std::string detail;
   const auto t0 = std::chrono::steady_clock::now();
   auto qp = ep->connect(params, ec, &detail);
-  const auto took = std::chrono::steady_clock::now() - t0;
+  // Not before its timeout (a lower bound: load only lengthens it; no upper bound is asserted).
+  CHECK(std::chrono::steady_clock::now() - t0 >= 590ms);
   CHECK_FALSE(qp);
+  // The cause, not the time taken: cm_timeout after several REQs (retried, then given up).
   CHECK(ec == make_error_code(Errc::cm_timeout));
-  CHECK(took >= 590ms);
-  // Returns at its timeout rather than hanging; the slack absorbs a loaded CI machine.
-  CHECK(took < 5s);
   CHECK(peer.reqs_received() >= 3);
   INFO(detail);
-  for (int i = 0; i < 100 && !peer.last_rej(); ++i)
-    std::this_thread::sleep_for(5ms);
-  REQUIRE(peer.last_rej());
+  CHECK(detail.find("CM REQs sent") != std::string::npos);
+  REQUIRE(naa::testbench::eventually([&] { return peer.last_rej().has_value(); }));
   CHECK(peer.last_rej()->reason == protocol::kCmRejTimeout);
 }
 
@@ -582,12 +585,13 @@ TEST_CASE("connecting to an address where nothing listens fails fast with naa_un
   params.remote_ip = peer_ip(23);  // no peer bound there
   params.timeout = 3000ms;
   std::string detail;
-  const auto t0 = std::chrono::steady_clock::now();
   auto qp = ep->connect(params, ec, &detail);
   CHECK_FALSE(qp);
   CHECK(ec == make_error_code(Errc::naa_unreachable));
-  CHECK(std::chrono::steady_clock::now() - t0 < 2000ms);
-  CHECK(detail.find("127.22.1.23:4791") != std::string::npos);
+  // Fast because it counts ICMP errors rather than waiting for the timeout (whose message says
+  // "(ICMP port unreachable)" alone): the cause, not a wall-clock bound.
+  CHECK(detail.find("CM REQs refused") != std::string::npos);
+  CHECK(detail.find(naa::testbench::test_addresses().ip(123) + ":4791") != std::string::npos);
   CHECK(ep->stats().icmp_errors >= 1);
 }
 
@@ -635,8 +639,7 @@ TEST_CASE("a packet with a corrupted ICRC is dropped and counted never acted on"
   to.sin_addr.s_addr = htonl(host_ip(26));
   REQUIRE(::sendto(fd, out.data(), out.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) > 0);
   ::close(fd);
-  for (int i = 0; i < 100 && rig.ep->stats().dropped_bad_icrc == 0; ++i)
-    std::this_thread::sleep_for(5ms);
+  CHECK(naa::testbench::eventually([&] { return rig.ep->stats().dropped_bad_icrc != 0; }));
   CHECK(rig.ep->stats().dropped_bad_icrc == 1);
   CHECK(rig.buf[0] == 0);
 }

@@ -1,5 +1,6 @@
-// Seeds for randomised RTL testbenches: random per run unless NAA_RTL_SEED is set; always
-// printed, so a failing run can be repeated exactly (STYLE.md "Randomised tests print their seed").
+// Seeds for randomised RTL testbenches: the test seed of testbench/support/seed.hpp
+// (NAA_TEST_SEED, with NAA_RTL_SEED kept as an alias; random when unset), printed so a failing run
+// can be repeated exactly (STYLE.md "Randomised tests print their seed").
 #pragma once
 
 #include <cstdint>
@@ -9,27 +10,22 @@
 #include <string>
 #include <string_view>
 
+#include "seed.hpp"
+
 namespace naa::rtl::test {
 
 using Rng = std::mt19937_64;
 
-// The run's seed: NAA_RTL_SEED (decimal or 0x hex) or a fresh random one.
+// The run's seed: NAA_TEST_SEED (or NAA_RTL_SEED; decimal or 0x hex) or a fresh random one.
 inline std::uint64_t run_seed() {
-  static const std::uint64_t seed = [] {
-    if (const char* s = std::getenv("NAA_RTL_SEED"); s != nullptr && *s != '\0') {
-      return static_cast<std::uint64_t>(std::stoull(s, nullptr, 0));
-    }
-    std::random_device rd;
-    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-  }();
-  return seed;
+  return naa::testbench::test_seed();
 }
 
 // A generator for one test case: the run seed mixed with the test's name, so test cases do not
 // depend on which others ran. Prints how to reproduce.
 inline Rng seeded_rng(std::string_view test) {
   const std::uint64_t seed = run_seed();
-  std::cout << "[" << test << "] NAA_RTL_SEED=" << seed << " (set it to reproduce this run)\n";
+  std::cout << "[" << test << "] NAA_TEST_SEED=" << seed << " (set it to reproduce this run)\n";
   std::uint64_t h = seed ^ 0x9E3779B97F4A7C15ULL;
   for (const char c : test)
     h = (h ^ static_cast<unsigned char>(c)) * 0x100000001B3ULL;
