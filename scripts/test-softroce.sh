@@ -135,8 +135,10 @@ mkdir -p "$out"
 # of a fast run (VM frames counted by rxe and naa-sim but missing on tap0), failing the checks.
 ip netns exec naalab tshark -i tap0 -B 64 -w "$out/tap0.pcap" >"$out/tshark.log" 2>&1 &
 tshark_pid=$!
+# --idle-timeout-ms 1000: idle connections are probed (zero-length RDMA WRITE, issue 12 finding 9)
+# throughout the run, so rxe must ACK probes on every connection, not only in the idle step.
 ip netns exec naalab "$bin/naa-sim" --listen "$naa_ip" --pcap "$out/naa-sim.pcap" \
-  --stats-file "$out/naa-sim.stats" --log-level info >"$out/naa-sim.log" 2>&1 &
+  --stats-file "$out/naa-sim.stats" --log-level info --idle-timeout-ms 1000 >"$out/naa-sim.log" 2>&1 &
 sim_pid=$!
 for _ in $(seq 100); do
   grep -q "listening on" "$out/naa-sim.log" 2>/dev/null && grep -q "Capturing on" "$out/tshark.log" &&
@@ -263,6 +265,8 @@ check "naa-sim: nothing half-open" "$([ "$(simstat cm.connections)" -eq 0 ] && [
   "cm.connections $(simstat cm.connections), cm.drep_timeouts $(simstat cm.drep_timeouts), cm.half_open_expired $(simstat cm.half_open_expired), cm.req $(simstat cm.req), cm.dreq $(simstat cm.dreq), cm.dreq_sent $(simstat cm.dreq_sent)"
 check "naa-sim: no frame of rxe dropped" "$([ "$(simstat rx_pipe.drops)" -eq 0 ] && [ "$(simstat rx_pipe.accepted)" -eq "$to_naa" ] && echo 0 || echo 1)" \
   "rx_pipe.accepted $(simstat rx_pipe.accepted) of $to_naa, drops $(simstat rx_pipe.drops), IPv4 IDs recovered from the ICRC $(simstat rx_pipe.nonzero_ipv4_id)"
+check "naa-sim: idle-liveness probes ACKed by rxe, no connection released" "$([ "$(simstat transport.idle_probes)" -ge 1 ] && [ "$(simstat transport.idle_releases)" -eq 0 ] && echo 0 || echo 1)" \
+  "transport.idle_probes=$(simstat transport.idle_probes) transport.idle_releases=$(simstat transport.idle_releases)"
 check "naa-sim: REJ 8 for the unused CM port" "$([ "$(simstat cm.rej_sent.reason_8)" -ge 1 ] && echo 0 || echo 1)" \
   "cm.rej_sent.reason_8 $(simstat cm.rej_sent.reason_8)"
 

@@ -53,6 +53,10 @@ step solicited-only-x20 120 $call --naa-base 0x0E00000 --solicited-only --fn vad
 step c-api-example 120 env NAA_TRANSPORT=verbs NAA_SPEC="$naa:12345:1:2" $bin/naa-example-c 5
 # What Session never does: RDMA READ, RNR, unknown function, abort, bad rkey, long SEND.
 step probe-scenarios 300 $bin/softroce-probe --transport verbs -a "$naa" --naa-base 0x1000000 all
+# An idle connection survives the NAA's liveness probes (naa-sim runs with --idle-timeout-ms 1000):
+# rxe ACKs each zero-length RDMA WRITE, and the second call works on the same QP.
+step idle-liveness 60 $bin/softroce-probe --transport verbs -a "$naa" --naa-base 0x3C00000 \
+  --idle-ms 4000 idle
 
 # Several clients at once, each with its own NAA address range.
 pids=()

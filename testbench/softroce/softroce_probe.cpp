@@ -12,6 +12,9 @@
 //   bad-rkey    an RDMA WRITE with a wrong rkey -> remote access error (NAK 0x62), then the NAA
 //               disconnects (its DREQ must name our QPN to reach us, PROTOCOL.md 4)
 //   long-send   a SEND longer than the NAA's MRSP buffer -> invalid request (NAK 0x61)
+//   idle        (not in "all") a call, then the connection idles for --idle-ms while the NAA's
+//               idle-liveness probes (zero-length RDMA WRITEs, docs/sim/transport.md) are ACKed by
+//               the host's RC responder; a second call must then still work on the same QP
 //
 // Exit status: 0 all scenarios passed, 1 one failed, 2 usage, 3 cannot open the transport.
 #include <getopt.h>
@@ -57,6 +60,7 @@ struct Options {
   std::optional<std::uint32_t> local_ip;
   std::uint64_t naa_base = 0;
   std::uint32_t path_mtu = 4096;
+  std::uint32_t idle_ms = 5000;  // the idle scenario's quiet period
 };
 
 class Failure : public std::runtime_error {
@@ -363,10 +367,36 @@ void scenario_long_send(const std::shared_ptr<naa::host::Transport>& t, const Op
           "long SEND: expected remote_invalid_request, got '" + wc.status.message() + "'");
 }
 
+// Issue 12 finding 9: a host that is merely idle must keep its connection. The NAA probes it with
+// zero-length RDMA WRITEs (no rkey check at length 0, IBTA C9-88) that any RC responder ACKs;
+// naa-sim's statistics (transport.idle_probes, transport.idle_releases) tell the script that the
+// probes happened and released nothing.
+void scenario_idle(const std::shared_ptr<naa::host::Transport>& t, const Options& o) {
+  Conn c(t, o);
+  OneRegion r = setup_region(c, o, 4096, kInOut, 17);
+  const std::vector<std::uint8_t> before = r.data;
+  for (std::uint64_t call = 1; call <= 2; ++call) {
+    c.post_recv({10 + call, {}});
+    c.post_send(call_wr(call, naa::protocol::encode_call_immediate(1, 0), &r));  // add1
+    const auto rep = c.wait([call](const WorkCompletion& x) { return x.wr_id == 10 + call; });
+    require(!rep.status && rep.imm.has_value() && *rep.imm == 0,
+            "add1 call " + std::to_string(call) + ": " + rep.status.message());
+    for (std::size_t i = 0; i < before.size(); ++i)
+      require(r.data[i] == static_cast<std::uint8_t>(before[i] + call), "add1 result differs");
+    if (call == 1) {
+      // Quiet, but keep the endpoint's progress running (UdpRoce with manual progress ACKs only
+      // inside a poll); no completion is expected meanwhile.
+      require(!c.try_wait([](const WorkCompletion& x) { return x.status.value() != 0; },
+                          milliseconds(o.idle_ms)),
+              "an error completion while idle: the NAA dropped the connection");
+    }
+  }
+}
+
 constexpr const char* kUsage =
     "usage: softroce-probe [--transport udp|verbs] -a NAA[:PORT] [-l LOCAL] [--naa-base ADDR]\n"
-    "                      [--mtu N] SCENARIO...\n"
-    "scenarios: read rnr unknown-fn abort bad-rkey long-send all\n";
+    "                      [--mtu N] [--idle-ms N] SCENARIO...\n"
+    "scenarios: read rnr unknown-fn abort bad-rkey long-send all; idle (not in all)\n";
 
 }  // namespace
 
@@ -377,11 +407,12 @@ int main(int argc, char** argv) {
                                      {"local", required_argument, nullptr, 'l'},
                                      {"naa-base", required_argument, nullptr, 'b'},
                                      {"mtu", required_argument, nullptr, 'm'},
+                                     {"idle-ms", required_argument, nullptr, 'i'},
                                      {"help", no_argument, nullptr, 'h'},
                                      {nullptr, 0, nullptr, 0}};
   int ch;
   bool have_naa = false;
-  while ((ch = getopt_long(argc, argv, "t:a:l:b:m:h", long_opts, nullptr)) != -1) {
+  while ((ch = getopt_long(argc, argv, "t:a:l:b:m:i:h", long_opts, nullptr)) != -1) {
     const std::string arg = optarg != nullptr ? optarg : "";
     switch (ch) {
       case 't': {
@@ -417,6 +448,16 @@ int main(int argc, char** argv) {
       case 'm':
         o.path_mtu = static_cast<std::uint32_t>(std::strtoul(arg.c_str(), nullptr, 10));
         break;
+      case 'i': {
+        char* end = nullptr;
+        const unsigned long ms = std::strtoul(arg.c_str(), &end, 10);
+        if (arg.empty() || *end != '\0' || ms == 0 || ms > 600000) {
+          std::fputs(kUsage, stderr);
+          return 2;
+        }
+        o.idle_ms = static_cast<std::uint32_t>(ms);
+        break;
+      }
       case 'h':
         std::fputs(kUsage, stdout);
         return 0;
@@ -430,8 +471,8 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
-  const std::vector<std::pair<std::string, void (*)(const std::shared_ptr<naa::host::Transport>&,
-                                                    const Options&)>>
+  std::vector<std::pair<std::string,
+                        void (*)(const std::shared_ptr<naa::host::Transport>&, const Options&)>>
       all = {{"read", scenario_read},
              {"rnr", scenario_rnr},
              {"unknown-fn", scenario_unknown_fn},
@@ -443,6 +484,7 @@ int main(int argc, char** argv) {
     for (const auto& [n, f] : all)
       names.push_back(n);
   }
+  all.emplace_back("idle", scenario_idle);  // slow by design: only when asked for by name
 
   std::error_code ec;
   std::string detail;
