@@ -4,12 +4,6 @@
 #include <cstring>
 
 #include "naa/protocol/packet.hpp"
-#include "naa/sim/kernel_engine.hpp"
-#include "naa/sim/mrsp_handler.hpp"
-#include "naa/sim/net_port.hpp"
-#include "naa/sim/rx_pipe.hpp"
-#include "naa/sim/transport.hpp"
-#include "naa/sim/tx_pipe.hpp"
 
 namespace naa::sim {
 namespace {
@@ -88,7 +82,7 @@ void CmAgent::handle(const Packet& p) {
   const auto mad = protocol::decode_cm_mad({p.data.data() + kUdPayloadOffset, payload_len});
   if (!mad) {
     ++decode_errors_;
-    ctx_.blocks.rx->count_protocol_error(mad.error());
+    protocol_errors->count_protocol_error(mad.error());
     return;
   }
   const auto& h = mad->header;
@@ -101,7 +95,7 @@ void CmAgent::handle(const Packet& p) {
           qp.peer_ip == p.peer_ip) {
         qp.state = QpState::rts;
         ctx_.timers.cancel(*this, static_cast<std::uint32_t>(&qp - ctx_.qps.data()));
-        ctx_.blocks.transport->on_established(qp);
+        transport->on_established(qp);
       }
     }
   } else if (const auto* dreq = std::get_if<protocol::CmDreq>(&mad->body)) {
@@ -194,7 +188,7 @@ void CmAgent::on_req(const Packet& p, const protocol::MadHeader& h, const protoc
   qp.local_comm_id = static_cast<std::uint32_t>(ctx_.rng());
   const std::uint32_t host_start_psn = random24(ctx_.rng);
   // PROTOCOL.md 4: the REQ's starting PSN is ours to send with; the REP's is the host's.
-  ctx_.blocks.transport->init_qp(qp, req.starting_psn, host_start_psn);
+  transport->init_qp(qp, req.starting_psn, host_start_psn);
 
   CmMad out{h, protocol::CmRep{}};
   auto& rep = std::get<protocol::CmRep>(out.body);
@@ -209,7 +203,7 @@ void CmAgent::on_req(const Packet& p, const protocol::MadHeader& h, const protoc
   rep.end_to_end_flow_control = req.end_to_end_flow_control;
   rep.rnr_retry_count = 7;
   rep.srq = false;
-  rep.local_ca_guid = 0x0200000000000000ULL | ctx_.blocks.net->local_ip();
+  rep.local_ca_guid = 0x0200000000000000ULL | addresses->local_ip();
   qp.rep_mad.fill(0);
   if (!protocol::encode_cm_mad(out, qp.rep_mad)) model_fatal(name(), "cannot encode REP");
   ++reps_;
@@ -280,8 +274,8 @@ void CmAgent::disconnect_errored(Qp& qp) {
   }
   // The regions and MR entries go now: the QP can never use them again, and a peer that is gone
   // (the usual cause of an exhausted retry count) would otherwise hold them for ever.
-  ctx_.blocks.mrsp->release(qp);
-  ctx_.blocks.kernels->release(qp);
+  regions->release(qp);
+  calls->release(qp);
   CmMad out{protocol::MadHeader{}, protocol::CmDreq{}};
   out.header.transaction_id = (std::uint64_t{qp.local_comm_id} << 32) | (dreqs_sent_ & 0xFFFFFFFFU);
   auto& dreq = std::get<protocol::CmDreq>(out.body);
@@ -301,7 +295,7 @@ void CmAgent::established_by_data(Qp& qp) {
   ++established_by_data_;
   qp.state = QpState::rts;
   ctx_.timers.cancel(*this, static_cast<std::uint32_t>(&qp - ctx_.qps.data()));
-  ctx_.blocks.transport->on_established(qp);
+  transport->on_established(qp);
 }
 
 void CmAgent::send_rej(std::uint32_t peer_ip, const protocol::MadHeader& h,
@@ -337,7 +331,7 @@ void CmAgent::send_mad(std::uint32_t peer_ip,
   p->size = *n;
   p->peer_ip = peer_ip;
   p->src_qpn = protocol::kCmQpn;
-  ctx_.blocks.tx->input().put(p);
+  to_tx->put(p);
 }
 
 void CmAgent::release(Qp& qp, const char* why) {
@@ -345,9 +339,9 @@ void CmAgent::release(Qp& qp, const char* why) {
     ctx_.log.write(LogLevel::info, name(), "release QP " + std::to_string(qp.qpn) + ": " + why);
   }
   ctx_.timers.cancel(*this, static_cast<std::uint32_t>(&qp - ctx_.qps.data()));
-  ctx_.blocks.mrsp->release(qp);
-  ctx_.blocks.kernels->release(qp);
-  ctx_.blocks.transport->release_qp(qp);
+  regions->release(qp);
+  calls->release(qp);
+  transport->release_qp(qp);
   qp.state = QpState::free;
   ++released_;
 }

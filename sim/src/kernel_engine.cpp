@@ -1,8 +1,10 @@
 #include "naa/sim/kernel_engine.hpp"
 
+// sc_spawn and sc_spawn_options for the lanes (<systemc> has them only with
+// SC_INCLUDE_DYNAMIC_PROCESSES defined before its first inclusion).
+#include <sysc/kernel/sc_dynamic_processes.h>
+
 #include "naa/protocol/immediate.hpp"
-#include "naa/sim/mrsp_handler.hpp"
-#include "naa/sim/transport.hpp"
 
 namespace naa::sim {
 
@@ -54,7 +56,7 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
   const std::uint8_t fn = call->fn;
   auto still_valid = [&] { return qp.generation == generation && qp.state == QpState::rts; };
 
-  const std::vector<Region> regions = ctx_.blocks.mrsp->regions(qp.qpn);  // copy: may change
+  const std::vector<Region> regions = directory->regions(qp.qpn);  // copy: may change
   std::vector<std::vector<std::uint8_t>> buffers(regions.size());
   std::vector<KernelRegion> kr(regions.size());
   for (std::size_t i = 0; i < regions.size(); ++i) {
@@ -128,7 +130,7 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
     w.op = SendWqe::Op::write;
     w.imm = result_imm;
     w.solicited = true;
-    ctx_.blocks.transport->post_send(qp, std::move(w));
+    sends->post_send(qp, std::move(w));
     return;
   }
   for (std::size_t n = 0; n < outs.size(); ++n) {
@@ -143,7 +145,7 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
       w.imm = result_imm;
       w.solicited = true;
     }
-    ctx_.blocks.transport->post_send(qp, std::move(w));
+    sends->post_send(qp, std::move(w));
   }
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "naa/sim/memory_port.hpp"
+
 namespace naa::sim {
 
 void SparseStore::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) const {

@@ -3,9 +3,6 @@
 #include <algorithm>
 
 #include "naa/protocol/mrsp.hpp"
-#include "naa/sim/memory.hpp"
-#include "naa/sim/mr_table.hpp"
-#include "naa/sim/transport.hpp"
 
 namespace naa::sim {
 namespace {
@@ -44,9 +41,9 @@ std::size_t MrspHandler::regions_held() const {
 void MrspHandler::release(Qp& qp) {
   auto& list = regions_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
   for (const Region& r : list)
-    ctx_.blocks.mem->clear(r.naa_address, r.size);
+    scrub->clear(r.naa_address, r.size);
   list.clear();
-  ctx_.blocks.mr->invalidate_owner(qp.qpn);
+  mr->invalidate_owner(qp.qpn);
 }
 
 std::uint8_t MrspHandler::place(Qp& qp, std::vector<Region>& out) {
@@ -59,7 +56,7 @@ std::uint8_t MrspHandler::place(Qp& qp, std::vector<Region>& out) {
   meter_.spend(ctx_.cfg.mrsp_entry_latency * count);
   const std::uint64_t mem_size = ctx_.cfg.mem_size;
   // Entries this connection may use: the free ones plus its own (a new 0x01 replaces them).
-  const std::size_t available = ctx_.blocks.mr->free_count() + ctx_.blocks.mr->owned_count(qp.qpn);
+  const std::size_t available = mr->free_count() + mr->owned_count(qp.qpn);
   if (count > available) return protocol::kMrspErrorTooManyRegions;
   const std::size_t own = static_cast<std::size_t>(&qp - ctx_.qps.data());
   for (std::size_t i = 0; i < count; ++i) {
@@ -123,12 +120,12 @@ void MrspHandler::thread() {
       // Replace this connection's previous regions, then place and clear the new ones.
       auto& mine = regions_[w.index];
       for (const Region& r : mine)
-        ctx_.blocks.mem->clear(r.naa_address, r.size);
-      ctx_.blocks.mr->invalidate_owner(qp.qpn);
+        scrub->clear(r.naa_address, r.size);
+      mr->invalidate_owner(qp.qpn);
       mine.clear();
       adv.clear();
       for (Region& r : placed) {
-        const auto index = ctx_.blocks.mr->free_index();
+        const auto index = mr->free_index();
         if (!index) model_fatal(name(), "MR table full after the free-entry check");
         // rkey = random tag << 8 | index: direct-indexed yet unpredictable.
         const auto tag = static_cast<std::uint32_t>(ctx_.rng()) & 0xFFFFFFU;
@@ -146,8 +143,8 @@ void MrspHandler::thread() {
           if ((r.flags & protocol::kMrspFlagInput) != 0) e.access |= kMrRemoteWrite | kMrRemoteRead;
           if ((r.flags & protocol::kMrspFlagOutput) != 0) e.access |= kMrRemoteRead;
         }
-        ctx_.blocks.mr->table().program(*index, e);
-        ctx_.blocks.mem->clear(r.naa_address, r.size);  // a new region reads as zeros
+        mr->program(*index, e);
+        scrub->clear(r.naa_address, r.size);  // a new region reads as zeros
         mine.push_back(r);
         ++regions_placed_;
         if ((r.flags & protocol::kMrspFlagInternal) == 0) {
@@ -158,8 +155,8 @@ void MrspHandler::thread() {
       wqe.data.resize(protocol::mrsp_advertisement_size(adv.size()));
       (void)protocol::encode_mrsp_advertisement(adv, wqe.data);
     }
-    ctx_.blocks.transport->repost_receive(qp);
-    ctx_.blocks.transport->post_send(qp, std::move(wqe));
+    receives->repost_receive(qp);
+    sends->post_send(qp, std::move(wqe));
   }
 }
 

@@ -4,6 +4,32 @@
 
 namespace naa::sim {
 
+// The MR table's two interfaces, forwarded to the MrTable block (whose own API belongs to the MR
+// table's golden-model work): the timed check for the Transport, programming for the MRSP
+// handler.
+class Naa::MrTablePorts final : public RemoteAccessCheck, public MrRegistration {
+ public:
+  explicit MrTablePorts(MrTable& table) : table_(table) {}
+  [[nodiscard]] MrCheck check(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
+                              std::uint8_t access, std::uint32_t qpn) override {
+    return table_.check(rkey, va, len, access, qpn);
+  }
+  [[nodiscard]] std::optional<std::size_t> free_index() const override {
+    return table_.free_index();
+  }
+  [[nodiscard]] std::size_t free_count() const override { return table_.free_count(); }
+  [[nodiscard]] std::size_t owned_count(std::uint32_t qpn) const override {
+    return table_.owned_count(qpn);
+  }
+  void program(std::size_t index, const MrEntry& entry) override {
+    table_.table().program(index, entry);
+  }
+  void invalidate_owner(std::uint32_t qpn) override { table_.invalidate_owner(qpn); }
+
+ private:
+  MrTable& table_;
+};
+
 Naa::Naa(sc_core::sc_module_name name, const SimConfig& cfg, const Log& log, PeerTimers& timers,
          boost::asio::io_context& io, KernelRegistry registry)
     : sc_module(name),
@@ -27,13 +53,49 @@ Naa::Naa(sc_core::sc_module_name name, const SimConfig& cfg, const Log& log, Pee
   mrsp_ = std::make_unique<MrspHandler>("mrsp_handler", ctx_);
   kernels_ = std::make_unique<KernelEngine>("kernel_engine", ctx_, std::move(registry));
   tx_ = std::make_unique<TxPipe>("tx_pipe", ctx_);
-  ctx_.blocks = Blocks{net_.get(),  rx_.get(),  cm_.get(),      transport_.get(), mr_.get(),
-                       mrsp_.get(), mem_.get(), kernels_.get(), tx_.get()};
+  mr_ports_ = std::make_unique<MrTablePorts>(*mr_);
+  bind_ports();
+}
+
+// Every port of every block, bound once (docs/sim/architecture.md has the same table as a
+// diagram). A block that gains another implementation (an RTL twin) is rebound here, and only
+// here.
+void Naa::bind_ports() {
+  net_->to_rx(*rx_);
+  net_->protocol_errors(*rx_);
+
+  rx_->tap(*net_);
+  rx_->to_cm(*cm_);
+  rx_->to_transport(*transport_);
+
+  cm_->to_tx(*tx_);
+  cm_->transport(*transport_);
+  cm_->regions(*mrsp_);
+  cm_->calls(*kernels_);
+  cm_->addresses(*net_);
+  cm_->protocol_errors(*rx_);
+
+  transport_->to_tx(*tx_);
+  transport_->cm(*cm_);
+  transport_->messages(*mrsp_);
+  transport_->calls(*kernels_);
+  transport_->access(*mr_ports_);
   transport_->mem.socket.bind(mem_->socket);
+
+  mrsp_->sends(*transport_);
+  mrsp_->receives(*transport_);
+  mrsp_->mr(*mr_ports_);
+  mrsp_->scrub(*mem_);
+
+  kernels_->directory(*mrsp_);
+  kernels_->sends(*transport_);
   // One TLM target, several initiators: each initiator socket binds to the target socket. The
   // simple_target_socket accepts one binding, so the kernel engine reaches memory through its
   // own socket on a second target port (see Memory).
   kernels_->mem.socket.bind(mem_->kernel_socket);
+
+  tx_->addresses(*net_);
+  tx_->to_net(*net_);
 }
 
 Naa::~Naa() = default;

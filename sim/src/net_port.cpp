@@ -15,7 +15,6 @@
 #include "naa/protocol/headers.hpp"
 #include "naa/protocol/icrc.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
-#include "naa/sim/rx_pipe.hpp"
 
 namespace naa::sim {
 namespace asio = boost::asio;
@@ -268,7 +267,7 @@ std::size_t NetPort::poll_receive(std::size_t budget) {
     ++n;
     if ((msg.msg_flags & MSG_TRUNC) != 0) {
       ++rx_truncated_;
-      ctx_.blocks.rx->count_protocol_error(protocol::Error::too_long);
+      protocol_errors->count_protocol_error(protocol::Error::too_long);
       ctx_.pool.put(p);
       continue;
     }
@@ -348,13 +347,13 @@ void NetPort::wait_with_held(Channel<Packet*>& in, std::deque<Held>& held, Relea
 
 // Delivers p, then counts it against every held datagram; those overtaken often enough follow.
 void NetPort::rx_forward(Packet* p) {
-  ctx_.blocks.rx->input().put(p);
+  to_rx->put(p);
   for (Held& h : rx_held_)
     --h.overtakes_left;
   while (!rx_held_.empty() && rx_held_.front().overtakes_left == 0) {
     Packet* q = rx_held_.front().packet;
     rx_held_.pop_front();
-    ctx_.blocks.rx->input().put(q);
+    to_rx->put(q);
   }
 }
 
@@ -366,7 +365,7 @@ void NetPort::rx_thread() {
     // the whole model has starved: the next datagrams then enter a pipeline that is still busy,
     // as back-to-back frames on a wire would (docs/performance.md, simulated goodput).
     if (rx_in_.empty() && last_size >= kRefillMinBytes) (void)poll_receive(kRefillBudget);
-    wait_with_held(rx_in_, rx_held_, [this](Packet* q) { ctx_.blocks.rx->input().put(q); });
+    wait_with_held(rx_in_, rx_held_, [this](Packet* q) { to_rx->put(q); });
     Packet* p = rx_in_.get();
     last_size = p->size;
     rx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));

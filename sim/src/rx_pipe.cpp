@@ -3,9 +3,6 @@
 #include "naa/protocol/cm.hpp"
 #include "naa/protocol/icrc.hpp"
 #include "naa/protocol/packet.hpp"
-#include "naa/sim/cm_agent.hpp"
-#include "naa/sim/net_port.hpp"
-#include "naa/sim/transport.hpp"
 
 namespace naa::sim {
 
@@ -53,7 +50,7 @@ void RxPipe::thread() {
                         ? protocol::recover_ipv4_id(headers, p->bytes())
                         : std::nullopt;
     if (!id) {
-      ctx_.blocks.net->tap_rx(*p);
+      tap->tap_rx(*p);
       count_protocol_error(p->size < protocol::kBthSize + protocol::kIcrcSize
                                ? protocol::Error::too_short
                                : protocol::Error::bad_icrc);
@@ -62,7 +59,7 @@ void RxPipe::thread() {
     }
     p->ip_id = *id;
     if (*id != 0) ++nonzero_ip_id_;
-    ctx_.blocks.net->tap_rx(*p);
+    tap->tap_rx(*p);
     const auto v = protocol::decode_packet(p->bytes());
     if (!v) {
       count_protocol_error(v.error());
@@ -78,13 +75,13 @@ void RxPipe::thread() {
       } else {
         ++accepted_;
         ++to_cm_;
-        ctx_.blocks.cm->input().put(p);
+        to_cm->put(p);
         continue;
       }
     } else if (v->info->service == protocol::ServiceType::rc) {
       ++accepted_;
       ++to_transport_;
-      ctx_.blocks.transport->input().put(p);
+      to_transport->put(p);
       continue;
     } else if (v->info->service == protocol::ServiceType::congestion) {
       drops_.add(static_cast<std::size_t>(RxDrop::cnp));

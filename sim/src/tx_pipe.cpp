@@ -2,7 +2,6 @@
 
 #include "naa/protocol/icrc.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
-#include "naa/sim/net_port.hpp"
 
 namespace naa::sim {
 
@@ -17,13 +16,12 @@ void TxPipe::thread() {
     meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.txpipe_latency));
     // The ICRC covers the IPv4/UDP headers that will really be on the wire: our address, the
     // QP's actual source port (4791 if its own could not be bound), ID 0 (PROTOCOL.md 1 and 2).
-    NetPort& net = *ctx_.blocks.net;
-    const auto h = protocol::make_roce_headers(net.local_ip(), net.source_port(p->src_qpn),
-                                               p->peer_ip, p->size);
+    const auto h = protocol::make_roce_headers(
+        addresses->local_ip(), addresses->source_port(p->src_qpn), p->peer_ip, p->size);
     protocol::write_icrc(h, {p->data.data(), p->size});
     ++packets_;
     bytes_ += p->size;
-    net.transmit(p);
+    to_net->put(p);
   }
 }
 

@@ -1,5 +1,6 @@
-// naa-sim: the simulated NAA (docs/sim/naa-sim.md). Parses the command line, then hands over to
-// the Runner, which elaborates the SystemC model and serves until SIGINT/SIGTERM.
+// naa-sim: the simulated NAA (docs/sim/naa-sim.md). parse_options() reads the command line into
+// Options; run() builds the RTL blocks it asks for and hands over to the Runner, which elaborates
+// the SystemC model and serves until SIGINT/SIGTERM.
 #include <arpa/inet.h>
 #include <getopt.h>
 
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <utility>
 
 #include <systemc>
 
@@ -93,8 +95,7 @@ std::uint64_t parse_u64(const char* s, const char* what, std::uint64_t max) {
 // The command line, quoted for a POSIX shell: what a divergence report says to run again.
 constexpr const char* kShellSafe =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,+-@%";
-// Used only when naa-sim links the RTL blocks (NAA_SIM_HAS_RTL); unused otherwise.
-[[maybe_unused]] std::string command_line(int argc, char* argv[]) {
+std::string command_line(int argc, char* argv[]) {
   std::string out;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
@@ -139,17 +140,27 @@ std::uint64_t parse_size(const char* s) {
   return v * mult;
 }
 
-}  // namespace
-
-int sc_main(int argc, char* argv[]) {
+// Everything the command line asks for.
+struct Options {
   naa::sim::SimConfig cfg;
-  naa::sim::RunOptions opts;
+  naa::sim::RunOptions run;
   naa::sim::LogLevel level = naa::sim::LogLevel::warn;
-  // Blocks with RTL (docs/sim/rtl.md): parsed here, built once the whole command line is known.
+  // Blocks with RTL (docs/sim/rtl.md): parsed here, built by run() once the whole command line is
+  // known.
   std::string mr_table_mode = "model";
   std::string kernels_mode = "model";
   std::string trace_path;
   std::string mr_table_variant = "reference";
+  std::string command_line;  // quoted for a shell: what a divergence report says to run again
+  bool help = false;
+};
+
+// Reads the command line; a bad option prints usage and exits 2 (usage_error).
+Options parse_options(int argc, char* argv[]) {
+  Options o;
+  naa::sim::SimConfig& cfg = o.cfg;
+  naa::sim::RunOptions& opts = o.run;
+  o.command_line = command_line(argc, argv);
   enum : int {
     kListen = 256,
     kCmPort,
@@ -272,13 +283,13 @@ int sc_main(int argc, char* argv[]) {
       case kLogLevel: {
         const std::string l = optarg;
         if (l == "error")
-          level = naa::sim::LogLevel::error;
+          o.level = naa::sim::LogLevel::error;
         else if (l == "warn")
-          level = naa::sim::LogLevel::warn;
+          o.level = naa::sim::LogLevel::warn;
         else if (l == "info")
-          level = naa::sim::LogLevel::info;
+          o.level = naa::sim::LogLevel::info;
         else if (l == "debug")
-          level = naa::sim::LogLevel::debug;
+          o.level = naa::sim::LogLevel::debug;
         else
           usage_error("bad --log-level: " + l);
         break;
@@ -290,46 +301,52 @@ int sc_main(int argc, char* argv[]) {
           usage_error(std::string(c == kMrTable ? "--mr-table" : "--kernels") +
                       " must be model, rtl or lockstep, not " + m);
         }
-        (c == kMrTable ? mr_table_mode : kernels_mode) = m;
+        (c == kMrTable ? o.mr_table_mode : o.kernels_mode) = m;
         break;
       }
       case kTrace:
-        trace_path = optarg;
-        if (trace_path.empty()) usage_error("--trace needs a file name");
+        o.trace_path = optarg;
+        if (o.trace_path.empty()) usage_error("--trace needs a file name");
         break;
       case kMrTableVariant:
-        mr_table_variant = optarg;
-        if (mr_table_variant != "reference" && mr_table_variant != "broken") {
+        o.mr_table_variant = optarg;
+        if (o.mr_table_variant != "reference" && o.mr_table_variant != "broken") {
           usage_error("--mr-table-variant must be reference or broken");
         }
         break;
       case kHelp:
-        std::cout << kUsage;
-        return 0;
+        o.help = true;
+        return o;
       default:
         usage_error(std::string("unknown or incomplete option: ") +
                     (optind > 0 && optind <= argc ? argv[optind - 1] : "?"));
     }
   }
   if (optind < argc) usage_error(std::string("unexpected argument: ") + argv[optind]);
+  return o;
+}
+
+// Serves as the options say; the exit status (docs/sim/naa-sim.md).
+int run(Options options) {
+  naa::sim::SimConfig& cfg = options.cfg;
   // SystemC's own reports would otherwise end the process on a warning-turned-error; keep them
   // as messages (nothing a peer sends reaches SystemC).
   sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DISPLAY);
-  const bool want_rtl = mr_table_mode != "model" || kernels_mode != "model" ||
-                        !trace_path.empty() || mr_table_variant != "reference";
+  const bool want_rtl = options.mr_table_mode != "model" || options.kernels_mode != "model" ||
+                        !options.trace_path.empty() || options.mr_table_variant != "reference";
 #if NAA_SIM_HAS_RTL
   std::shared_ptr<naa::sim::RtlBlocks> rtl;
   if (want_rtl) {
     naa::sim::RtlBlocksOptions ro;
-    ro.mr_table = *naa::sim::parse_block_mode(mr_table_mode);
-    ro.kernels = *naa::sim::parse_block_mode(kernels_mode);
-    ro.trace_fst = trace_path;
-    ro.command_line = command_line(argc, argv);
+    ro.mr_table = *naa::sim::parse_block_mode(options.mr_table_mode);
+    ro.kernels = *naa::sim::parse_block_mode(options.kernels_mode);
+    ro.trace_fst = options.trace_path;
+    ro.command_line = options.command_line;
     // Without --seed the rkeys, comm IDs and PSNs of this run came from the OS random source: the
     // same command and traffic will not repeat them (docs/sim/naa-sim.md "Secrets and --seed").
     if (!cfg.seed) ro.command_line += "  (not seeded: add --seed N to make rkeys and PSNs repeat)";
-    ro.mr_table_variant = mr_table_variant;
-    if (mr_table_variant == "broken") {
+    ro.mr_table_variant = options.mr_table_variant;
+    if (options.mr_table_variant == "broken") {
       if (ro.mr_table == naa::sim::BlockMode::model) {
         usage_error("--mr-table-variant needs --mr-table=rtl or lockstep");
       }
@@ -353,13 +370,24 @@ int sc_main(int argc, char* argv[]) {
         "--kernels and --trace are not available");
   }
 #endif
-  naa::sim::Runner runner(cfg, opts, level);
+  naa::sim::Runner runner(cfg, std::move(options.run), options.level);
   const int status = runner.run();
 #if NAA_SIM_HAS_RTL
   // The run was stopped by a lockstep divergence (the report is on stderr).
   if (rtl && rtl->diverged()) return naa::sim::kExitLockstepDivergence;
 #endif
   return status;
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  Options options = parse_options(argc, argv);
+  if (options.help) {
+    std::cout << kUsage;
+    return 0;
+  }
+  return run(std::move(options));
 }
 
 // Our own main (libsystemc's would print its banner on stdout, which scripts parse, before

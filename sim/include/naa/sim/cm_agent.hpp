@@ -16,20 +16,33 @@
 #include <systemc>
 
 #include "naa/protocol/cm.hpp"
+#include "naa/sim/block_interfaces.hpp"
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
 
 namespace naa::sim {
 
-class CmAgent : public sc_core::sc_module, public PeerTimerClient {
+// Provides PacketSink (MADs from RxPipe) and ConnectionEvents (from Transport).
+class CmAgent : public sc_core::sc_module,
+                public PacketSink,
+                public ConnectionEvents,
+                public PeerTimerClient {
  public:
   SC_HAS_PROCESS(CmAgent);
   CmAgent(sc_core::sc_module_name name, ModelContext& ctx);
-  [[nodiscard]] Channel<Packet*>& input() { return in_; }
+
+  sc_core::sc_port<PacketSink> to_tx{"to_tx"};                       // TxPipe: REP, REJ, DREQ...
+  sc_core::sc_port<QpLifecycle> transport{"transport"};              // Transport: open, release
+  sc_core::sc_port<ConnectionResources> regions{"regions"};          // MrspHandler: regions, MRs
+  sc_core::sc_port<ConnectionResources> calls{"calls"};              // KernelEngine: queued calls
+  sc_core::sc_port<PortAddresses> addresses{"addresses"};            // NetPort: the CA GUID
+  sc_core::sc_port<ProtocolErrorCounter> protocol_errors{"errors"};  // RxPipe: bad MADs
+
+  void put(Packet* p) override { in_.put(p); }
   // Transport saw the first valid data packet on a QP still waiting for its RTU.
-  void established_by_data(Qp& qp);
+  void established_by_data(Qp& qp) override;
   // Transport put the QP in error (it already flushed its own queues and timers).
-  void on_qp_error(Qp& qp);
+  void on_qp_error(Qp& qp) override;
   void on_peer_timer(std::uint32_t cookie) override;
   [[nodiscard]] std::uint32_t connections() const;
   [[nodiscard]] std::uint32_t half_open() const;  // QPs in RTR: REP sent, no RTU yet

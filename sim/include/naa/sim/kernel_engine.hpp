@@ -11,25 +11,30 @@
 
 #include <systemc>
 
+#include "naa/sim/block_interfaces.hpp"
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
 #include "naa/sim/kernels.hpp"
-#include "naa/sim/memory.hpp"
+#include "naa/sim/memory_port.hpp"
 
 namespace naa::sim {
 
-class KernelEngine : public sc_core::sc_module {
+// Provides CallQueue (from Transport) and ConnectionResources (to CmAgent: queued calls).
+class KernelEngine : public sc_core::sc_module, public CallQueue, public ConnectionResources {
  public:
   SC_HAS_PROCESS(KernelEngine);
   KernelEngine(sc_core::sc_module_name name, ModelContext& ctx, KernelRegistry registry);
+
+  sc_core::sc_port<RegionDirectory> directory{"directory"};  // MrspHandler: the call's regions
+  sc_core::sc_port<SendQueue> sends{"sends"};                // Transport: the result write-back
+  MemoryPort mem;                                            // Memory (TLM): load, store, read out
+
   // Is there a free receive for a call on this QP (else the Transport answers RNR)?
-  [[nodiscard]] bool can_accept(const Qp& qp) const;
-  void post_call(Qp& qp, std::uint32_t imm);
-  void release(Qp& qp);
+  [[nodiscard]] bool can_accept(const Qp& qp) const override;
+  void post_call(Qp& qp, std::uint32_t imm) override;
+  void release(Qp& qp) override;
   [[nodiscard]] std::uint64_t dispatches() const { return dispatches_; }
   void report(std::ostream& os) const;
-
-  MemoryPort mem;
 
  private:
   struct Call {

@@ -8,11 +8,11 @@
 #include <memory>
 #include <unordered_map>
 
-#include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 #include <systemc>
 #include <tlm>
 
+#include "naa/sim/block_interfaces.hpp"
 #include "naa/sim/common.hpp"
 
 namespace naa::sim {
@@ -29,7 +29,8 @@ class SparseStore {
   std::unordered_map<std::uint64_t, std::unique_ptr<std::uint8_t[]>> pages_;
 };
 
-class Memory : public sc_core::sc_module {
+// Provides the two TLM targets and MemoryScrub (to MrspHandler).
+class Memory : public sc_core::sc_module, public MemoryScrub {
  public:
   // Two target ports (a simple_target_socket takes one initiator): Transport and KernelEngine.
   tlm_utils::simple_target_socket<Memory> socket;
@@ -37,7 +38,7 @@ class Memory : public sc_core::sc_module {
 
   Memory(sc_core::sc_module_name name, const SimConfig& cfg);
   // Untimed access for the statistics and for clearing (modelled as a background scrub).
-  void clear(std::uint64_t addr, std::uint64_t len) { store_.clear(addr, len); }
+  void clear(std::uint64_t addr, std::uint64_t len) override { store_.clear(addr, len); }
   [[nodiscard]] std::uint64_t size() const { return cfg_.mem_size; }
   void report(std::ostream& os) const;
 
@@ -49,21 +50,6 @@ class Memory : public sc_core::sc_module {
   SparseStore store_;
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
   std::uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0, busy_cycles_ = 0;
-};
-
-// An initiator helper for blocks that access Memory: timed read/write that waits the annotated
-// delay in the calling SC_THREAD and accounts it to the caller's meter.
-class MemoryPort {
- public:
-  explicit MemoryPort(const char* name) : socket(name) {}
-  tlm_utils::simple_initiator_socket<MemoryPort> socket;
-  // Return false on a TLM error (address beyond the memory).
-  bool read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter);
-  bool write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len, CycleMeter& meter);
-
- private:
-  bool access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
-              CycleMeter& meter);
 };
 
 }  // namespace naa::sim

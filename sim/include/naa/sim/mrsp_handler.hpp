@@ -14,29 +14,31 @@
 #include <vector>
 
 #include "naa/protocol/mrsp.hpp"
+#include "naa/sim/block_interfaces.hpp"
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
 
 namespace naa::sim {
 
-struct Region {
-  std::uint8_t flags = 0;
-  std::uint64_t naa_address = 0;
-  std::uint32_t size = 0;
-  std::uint64_t host_va = 0;
-  std::uint32_t host_rkey = 0;
-  std::uint32_t rkey = 0;  // our MR entry's rkey
-  std::size_t mr_index = 0;
-};
-
-class MrspHandler : public sc_core::sc_module {
+// Provides MessageDelivery (from Transport), RegionDirectory (to KernelEngine) and
+// ConnectionResources (to CmAgent: the connection's regions and MR entries).
+class MrspHandler : public sc_core::sc_module,
+                    public MessageDelivery,
+                    public RegionDirectory,
+                    public ConnectionResources {
  public:
   SC_HAS_PROCESS(MrspHandler);
   MrspHandler(sc_core::sc_module_name name, ModelContext& ctx);
+
+  sc_core::sc_port<SendQueue> sends{"sends"};           // Transport: the 0x02 / 0x00 answer
+  sc_core::sc_port<ReceiveQueue> receives{"receives"};  // Transport: the buffer is free again
+  sc_core::sc_port<MrRegistration> mr{"mr"};            // MrTable: one entry per region
+  sc_core::sc_port<MemoryScrub> scrub{"scrub"};         // Memory: regions read as zeros
+
   // Transport completed a SEND into the QP's receive buffer.
-  void deliver(Qp& qp);
-  [[nodiscard]] const std::vector<Region>& regions(std::uint32_t qpn) const;
-  void release(Qp& qp);
+  void deliver(Qp& qp) override;
+  [[nodiscard]] const std::vector<Region>& regions(std::uint32_t qpn) const override;
+  void release(Qp& qp) override;
   [[nodiscard]] std::size_t regions_held() const;  // over all connections
   void report(std::ostream& os) const;
 

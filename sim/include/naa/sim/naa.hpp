@@ -1,6 +1,8 @@
 // The simulated NAA card: the blocks of ARCHITECTURE.md "The NAA model", wired in the order a
 // packet meets them (NetPort -> RxPipe -> CmAgent | Transport -> MrspHandler | KernelEngine ->
-// Transport -> TxPipe -> NetPort), with MrTable and Memory beside them.
+// Transport -> TxPipe -> NetPort), with MrTable and Memory beside them. The constructor is the
+// one place where the blocks' ports (block_interfaces.hpp) are bound to their providers: the
+// binding table of docs/sim/architecture.md.
 #pragma once
 
 #include <memory>
@@ -39,6 +41,9 @@ class Naa : public sc_core::sc_module {
   void report(std::ostream& os) const;
 
  private:
+  class MrTablePorts;  // MrTable behind RemoteAccessCheck and MrRegistration (naa.cpp)
+  void bind_ports();
+
   const SimConfig& cfg_;
   SecretSource rng_;
   std::vector<Qp> qps_;
@@ -46,6 +51,7 @@ class Naa : public sc_core::sc_module {
   ModelContext ctx_;
   std::unique_ptr<Memory> mem_;
   std::unique_ptr<MrTable> mr_;
+  std::unique_ptr<MrTablePorts> mr_ports_;
   std::unique_ptr<NetPort> net_;
   std::unique_ptr<RxPipe> rx_;
   std::unique_ptr<CmAgent> cm_;

@@ -29,6 +29,7 @@
 
 #include "naa/protocol/ipv4_udp.hpp"
 #include "naa/protocol/pcap.hpp"
+#include "naa/sim/block_interfaces.hpp"
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
 
@@ -73,18 +74,25 @@ class NetFault {
   std::mt19937_64 rng_;
 };
 
-class NetPort : public sc_core::sc_module {
+// Provides PacketSink (datagrams to transmit, from TxPipe), ReceiveTap and PortAddresses.
+class NetPort : public sc_core::sc_module,
+                public PacketSink,
+                public ReceiveTap,
+                public PortAddresses {
  public:
   SC_HAS_PROCESS(NetPort);
   NetPort(sc_core::sc_module_name name, ModelContext& ctx, boost::asio::io_context& io);
   ~NetPort() override;
+
+  sc_core::sc_port<PacketSink> to_rx{"to_rx"};                       // received datagrams
+  sc_core::sc_port<ProtocolErrorCounter> protocol_errors{"errors"};  // truncated datagrams
 
   // Opens and binds the listening socket; throws std::system_error (at start-up only).
   void open(std::uint32_t listen_ip);
   // Opens the pcap tap; returns the error, if any.
   [[nodiscard]] std::error_code open_pcap(const std::string& path);
   void close_pcap();
-  [[nodiscard]] std::uint32_t local_ip() const { return local_ip_; }
+  [[nodiscard]] std::uint32_t local_ip() const override { return local_ip_; }
 
   // Runner side (outside sc_start): take up to `budget` waiting datagrams off the socket and
   // inject them. Returns how many were read.
@@ -93,11 +101,11 @@ class NetPort : public sc_core::sc_module {
   void async_wait_readable(std::function<void()> handler);
 
   // Model side: the UDP source port a QP's packets leave from (opens its socket on first use).
-  [[nodiscard]] std::uint16_t source_port(std::uint32_t qpn);
+  [[nodiscard]] std::uint16_t source_port(std::uint32_t qpn) override;
   // TxPipe hands finished datagrams (ICRC written) here.
-  void transmit(Packet* p) { tx_in_.put(p); }
+  void put(Packet* p) override { tx_in_.put(p); }
   // RxPipe reports each received datagram with its recovered IPv4 ID for the tap.
-  void tap_rx(const Packet& p);
+  void tap_rx(const Packet& p) override;
 
   // Harness side (no socket): inject one datagram as if it had arrived from peer_ip:peer_port at
   // local_ip; false if no buffer is free or the port FIFO is full. Outside sc_start only.

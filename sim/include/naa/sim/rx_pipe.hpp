@@ -9,6 +9,7 @@
 #include <systemc>
 
 #include "naa/protocol/result.hpp"
+#include "naa/sim/block_interfaces.hpp"
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
 
@@ -30,12 +31,20 @@ struct RxPacket {
   Packet* packet = nullptr;
 };
 
-class RxPipe : public sc_core::sc_module {
+// Provides PacketSink (datagrams from NetPort) and ProtocolErrorCounter.
+class RxPipe : public sc_core::sc_module, public PacketSink, public ProtocolErrorCounter {
  public:
   SC_HAS_PROCESS(RxPipe);
   RxPipe(sc_core::sc_module_name name, ModelContext& ctx);
-  [[nodiscard]] Channel<Packet*>& input() { return in_; }
-  void count_protocol_error(protocol::Error e) { errors_.add(static_cast<std::size_t>(e)); }
+
+  sc_core::sc_port<ReceiveTap> tap{"tap"};                    // NetPort's capture
+  sc_core::sc_port<PacketSink> to_cm{"to_cm"};                // QP 1: CmAgent
+  sc_core::sc_port<PacketSink> to_transport{"to_transport"};  // RC QPs: Transport
+
+  void put(Packet* p) override { in_.put(p); }
+  void count_protocol_error(protocol::Error e) override {
+    errors_.add(static_cast<std::size_t>(e));
+  }
   [[nodiscard]] std::uint64_t drops() const { return errors_.total() + drops_.total(); }
   void report(std::ostream& os) const;
 

@@ -20,9 +20,10 @@
 #include <systemc>
 
 #include "naa/protocol/packet.hpp"
+#include "naa/sim/block_interfaces.hpp"
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
-#include "naa/sim/memory.hpp"
+#include "naa/sim/memory_port.hpp"
 
 namespace naa::sim {
 
@@ -40,28 +41,40 @@ inline constexpr std::size_t kTransportDropCount = static_cast<std::size_t>(Tran
 
 enum class NakSent : std::uint8_t { sequence, invalid_request, remote_access, rnr, count_ };
 
-class Transport : public sc_core::sc_module, public PeerTimerClient {
+// Provides PacketSink (RC packets from RxPipe), QpLifecycle (to CmAgent), SendQueue (to
+// MrspHandler and KernelEngine) and ReceiveQueue (to MrspHandler).
+class Transport : public sc_core::sc_module,
+                  public PacketSink,
+                  public QpLifecycle,
+                  public SendQueue,
+                  public ReceiveQueue,
+                  public PeerTimerClient {
  public:
   SC_HAS_PROCESS(Transport);
   Transport(sc_core::sc_module_name name, ModelContext& ctx);
-  [[nodiscard]] Channel<Packet*>& input() { return in_; }
 
+  sc_core::sc_port<PacketSink> to_tx{"to_tx"};             // TxPipe: everything we send
+  sc_core::sc_port<ConnectionEvents> cm{"cm"};             // CmAgent: RTS by data, QP error
+  sc_core::sc_port<MessageDelivery> messages{"messages"};  // MrspHandler: completed SENDs
+  sc_core::sc_port<CallQueue> calls{"calls"};              // KernelEngine: WRITE_WITH_IMM
+  sc_core::sc_port<RemoteAccessCheck> access{"access"};    // MrTable: every remote access
+  MemoryPort mem;                                          // Memory (TLM): payload, READs
+
+  void put(Packet* p) override { in_.put(p); }
   // A freshly allocated QP: PSN spaces from the CM (send = the REQ's starting PSN, receive = the
   // REP's, PROTOCOL.md 4).
-  void init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn);
-  void release_qp(Qp& qp);
+  void init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) override;
+  void release_qp(Qp& qp) override;
   // The CM moved the QP to RTS (RTU or first data): the idle-liveness timer starts.
-  void on_established(Qp& qp);
+  void on_established(Qp& qp) override;
   // Queue a message on the QP's requester (MrspHandler, KernelEngine).
-  void post_send(Qp& qp, SendWqe wqe);
+  void post_send(Qp& qp, SendWqe wqe) override;
   // The MRSP handler finished with the receive buffer.
-  void repost_receive(Qp& qp);
+  void repost_receive(Qp& qp) override;
   void on_peer_timer(std::uint32_t cookie) override;
 
   [[nodiscard]] std::uint64_t drops() const { return drops_.total(); }
   void report(std::ostream& os) const;
-
-  MemoryPort mem;
 
  private:
   void rx_thread();
@@ -80,6 +93,8 @@ class Transport : public sc_core::sc_module, public PeerTimerClient {
   void arm_idle(Qp& qp, sc_core::sc_time after);
   void retry_exhausted(Qp& qp, const char* why);
   [[nodiscard]] std::uint32_t qp_index(const Qp& qp) const;
+  // Packets of a message of `len` bytes at this MTU (a zero-length message takes one).
+  [[nodiscard]] static std::uint32_t packets_for(std::size_t len, std::uint32_t mtu);
 
   // Peer-timer cookies: QP index << kCookieShift | kind.
   static constexpr std::uint32_t kCookieRetransmit = 0;

@@ -6,16 +6,22 @@
 
 #include <systemc>
 
+#include "naa/sim/block_interfaces.hpp"
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
 
 namespace naa::sim {
 
-class TxPipe : public sc_core::sc_module {
+// Provides PacketSink (encoded packets from CmAgent and Transport).
+class TxPipe : public sc_core::sc_module, public PacketSink {
  public:
   SC_HAS_PROCESS(TxPipe);
   TxPipe(sc_core::sc_module_name name, ModelContext& ctx);
-  [[nodiscard]] Channel<Packet*>& input() { return in_; }
+
+  sc_core::sc_port<PortAddresses> addresses{"addresses"};  // NetPort: what the ICRC covers
+  sc_core::sc_port<PacketSink> to_net{"to_net"};           // NetPort: the wire
+
+  void put(Packet* p) override { in_.put(p); }
   void report(std::ostream& os) const;
 
  private:

@@ -1,0 +1,31 @@
+// MemoryPort: how a block reaches Memory (the card's DDR, memory.hpp) for timed data access: a
+// TLM-2.0 initiator socket, bound to one of Memory's target sockets by the Naa. A block that
+// uses memory includes this header, not Memory's.
+#pragma once
+
+#include <cstdint>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include "naa/sim/common.hpp"
+
+namespace naa::sim {
+
+// An initiator helper for blocks that access Memory: timed read/write that waits the annotated
+// delay in the calling SC_THREAD and accounts it to the caller's meter.
+class MemoryPort {
+ public:
+  explicit MemoryPort(const char* name) : socket(name) {}
+  tlm_utils::simple_initiator_socket<MemoryPort> socket;
+  // Return false on a TLM error (address beyond the memory).
+  bool read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter);
+  bool write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len, CycleMeter& meter);
+
+ private:
+  bool access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
+              CycleMeter& meter);
+};
+
+}  // namespace naa::sim

@@ -1,0 +1,204 @@
+// Transport, requester side (PROTOCOL.md 3): the NAA's own messages (MRSP answers, result
+// write-backs) segmented at the path MTU, the window of unacknowledged PSNs, ACK/NAK/RNR
+// processing, go-back-N and the retransmit timer.
+#include <algorithm>
+
+#include "naa/protocol/headers.hpp"
+#include "naa/sim/transport.hpp"
+
+namespace naa::sim {
+namespace {
+
+namespace op = protocol::opcode;
+using protocol::psn_add;
+using protocol::psn_after;
+using protocol::psn_diff;
+
+constexpr std::uint32_t kMaxUnackedPsns = 128;  // PROTOCOL.md 3
+constexpr std::uint32_t kAckReqEvery = 64;
+
+}  // namespace
+
+void Transport::post_send(Qp& qp, SendWqe wqe) {
+  wqe.packets = packets_for(wqe.data.size(), qp.mtu);
+  wqe.first_psn = qp.psn_tail;
+  qp.psn_tail = psn_add(qp.psn_tail, wqe.packets);
+  qp.sq.push_back(std::move(wqe));
+  tx_work_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Transport::requester_rx(Qp& qp, const protocol::PacketView& v) {
+  if (v.info->kind != protocol::OpKind::acknowledge) {
+    drop(TransportDrop::unexpected_response);  // we issue no READs or atomics
+    return;
+  }
+  const std::uint32_t psn = v.headers.bth.psn;
+  const std::uint8_t syndrome = v.headers.aeth->syndrome;
+  const std::uint32_t outstanding = psn_diff(qp.psn_send, qp.psn_una);
+  const bool in_window = psn_diff(psn, qp.psn_una) < outstanding;  // psn in [una, send)
+  switch (protocol::aeth_kind(syndrome)) {
+    case protocol::AethKind::ack:
+      ++acks_received_;
+      if (!in_window) {
+        drop(TransportDrop::stale_ack);
+        return;
+      }
+      acknowledge_through(qp, psn);
+      break;
+    case protocol::AethKind::rnr_nak:
+      ++rnr_received_;
+      if (!in_window) {
+        drop(TransportDrop::stale_ack);
+        return;
+      }
+      if (psn != qp.psn_una) acknowledge_through(qp, psn_add(psn, protocol::kMax24));
+      if (qp.rnr_retry != 7) {
+        if (qp.rnr_left == 0) {
+          retry_exhausted(qp, "RNR retry exceeded");
+          return;
+        }
+        --qp.rnr_left;
+      }
+      qp.psn_send = psn;
+      qp.rnr_waiting = true;
+      // Nothing is outstanding during the RNR wait (everything from `psn` on is sent again
+      // after it), so the transport timer stops: an RNR wait must not use up retry_count
+      // (PROTOCOL.md 3 counts RNR retries in rnr_retry alone). It restarts with the next packet.
+      arm_retransmit(qp);
+      ctx_.timers.arm(
+          *this, qp_index(qp) << kCookieShift | kCookieRnr,
+          sc_core::sc_time(static_cast<double>(protocol::rnr_timer_ns(syndrome & 0x1FU)),
+                           sc_core::SC_NS));
+      break;
+    case protocol::AethKind::nak:
+      ++naks_received_;
+      if (syndrome == protocol::kNakPsnSequenceError) {
+        if (psn_diff(psn, qp.psn_una) > outstanding) {
+          drop(TransportDrop::stale_ack);
+          return;
+        }
+        if (psn != qp.psn_una) acknowledge_through(qp, psn_add(psn, protocol::kMax24));
+        if (qp.retries_left == 0) {
+          retry_exhausted(qp, "retry exceeded (sequence NAKs)");
+          return;
+        }
+        --qp.retries_left;
+        go_back(qp, psn);
+      } else {
+        ++completion_errors_;
+        qp_error(qp, "NAK from the peer");
+      }
+      break;
+    case protocol::AethKind::reserved:
+      drop(TransportDrop::unexpected_response);
+      break;
+  }
+}
+
+void Transport::acknowledge_through(Qp& qp, std::uint32_t psn) {
+  while (!qp.sq.empty()) {
+    const SendWqe& w = qp.sq.front();
+    const std::uint32_t last = psn_add(w.first_psn, w.packets - 1);
+    if (psn_after(last, psn)) break;
+    qp.sq.pop_front();
+    ++messages_completed_;
+  }
+  qp.psn_una = psn_add(psn, 1);
+  if (psn_after(qp.psn_una, qp.psn_send)) qp.psn_send = qp.psn_una;
+  qp.retries_left = qp.retry_count;
+  qp.rnr_left = qp.rnr_retry;
+  qp.timer_armed = false;
+  arm_retransmit(qp);
+  tx_work_.notify(sc_core::SC_ZERO_TIME);  // the window moved
+}
+
+void Transport::go_back(Qp& qp, std::uint32_t psn) {
+  ++retransmits_;
+  qp.psn_send = psn;
+  tx_work_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Transport::arm_retransmit(Qp& qp) {
+  const std::uint32_t cookie = qp_index(qp) << kCookieShift | kCookieRetransmit;
+  const std::uint64_t ns = protocol::local_ack_timeout_ns(qp.ack_timeout);
+  if (ns == 0 || qp.psn_una == qp.psn_send) {
+    ctx_.timers.cancel(*this, cookie);
+    qp.timer_armed = false;
+    return;
+  }
+  ctx_.timers.arm(*this, cookie, sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));
+  qp.timer_armed = true;
+  qp.timer_una = qp.psn_una;
+}
+
+bool Transport::send_next_packet(Qp& qp) {
+  if (qp.rnr_waiting || qp.psn_send == qp.psn_tail) return false;
+  if (psn_diff(qp.psn_send, qp.psn_una) >= kMaxUnackedPsns) return false;
+  const SendWqe* w = nullptr;
+  std::uint32_t off = 0;
+  for (const SendWqe& c : qp.sq) {
+    off = psn_diff(qp.psn_send, c.first_psn);
+    if (off < c.packets) {
+      w = &c;
+      break;
+    }
+  }
+  if (w == nullptr) model_fatal(name(), "send PSN outside every posted message");
+  const bool first = off == 0;
+  const bool last = off + 1 == w->packets;
+  const bool is_write = w->op == SendWqe::Op::write;
+  protocol::PacketHeaders h;
+  if (is_write) {
+    if (first && last) {
+      h.bth.opcode = w->imm ? op::kWriteOnlyImm : op::kWriteOnly;
+    } else if (first) {
+      h.bth.opcode = op::kWriteFirst;
+    } else if (last) {
+      h.bth.opcode = w->imm ? op::kWriteLastImm : op::kWriteLast;
+    } else {
+      h.bth.opcode = op::kWriteMiddle;
+    }
+    if (first) {
+      h.reth = protocol::Reth{w->remote_va, w->rkey, static_cast<std::uint32_t>(w->data.size())};
+    }
+  } else {
+    if (first && last) {
+      h.bth.opcode = w->imm ? op::kSendOnlyImm : op::kSendOnly;
+    } else if (first) {
+      h.bth.opcode = op::kSendFirst;
+    } else if (last) {
+      h.bth.opcode = w->imm ? op::kSendLastImm : op::kSendLast;
+    } else {
+      h.bth.opcode = op::kSendMiddle;
+    }
+  }
+  if (last && w->imm) h.immediate = *w->imm;
+  h.bth.solicited_event = last && w->solicited;
+  h.bth.ack_req = last || (off + 1) % kAckReqEvery == 0;
+  h.bth.dest_qpn = qp.peer_qpn;
+  h.bth.psn = qp.psn_send;
+  const std::size_t begin = std::size_t{off} * qp.mtu;
+  const std::size_t len =
+      std::min<std::size_t>(qp.mtu, w->data.size() - std::min(begin, w->data.size()));
+
+  Packet* p = ctx_.pool.try_get();
+  if (p == nullptr) {  // wait for a buffer, then let the scheduler look again
+    ctx_.pool.put(ctx_.pool.get());
+    return true;
+  }
+  const auto n =
+      protocol::encode_packet(h, {w->data.data() + begin, len}, {p->data.data(), p->data.size()});
+  if (!n) model_fatal(name(), "cannot encode a requester packet");
+  p->size = *n;
+  p->peer_ip = qp.peer_ip;
+  p->src_qpn = qp.qpn;
+  qp.psn_send = psn_add(qp.psn_send, 1);
+  ++tx_packets_;
+  tx_payload_bytes_ += len;
+  if (!qp.timer_armed) arm_retransmit(qp);
+  tx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.transport_latency));
+  to_tx->put(p);
+  return true;
+}
+
+}  // namespace naa::sim
