@@ -9,9 +9,10 @@
 //   * mu_ guards all mutable endpoint state: qps_ and every QpEntry with its RcQp, send_sockets_,
 //     mrs_, rc_counters_, stats_, the fault injectors and held queues, pcap_, tx_buf_, rx_bufs_,
 //     rx_peek_, cm_psn_, rng_, next_qpn_, timer_armed_at_ and stopping_; and every use of the Asio
-//     objects io_, rx_, timer_ and the send sockets (they are not thread-safe) other than
-//     io_.run*/poll/stop. Public entry points (Transport, the UdpQp operations) and Asio handlers
-//     take it first; every private member function runs with it held.
+//     objects rx_, timer_ and the send sockets (they are not thread-safe), except in the
+//     constructor and, after the progress thread has joined, the destructor. io_.run*/poll/
+//     restart/stop need no lock. Public entry points (Transport, the UdpQp operations) and Asio
+//     handlers take it first; every private member function runs with it held.
 //   * progress_mu_ (manual progress) lets one thread at a time drive io_. Lock order: progress_mu_
 //     before mu_ (handlers run by io_ take mu_); progress() is never called with mu_ held.
 //   * cv_ waits on mu_; whoever changes what a waiter watches (a QP's CmState, completions,
