@@ -1,5 +1,6 @@
-# The installed package: find_package(naa) gives naa::protocol (and naa::sim, naa::host when
-# built); pkg-config files naa-protocol.pc etc. describe the same libraries for non-CMake users.
+# The installed package: find_package(naa) gives naa::protocol and naa::impair (and naa::sim,
+# naa::host when built); pkg-config files naa-protocol.pc etc. describe the same libraries for
+# non-CMake users.
 include(CMakePackageConfigHelpers)
 set(NAA_HAS_SIM FALSE)
 set(NAA_HAS_HOST FALSE)
@@ -34,9 +35,11 @@ function(naa_pkgconfig name lib description requires extra_libs)
 endfunction()
 
 naa_pkgconfig(naa-protocol naa_protocol "naa wire formats: RoCEv2, ICRC, IB CM, MRSP" "" "")
+naa_pkgconfig(naa-impair naa_impair "naa network impairment model (loss, dup, reorder, corrupt)"
+              "" "")
 if(NAA_HAS_SIM)
   # Debian's SystemC is built as C++17: C++20 users of systemc.h must say so (STYLE.md).
-  naa_pkgconfig(naa-sim naa_sim "naa simulated NAA (SystemC model)" "naa-protocol systemc"
+  naa_pkgconfig(naa-sim naa_sim "naa simulated NAA (SystemC model)" "naa-protocol naa-impair systemc"
                 "-pthread" "-DSC_CPLUSPLUS=201703L -DSYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1")
 endif()
 if(NAA_HAS_HOST)
@@ -47,7 +50,7 @@ if(NAA_HAS_HOST)
     set(host_extra "-lrdmacm -libverbs -pthread")
   endif()
   naa_pkgconfig(naa-host naa_host "naa host library (UdpRoce and Verbs transports, Session, C API)"
-                "naa-protocol" "${host_extra}")
+                "naa-protocol naa-impair" "${host_extra}")
   # naaice.pc: for C programs written against the NAAICE library (cmake/naaice.pc.in).
   set(PC_EXTRA_LIBS "${host_extra}")
   file(RELATIVE_PATH PC_PREFIX_REL "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")

@@ -17,7 +17,7 @@ done
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' '*.c')
 else  # a plain copy of the tree (no .git): every project source outside build directories
-  mapfile -t files < <(find protocol sim host rtl testbench \( -name '*.cpp' -o -name '*.hpp' \
+  mapfile -t files < <(find protocol impair sim host rtl testbench \( -name '*.cpp' -o -name '*.hpp' \
                          -o -name '*.h' -o -name '*.c' \) -not -path '*/build*' | sort)
 fi
 if [ "$mode" = fix ]; then

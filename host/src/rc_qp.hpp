@@ -24,6 +24,9 @@ namespace naa::host::detail {
 
 using Clock = std::chrono::steady_clock;
 
+inline constexpr std::uint32_t kHalfPsnSpace = 0x800000;  // PSN a is before b if b - a < this
+inline constexpr std::size_t kSavedReads = 16;            // READ requests kept for replay
+
 // Where a QP's packets go. The endpoint adds the ICRC, the IPv4/UDP context and the socket.
 class PacketSink {
  public:

@@ -1,3 +1,5 @@
+// SessionCore (session_core.hpp): connect, MRSP (PROTOCOL.md 5.1), calls and their completions;
+// the throwing C++ API over it is in session_api.cpp.
 #include "naa/host/session.hpp"
 
 #include <arpa/inet.h>
@@ -7,8 +9,10 @@
 
 #include <algorithm>
 
+#include "ipv4_socket.hpp"
 #include "naa/host/error.hpp"
 #include "naa/protocol/immediate.hpp"
+#include "naa/protocol/ipv4_udp.hpp"
 #include "naa/protocol/mrsp.hpp"
 #include "session_core.hpp"
 
@@ -33,17 +37,12 @@ std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
 std::optional<std::uint32_t> route_source(std::uint32_t dst) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return std::nullopt;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(4791);
-  a.sin_addr.s_addr = htonl(dst);
+  const sockaddr_in a = detail::make_sockaddr(dst, protocol::kRoceUdpPort);
   std::optional<std::uint32_t> out;
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0) {  // NOLINT
+  if (::connect(fd, detail::as_sockaddr(a), sizeof a) == 0) {
     sockaddr_in local{};
     socklen_t len = sizeof local;
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {  // NOLINT
-      out = ntohl(local.sin_addr.s_addr);
-    }
+    if (::getsockname(fd, detail::as_sockaddr(local), &len) == 0) out = detail::ipv4_of(local);
   }
   ::close(fd);
   return out;
@@ -511,106 +510,5 @@ std::error_code SessionCore::disconnect() {
 }
 
 }  // namespace detail
-
-// ---- The throwing C++ API -----------------------------------------------------------------------
-
-namespace {
-[[noreturn]] void raise(std::error_code ec, const std::string& detail) {
-  throw Error(ec, detail);
-}
-}  // namespace
-
-Session::Session(const SessionOptions& options, std::vector<Region> regions)
-    : Session(nullptr, options, std::move(regions)) {}
-
-Session::Session(std::shared_ptr<Transport> transport, const SessionOptions& options,
-                 std::vector<Region> regions) {
-  std::error_code ec;
-  std::string detail;
-  core_ = detail::SessionCore::open(std::move(transport), options, std::move(regions), ec, detail);
-  if (!core_) raise(ec, detail);
-}
-
-Session::Session(Session&&) noexcept = default;
-Session& Session::operator=(Session&&) noexcept = default;
-Session::~Session() = default;
-
-Call Session::invoke(std::uint8_t fn, std::uint32_t user24) {
-  if (!core_) raise(Errc::not_connected, "moved-from session");
-  std::string detail;
-  if (auto ec = core_->start_call(fn, user24, detail)) raise(ec, detail);
-  return Call(core_.get());
-}
-
-CallResult Session::call(std::uint8_t fn, std::uint32_t user24) {
-  return invoke(fn, user24).get();
-}
-
-void Session::set_send_length(std::size_t index, std::size_t bytes) {
-  if (auto ec = core_->set_send_length(index, bytes)) {
-    raise(ec, "set_send_length: region " + std::to_string(index) +
-                  " is not an input or is smaller than " + std::to_string(bytes) + " bytes");
-  }
-}
-
-void Session::disconnect() {
-  if (core_) (void)core_->disconnect();
-}
-bool Session::connected() const {
-  return core_ && core_->connected();
-}
-const std::vector<Placement>& Session::placements() const {
-  return core_->placements();
-}
-const SessionInfo& Session::info() const {
-  return core_->info();
-}
-std::shared_ptr<Transport> Session::transport() const {
-  return core_->transport();
-}
-
-Call::Call(Call&&) noexcept = default;
-Call& Call::operator=(Call&&) noexcept = default;
-Call::~Call() = default;
-
-void Call::take(std::error_code ec, std::string detail, CallResult result) {
-  done_ = true;
-  ec_ = ec;
-  detail_ = std::move(detail);
-  result_ = std::move(result);
-}
-
-bool Call::ready() {
-  if (done_ || core_ == nullptr) return true;
-  detail::CallOutcome o;
-  if (core_->test(o)) {
-    take(o.ec, std::move(o.detail), std::move(o.result));
-  } else if (!core_->call_outstanding()) {
-    take(Errc::not_connected, "the session was disconnected during the call", {});
-  }
-  return done_;
-}
-
-std::optional<CallResult> Call::wait_for(std::chrono::nanoseconds timeout) {
-  if (core_ == nullptr) raise(Errc::invalid_argument, "empty Call");
-  if (!ready()) {
-    detail::CallOutcome o;
-    if (!core_->wait(o, timeout)) return std::nullopt;
-    take(o.ec, std::move(o.detail), std::move(o.result));
-  }
-  if (ec_) raise(ec_, detail_);
-  return result_;
-}
-
-CallResult Call::get() {
-  if (core_ == nullptr) raise(Errc::invalid_argument, "empty Call");
-  const auto timeout = core_->options().call_timeout;
-  auto r = wait_for(timeout);
-  if (!r) {
-    raise(Errc::timeout,
-          "the NAA did not answer the call within " + std::to_string(timeout.count()) + " ms");
-  }
-  return *r;
-}
 
 }  // namespace naa::host

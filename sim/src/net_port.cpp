@@ -6,10 +6,10 @@
 
 #include <boost/asio.hpp>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <map>
 #include <stdexcept>
+#include <span>
 #include <system_error>
 
 #include "naa/protocol/headers.hpp"
@@ -57,124 +57,14 @@ std::uint64_t to_ns(const sc_core::sc_time& t) {
   return static_cast<std::uint64_t>(t.to_seconds() * 1e9 + 0.5);
 }
 
-// splitmix64: decorrelates the per-direction generators derived from one --seed.
-std::uint64_t mix_seed(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-// A uniform draw in [0, 1) from 53 bits.
-double unit(std::uint64_t r) {
-  return static_cast<double>(r >> 11) * 0x1.0p-53;
+// The receiver's check a corrupted datagram must fail (PROTOCOL.md 2): too short, or no IPv4 ID
+// makes its ICRC verify.
+bool icrc_rejects(const protocol::Ipv4UdpHeaders& h, std::span<const std::uint8_t> bytes) {
+  return bytes.size() < protocol::kBthSize + protocol::kIcrcSize ||
+         !protocol::recover_ipv4_id(h, bytes);
 }
 
 }  // namespace
-
-bool parse_fault_spec(std::string_view text, FaultSpec& out, std::string& error) {
-  FaultSpec spec;
-  if (text.empty() || text == "none") {
-    out = spec;
-    return true;
-  }
-  while (!text.empty()) {
-    const std::size_t comma = text.find(',');
-    const std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
-    const std::size_t eq = item.find('=');
-    if (eq == std::string_view::npos) {
-      error = "expected key=value, got '" + std::string(item) + "'";
-      return false;
-    }
-    const std::string key(item.substr(0, eq));
-    const std::string value(item.substr(eq + 1));
-    if (key == "reorder-delay") {
-      unsigned v = 0;
-      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-      if (ec != std::errc{} || end != value.data() + value.size() || v < 1 || v > 1024) {
-        error = "reorder-delay must be 1..1024 datagrams, not '" + value + "'";
-        return false;
-      }
-      spec.reorder_delay = v;
-      continue;
-    }
-    char* end = nullptr;
-    const double p = std::strtod(value.c_str(), &end);
-    if (value.empty() || end != value.c_str() + value.size() || !(p >= 0.0 && p <= 1.0)) {
-      error = "probability for " + key + " must be in [0, 1], not '" + value + "'";
-      return false;
-    }
-    if (key == "loss") {
-      spec.loss = p;
-    } else if (key == "dup") {
-      spec.dup = p;
-    } else if (key == "reorder") {
-      spec.reorder = p;
-    } else if (key == "corrupt") {
-      spec.corrupt = p;
-    } else {
-      error = "unknown fault '" + key + "' (loss, dup, reorder, reorder-delay, corrupt)";
-      return false;
-    }
-  }
-  out = spec;
-  return true;
-}
-
-NetFault::NetFault(const FaultSpec& spec, std::uint64_t seed) : spec_(spec), rng_(seed) {}
-
-NetFault::Decision NetFault::decide() {
-  ++seen;
-  const std::uint64_t r_loss = rng_(), r_dup = rng_(), r_reorder = rng_(), r_corrupt = rng_(),
-                      r_bit = rng_();
-  Decision d;
-  d.drop = unit(r_loss) < spec_.loss;
-  if (d.drop) {
-    ++dropped;
-    return d;
-  }
-  d.duplicate = unit(r_dup) < spec_.dup;
-  d.reorder = unit(r_reorder) < spec_.reorder;
-  d.corrupt = unit(r_corrupt) < spec_.corrupt;
-  d.bit = r_bit;
-  duplicated += d.duplicate ? 1U : 0U;
-  reordered += d.reorder ? 1U : 0U;
-  corrupted += d.corrupt ? 1U : 0U;
-  return d;
-}
-
-void NetFault::corrupt(std::uint8_t* data, std::size_t size, const protocol::Ipv4UdpHeaders& h,
-                       std::uint64_t bit) {
-  if (size == 0) return;
-  // A datagram corrupted upstream (by the peer's injector) already fails its ICRC: the receiver
-  // drops it once, however many flips it carries, so count it for exact accounting.
-  if (size < protocol::kBthSize + protocol::kIcrcSize ||
-      !protocol::recover_ipv4_id(h, {data, size})) {
-    ++already_bad;
-  }
-  const std::uint64_t bits = std::uint64_t{size} * 8;
-  for (std::uint64_t attempt = 0; attempt < 16; ++attempt) {
-    const std::uint64_t b = (bit + attempt * 0x9E3779B1U) % bits;
-    data[b / 8] ^= static_cast<std::uint8_t>(1U << (b % 8));
-    if (size < protocol::kBthSize + protocol::kIcrcSize ||
-        !protocol::recover_ipv4_id(h, {data, size})) {
-      return;
-    }
-    data[b / 8] ^= static_cast<std::uint8_t>(1U << (b % 8));  // undetectable: take another bit
-    ++redrawn;
-  }
-}
-
-void NetFault::report(std::ostream& os, std::string_view prefix) const {
-  os << prefix << "datagrams=" << seen << '\n'
-     << prefix << "loss=" << dropped << '\n'
-     << prefix << "dup=" << duplicated << '\n'
-     << prefix << "reorder=" << reordered << '\n'
-     << prefix << "corrupt=" << corrupted << '\n'
-     << prefix << "corrupt_redrawn=" << redrawn << '\n'
-     << prefix << "corrupt_already_bad=" << already_bad << '\n';
-}
 
 NetPort::NetPort(sc_core::sc_module_name name, ModelContext& ctx, asio::io_context& io)
     : sc_module(name),
@@ -184,8 +74,8 @@ NetPort::NetPort(sc_core::sc_module_name name, ModelContext& ctx, asio::io_conte
       tx_in_(64),
       rx_meter_(ctx.cfg),
       tx_meter_(ctx.cfg),
-      rx_fault_(ctx.cfg.fault_rx, mix_seed(ctx.fault_seed ^ 0x5258ULL)),
-      tx_fault_(ctx.cfg.fault_tx, mix_seed(ctx.fault_seed ^ 0x5458ULL)) {
+      rx_fault_(ctx.cfg.fault_rx, impair::direction_seed(ctx.fault_seed, impair::Direction::rx)),
+      tx_fault_(ctx.cfg.fault_tx, impair::direction_seed(ctx.fault_seed, impair::Direction::tx)) {
   SC_THREAD(rx_thread);
   SC_THREAD(tx_thread);
 }
@@ -327,69 +217,51 @@ Packet* NetPort::copy_of(const Packet& p) {
 }
 
 template <class Release>
-void NetPort::wait_with_held(Channel<Packet*>& in, std::deque<Held>& held, Release release) {
+void NetPort::wait_with_held(Channel<Packet*>& in, HeldQueue& held, Release release) {
   while (in.empty()) {
     if (held.empty()) {
       sc_core::wait(in.data_event());
       continue;
     }
     const sc_core::sc_time now = sc_core::sc_time_stamp();
-    if (held.front().deadline > now) {
-      sc_core::wait(held.front().deadline - now, in.data_event());
-      continue;
-    }
     // Fewer than reorder_delay datagrams came within the hold time: release it anyway.
-    Packet* p = held.front().packet;
-    held.pop_front();
-    release(p);
-  }
-}
-
-// Delivers p, then counts it against every held datagram; those overtaken often enough follow.
-void NetPort::rx_forward(Packet* p) {
-  to_rx->put(p);
-  for (Held& h : rx_held_)
-    --h.overtakes_left;
-  while (!rx_held_.empty() && rx_held_.front().overtakes_left == 0) {
-    Packet* q = rx_held_.front().packet;
-    rx_held_.pop_front();
-    to_rx->put(q);
+    if (!held.release_first_due(now, release))
+      sc_core::wait(held.next_deadline() - now, in.data_event());
   }
 }
 
 void NetPort::rx_thread() {
-  const sc_core::sc_time hold(FaultSpec::kReorderHoldNs, sc_core::SC_NS);
+  const sc_core::sc_time hold(kReorderHoldNs, sc_core::SC_NS);
   std::size_t last_size = 0;
+  auto to_rx_pipe = [this](Packet* q) { to_rx->put(q); };
+  // What naa::impair's pass() does with a received datagram's fate (docs/adr/0003).
+  auto steps = impair::Steps{
+      .discard = [this](Packet* q) { ctx_.pool.put(q); },
+      .deliver_copy =
+          [this](Packet* q) {
+            if (Packet* dup = copy_of(*q)) to_rx->put(dup);
+          },
+      .corrupt =
+          [this](Packet* q, std::uint64_t bit) {
+            const auto h =
+                protocol::make_roce_headers(q->peer_ip, q->peer_port, q->local_ip, q->size);
+            rx_fault_.corrupt(q->data.data(), q->size, bit,
+                              [&](std::span<const std::uint8_t> b) { return icrc_rejects(h, b); });
+          },
+      .keep = [](Packet* q) { return q; },
+      .deliver = to_rx_pipe,
+      .release = to_rx_pipe,
+  };
   for (;;) {
     // While a stream comes in, refill from the socket whenever this FIFO runs dry, not only when
     // the whole model has starved: the next datagrams then enter a pipeline that is still busy,
     // as back-to-back frames on a wire would (docs/performance.md, simulated goodput).
     if (rx_in_.empty() && last_size >= kRefillMinBytes) (void)poll_receive(kRefillBudget);
-    wait_with_held(rx_in_, rx_held_, [this](Packet* q) { to_rx->put(q); });
+    wait_with_held(rx_in_, rx_held_, to_rx_pipe);
     Packet* p = rx_in_.get();
     last_size = p->size;
     rx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));
-    if (!rx_fault_.active()) {
-      rx_forward(p);
-      continue;
-    }
-    const NetFault::Decision d = rx_fault_.decide();
-    if (d.drop) {
-      ctx_.pool.put(p);
-      continue;
-    }
-    Packet* dup = d.duplicate ? copy_of(*p) : nullptr;  // the copy stays intact
-    if (d.corrupt) {
-      rx_fault_.corrupt(p->data.data(), p->size,
-                        protocol::make_roce_headers(p->peer_ip, p->peer_port, p->local_ip, p->size),
-                        d.bit);
-    }
-    if (d.reorder) {
-      rx_held_.push_back(Held{p, rx_fault_.spec().reorder_delay, sc_core::sc_time_stamp() + hold});
-    } else {
-      rx_forward(p);
-    }
-    if (dup != nullptr) rx_forward(dup);
+    impair::pass(rx_fault_, rx_held_, p, sc_core::sc_time_stamp() + hold, steps);
   }
 }
 
@@ -454,46 +326,34 @@ void NetPort::tx_send_once(const Packet& p) {
   if (tx_tap_) tx_tap_(p, port);
 }
 
-void NetPort::tx_emit(Packet* p, bool release_held) {
+void NetPort::tx_emit(Packet* p) {
   tx_send_once(*p);
   ctx_.pool.put(p);
-  if (!release_held) return;
-  for (Held& h : tx_held_)
-    --h.overtakes_left;
-  while (!tx_held_.empty() && tx_held_.front().overtakes_left == 0) {
-    Packet* q = tx_held_.front().packet;
-    tx_held_.pop_front();
-    tx_emit(q, false);
-  }
 }
 
 void NetPort::tx_thread() {
-  const sc_core::sc_time hold(FaultSpec::kReorderHoldNs, sc_core::SC_NS);
+  const sc_core::sc_time hold(kReorderHoldNs, sc_core::SC_NS);
+  auto emit = [this](Packet* q) { tx_emit(q); };
+  // What naa::impair's pass() does with a transmitted datagram's fate (docs/adr/0003).
+  auto steps = impair::Steps{
+      .discard = [this](Packet* q) { ctx_.pool.put(q); },
+      .deliver_copy = [this](Packet* q) { tx_send_once(*q); },
+      .corrupt =
+          [this](Packet* q, std::uint64_t bit) {
+            const auto h = protocol::make_roce_headers(local_ip_, source_port(q->src_qpn),
+                                                       q->peer_ip, q->size);
+            tx_fault_.corrupt(q->data.data(), q->size, bit,
+                              [&](std::span<const std::uint8_t> b) { return icrc_rejects(h, b); });
+          },
+      .keep = [](Packet* q) { return q; },
+      .deliver = emit,
+      .release = emit,
+  };
   for (;;) {
-    wait_with_held(tx_in_, tx_held_, [this](Packet* q) { tx_emit(q, false); });
+    wait_with_held(tx_in_, tx_held_, emit);
     Packet* p = tx_in_.get();
     tx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));
-    if (!tx_fault_.active()) {
-      tx_emit(p, true);
-      continue;
-    }
-    const NetFault::Decision d = tx_fault_.decide();
-    if (d.drop) {
-      ctx_.pool.put(p);
-      continue;
-    }
-    if (d.duplicate) tx_send_once(*p);  // the first copy leaves intact and in order
-    if (d.corrupt) {
-      tx_fault_.corrupt(
-          p->data.data(), p->size,
-          protocol::make_roce_headers(local_ip_, source_port(p->src_qpn), p->peer_ip, p->size),
-          d.bit);
-    }
-    if (d.reorder) {
-      tx_held_.push_back(Held{p, tx_fault_.spec().reorder_delay, sc_core::sc_time_stamp() + hold});
-    } else {
-      tx_emit(p, true);
-    }
+    impair::pass(tx_fault_, tx_held_, p, sc_core::sc_time_stamp() + hold, steps);
   }
 }
 

@@ -13,6 +13,7 @@ prefix=$scratch/prefix
 cmake --install "$build" --prefix "$prefix" >"$scratch/install.log"
 test -f "$prefix/lib/cmake/naa/naaConfig.cmake" || { echo "no naaConfig.cmake installed"; exit 1; }
 test -f "$prefix/lib/pkgconfig/naa-protocol.pc" || { echo "no naa-protocol.pc installed"; exit 1; }
+test -f "$prefix/lib/pkgconfig/naa-impair.pc" || { echo "no naa-impair.pc installed"; exit 1; }
 test -x "$prefix/bin/naa-pcap-gen" || { echo "naa-pcap-gen not installed"; exit 1; }
 
 # 1. CMake package.

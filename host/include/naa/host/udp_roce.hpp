@@ -22,7 +22,9 @@
 #include <string_view>
 #include <system_error>
 
+#include "naa/host/ipv4.hpp"
 #include "naa/host/transport.hpp"
+#include "naa/impair/fault_spec.hpp"
 
 namespace naa::host {
 
@@ -30,22 +32,19 @@ namespace naa::host {
 // or a background thread owned by the endpoint (automatic), as in libfabric.
 enum class Progress : std::uint8_t { manual, automatic };
 
-// Network fault injection for one direction of the endpoint (docs/reliability.md): probabilities
-// per datagram. A reordered datagram is overtaken by the next `reorder_delay` datagrams in its
-// direction (or released after 1 ms); a corrupted one has one bit flipped, so the receiver's ICRC
-// check drops it. Counted in TransportStats::fault_*.
-struct FaultOptions {
-  double loss = 0.0;
-  double dup = 0.0;
-  double reorder = 0.0;
-  double corrupt = 0.0;
-  std::uint32_t reorder_delay = 3;
-};
+// Network fault injection for one direction of the endpoint (docs/reliability.md): the shared
+// impairment model of naa::impair (docs/adr/0003), with naa-sim's syntax and seeded decisions.
+// Probabilities per datagram. A reordered datagram is overtaken by the next `reorder_delay`
+// datagrams in its direction (or released after 1 ms); a corrupted one has one bit flipped, so the
+// receiver's ICRC check drops it. Counted in TransportStats::fault_*.
+using FaultOptions = impair::FaultSpec;
 
 // Parses "loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P" (any subset; "none" or "" = no
 // fault). False, with the reason in *error, on a bad spec.
-[[nodiscard]] bool parse_fault_options(std::string_view text, FaultOptions& out,
-                                       std::string* error = nullptr);
+[[nodiscard]] inline bool parse_fault_options(std::string_view text, FaultOptions& out,
+                                              std::string* error = nullptr) {
+  return impair::parse_fault_spec(text, out, error);
+}
 
 struct UdpRoceOptions {
   // Host-order IPv4. Empty: the first 127.0.0.x (x >= 3) whose port 4791 is free.
@@ -82,9 +81,5 @@ bool set_udp_roce_faults(Transport& transport, const FaultOptions& rx, const Fau
 // if `transport` is not a UdpRoce endpoint.
 bool inject_udp_roce_datagram(Transport& transport, std::span<const std::uint8_t> datagram,
                               std::uint32_t src_ip, std::uint16_t src_port);
-
-// Parses a dotted quad into a host-order IPv4 address.
-[[nodiscard]] std::optional<std::uint32_t> parse_ipv4(const std::string& text) noexcept;
-[[nodiscard]] std::string format_ipv4(std::uint32_t ip);
 
 }  // namespace naa::host

@@ -9,24 +9,19 @@
 
 #include <systemc>
 
+#include "naa/impair/fault_spec.hpp"
+
 namespace naa::sim {
 
 class BlockFactory;  // block_factory.hpp: RTL / lockstep implementations of blocks
 
-// Network fault injection at NetPort, one direction (docs/reliability.md): probabilities per
-// datagram, drawn from a generator seeded by --seed (or a seed drawn from the OS random source),
-// so a run is reproducible for a given seed and datagram sequence. A reordered datagram is
-// overtaken by the next `reorder_delay` datagrams (or released after kReorderHoldNs of simulated
-// time if fewer come).
-struct FaultSpec {
-  double loss = 0.0;
-  double dup = 0.0;
-  double reorder = 0.0;
-  double corrupt = 0.0;  // flips a bit; the receiver's ICRC check rejects the datagram
-  std::uint32_t reorder_delay = 3;
-  static constexpr double kReorderHoldNs = 100'000.0;
-  [[nodiscard]] bool active() const { return loss > 0 || dup > 0 || reorder > 0 || corrupt > 0; }
-};
+// Network fault injection at NetPort, one direction (docs/reliability.md): the impairment model
+// shared with the host endpoint (naa::impair, docs/adr/0003). Probabilities per datagram, drawn
+// from a generator seeded by --seed (or a seed drawn from the OS random source), so a run is
+// reproducible for a given seed and datagram sequence. A reordered datagram is overtaken by the
+// next `reorder_delay` datagrams (or released after NetPort::kReorderHold of simulated time if
+// fewer come).
+using FaultSpec = impair::FaultSpec;
 
 struct SimConfig {
   // ---- clock and datapath ----

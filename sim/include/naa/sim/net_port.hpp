@@ -10,8 +10,9 @@
 // falls back to the listening socket and port 4791 (the ICRC always uses the real port).
 //
 // Fault injection (--fault-rx / --fault-tx, docs/reliability.md): each direction can lose,
-// duplicate, reorder (bounded) and corrupt datagrams at the port, as a lossy link would. Corruption
-// flips one bit of the datagram and leaves detection to RxPipe's ICRC check (or the peer's).
+// duplicate, reorder (bounded) and corrupt datagrams at the port, as a lossy link would, with the
+// impairment model the host endpoint uses too (naa::impair, docs/adr/0003). Corruption flips one
+// bit of the datagram and leaves detection to RxPipe's ICRC check (or the peer's).
 //
 // Without a socket (in-process harnesses such as the fuzzer): inject() feeds datagrams in and
 // set_tx_tap() receives what the NAA sends; no socket is ever opened.
@@ -27,6 +28,8 @@
 
 #include <systemc>
 
+#include "naa/impair/held_queue.hpp"
+#include "naa/impair/injector.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
 #include "naa/protocol/pcap.hpp"
 #include "naa/sim/block_interfaces.hpp"
@@ -41,38 +44,10 @@ namespace naa::sim {
 
 // Parses "loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P" (any subset, P in [0,1]); "none" or ""
 // is no fault. Returns false and says why in `error`.
-[[nodiscard]] bool parse_fault_spec(std::string_view text, FaultSpec& out, std::string& error);
-
-// One direction's injector: per datagram it draws five numbers (loss, dup, reorder, corrupt, bit)
-// whatever the outcome, so decisions depend only on the seed and the datagram sequence.
-class NetFault {
- public:
-  struct Decision {
-    bool drop = false;
-    bool duplicate = false;
-    bool reorder = false;
-    bool corrupt = false;
-    std::uint64_t bit = 0;  // bit to flip (mod datagram bits) when corrupt
-  };
-  NetFault(const FaultSpec& spec, std::uint64_t seed);
-  [[nodiscard]] bool active() const { return spec_.active(); }
-  [[nodiscard]] const FaultSpec& spec() const { return spec_; }
-  [[nodiscard]] Decision decide();
-  // Flips a bit of `datagram` such that the ICRC check of a receiver that knows `h` (the real
-  // 4-tuple) fails. The ICRC with an unknown IPv4 ID is only 16-bit strong (PROTOCOL.md 2), so
-  // about one flip in 65536 would pass; such a flip is undone and another bit taken (counted as
-  // corrupt_redrawn): the injector models detectable line errors.
-  void corrupt(std::uint8_t* data, std::size_t size, const protocol::Ipv4UdpHeaders& h,
-               std::uint64_t bit);
-  void report(std::ostream& os, std::string_view prefix) const;
-
-  std::uint64_t seen = 0, dropped = 0, duplicated = 0, reordered = 0, corrupted = 0, redrawn = 0;
-  std::uint64_t already_bad = 0;  // corrupted datagrams whose ICRC had failed before
-
- private:
-  FaultSpec spec_;
-  std::mt19937_64 rng_;
-};
+[[nodiscard]] inline bool parse_fault_spec(std::string_view text, FaultSpec& out,
+                                           std::string& error) {
+  return impair::parse_fault_spec(text, out, &error);
+}
 
 // Provides PacketSink (datagrams to transmit, from TxPipe), ReceiveTap and PortAddresses.
 class NetPort : public sc_core::sc_module,
@@ -120,23 +95,22 @@ class NetPort : public sc_core::sc_module,
 
   void report(std::ostream& os) const;
 
+  // A reordered datagram that fewer than reorder_delay datagrams overtake is released after this
+  // much simulated time.
+  static constexpr double kReorderHoldNs = 100'000.0;
+
  private:
   struct Sockets;
-  struct Held {
-    Packet* packet;
-    std::uint32_t overtakes_left;
-    sc_core::sc_time deadline;
-  };
+  using HeldQueue = impair::HeldQueue<Packet*, sc_core::sc_time>;
   void rx_thread();
   void tx_thread();
   void send_datagram(const Packet& p, std::uint16_t src_port);
-  void rx_forward(Packet* p);                  // to RxPipe, then releases held ones overtaken
-  void tx_emit(Packet* p, bool release_held);  // socket + pcap + tap; returns p to the pool
+  void tx_emit(Packet* p);  // socket + pcap + tap; returns p to the pool
   void tx_send_once(const Packet& p);
   // Waits until `in` has data or the earliest held datagram is due; releases due ones via
   // `release`. Returns when `in` has data.
   template <class Release>
-  void wait_with_held(Channel<Packet*>& in, std::deque<Held>& held, Release release);
+  void wait_with_held(Channel<Packet*>& in, HeldQueue& held, Release release);
   Packet* copy_of(const Packet& p);  // nullptr if the pool is empty
 
   ModelContext& ctx_;
@@ -149,8 +123,8 @@ class NetPort : public sc_core::sc_module,
   std::uint64_t rx_datagrams_ = 0, rx_bytes_ = 0, tx_datagrams_ = 0, tx_bytes_ = 0;
   std::uint64_t rx_truncated_ = 0, rx_no_buffer_ = 0, tx_errors_ = 0, port_fallbacks_ = 0;
   std::uint64_t rx_socket_drops_ = 0;  // SO_RXQ_OVFL: dropped by the kernel, buffer full
-  NetFault rx_fault_, tx_fault_;
-  std::deque<Held> rx_held_, tx_held_;
+  impair::Injector rx_fault_, tx_fault_;
+  HeldQueue rx_held_, tx_held_;
   std::function<void(const Packet&, std::uint16_t)> tx_tap_;
 };
 

@@ -1,0 +1,273 @@
+// The UdpRoce endpoint's private interface (naa/host/udp_roce.hpp is the public one), split as
+// Linux rxe splits its driver:
+//   udp_net.cpp    sockets, receive batches, ICMP errors, transmit, network impairment
+//   udp_cm.cpp     the IB CM active side: connect, REQ/REP/RTU/REJ/MRA, DREQ/DREP, disconnect
+//   udp_roce.cpp   the endpoint's life, progress, timers, receive dispatch, QueuePair operations
+// The RC rules themselves live in rc_qp.cpp.
+//
+// Locking rule (the one rule for all three files):
+//   * mu_ guards all mutable endpoint state: qps_ and every QpEntry with its RcQp, send_sockets_,
+//     mrs_, rc_counters_, stats_, the fault injectors and held queues, pcap_, tx_buf_, rx_bufs_,
+//     rx_peek_, cm_psn_, rng_, next_qpn_, timer_armed_at_ and stopping_; and every use of the Asio
+//     objects rx_, timer_ and the send sockets (they are not thread-safe), except in the
+//     constructor and, after the progress thread has joined, the destructor. io_.run*/poll/
+//     restart/stop need no lock. Public entry points (Transport, the UdpQp operations) and Asio
+//     handlers take it first; every private member function runs with it held.
+//   * progress_mu_ (manual progress) lets one thread at a time drive io_. Lock order: progress_mu_
+//     before mu_ (handlers run by io_ take mu_); progress() is never called with mu_ held.
+//   * cv_ waits on mu_; whoever changes what a waiter watches (a QP's CmState, completions,
+//     stopping_) notifies it.
+//   * No user code runs under mu_: completion callbacks are collected under it and called by
+//     finish_handler() after it unlocks; post_send() never calls them (it posts to io_).
+//   * opts_, ip_ and rx_fd_ are fixed at construction and read without the lock; thread_ is
+//     touched only by start() and the destructor.
+#pragma once
+
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/udp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ipv4_socket.hpp"
+#include "mr_table.hpp"
+#include "naa/host/error.hpp"
+#include "naa/host/udp_roce.hpp"
+#include "naa/impair/held_queue.hpp"
+#include "naa/impair/injector.hpp"
+#include "naa/protocol/cm.hpp"
+#include "naa/protocol/ipv4_udp.hpp"
+#include "naa/protocol/packet.hpp"
+#include "naa/protocol/pcap.hpp"
+#include "rc_qp.hpp"
+
+namespace naa::host::detail {
+
+namespace asio = boost::asio;
+using protocol::ByteView;
+using std::chrono::milliseconds;
+
+inline constexpr std::size_t kRxBatch = 32;
+inline constexpr std::size_t kRxBufferSize = 9216;
+inline constexpr std::uint32_t kCmQpn = protocol::kCmQpn;
+// A reordered datagram not overtaken in time is released after this much wall-clock time (naa-sim
+// holds for 100 us of simulated time; the host's clock jitters by more than that).
+inline constexpr std::chrono::milliseconds kReorderHold{1};
+
+// A UDP socket set up as PROTOCOL.md 1 requires (udp_net.cpp); -1 and the errno in err on failure.
+int open_roce_socket(std::uint32_t ip, std::uint16_t port, int& err);
+// Opens the 4791 receive socket of UdpRoceOptions (udp_net.cpp): on <local_ip>, or on the first
+// free 127.0.0.x, which it stores in ip. -1 with the error and a one-line detail on failure.
+int open_receive_socket(const UdpRoceOptions& options, std::uint32_t& ip, Errc& why,
+                        std::string& detail);
+// Wall-clock nanoseconds for pcap timestamps.
+std::uint64_t wall_ns();
+
+// A send-only socket bound to <local-ip>:<per-QP source port> (PROTOCOL.md 1).
+struct SendSocket {
+  std::unique_ptr<asio::ip::udp::socket> socket;  // for ICMP error notifications
+  int fd = -1;
+  std::uint16_t port = protocol::kRoceUdpPort;
+  bool shared_rx = false;  // fell back to the 4791 socket
+  std::array<std::uint8_t, 1> peek{};
+};
+
+enum class CmState : std::uint8_t { connecting, established, disconnecting, closed };
+
+struct QpEntry {
+  std::uint32_t qpn = 0;
+  CmState state = CmState::connecting;
+  ConnectParams params;
+  std::unique_ptr<RcQp> rc;
+  std::error_code error;  // why connecting failed / why the QP closed
+  std::string detail;
+  std::function<void()> callback;
+  // IB CM.
+  std::uint32_t local_comm_id = 0;
+  std::uint32_t remote_comm_id = 0;
+  std::uint32_t remote_qpn = 0;
+  std::uint64_t tid = 0;
+  std::uint32_t recv_psn = 0;  // our REQ's starting PSN: what the NAA sends with
+  Clock::time_point deadline{};
+  Clock::time_point next_send{};
+  milliseconds interval{};
+  int reqs_sent = 0;
+  int icmp_unreachable = 0;
+  protocol::CmMad pending_mad;  // REQ or DREQ, for retransmission
+};
+
+class Endpoint final : public Transport,
+                       public PacketSink,
+                       public std::enable_shared_from_this<Endpoint> {
+ public:
+  Endpoint(const UdpRoceOptions& options, std::uint32_t ip, int rx_fd);
+  ~Endpoint() override;
+
+  void start();
+  // Before start() only.
+  std::error_code open_pcap(const std::string& path) { return pcap_.open(path); }
+
+  // Transport.
+  std::string name() const override { return "udp-roce " + format_ipv4(ip_) + ":4791"; }
+  std::uint32_t local_ip() const noexcept override { return ip_; }
+  std::error_code register_memory(void* addr, std::size_t length, Access access,
+                                  MemoryRegion& out) override {
+    std::lock_guard lock(mu_);
+    return mrs_.add(addr, length, access, out);
+  }
+  std::error_code deregister_memory(const MemoryRegion& mr) override {
+    std::lock_guard lock(mu_);
+    return mrs_.remove(mr.lkey);
+  }
+  void inject(std::span<const std::uint8_t> datagram, std::uint32_t src_ip,
+              std::uint16_t src_port) {
+    std::unique_lock lock(mu_);
+    if (stopping_) return;
+    std::vector<std::uint8_t> copy(datagram.begin(), datagram.end());
+    on_datagram(copy.data(), copy.size(), src_ip, src_port, ip_, Clock::now());
+    finish_handler(lock);
+  }
+  void set_faults(const FaultOptions& rx, const FaultOptions& tx) {
+    std::lock_guard lock(mu_);
+    rx_fault_.set_spec(rx);
+    tx_fault_.set_spec(tx);
+  }
+  std::uint64_t remote_bytes_written(const MemoryRegion& mr) const override {
+    std::lock_guard lock(mu_);
+    return mrs_.written(mr.lkey);
+  }
+  std::unique_ptr<QueuePair> connect(const ConnectParams& params, std::error_code& ec,
+                                     std::string* detail) override;
+  void progress(std::chrono::nanoseconds timeout) override;
+  TransportStats stats() const override;
+
+  // PacketSink (called with mu_ held).
+  void send_packet(std::uint32_t local_qpn, std::uint32_t dst_ip,
+                   const protocol::PacketHeaders& headers, ByteView payload) override;
+
+  // For UdpQp (each takes mu_).
+  std::error_code qp_error(std::uint32_t qpn) const;
+  std::error_code post_send(std::uint32_t qpn, const SendWr& wr);
+  std::error_code post_recv(std::uint32_t qpn, const RecvWr& wr);
+  std::size_t poll_cq(std::uint32_t qpn, std::span<WorkCompletion> out);
+  std::size_t wait_cq(std::uint32_t qpn, std::span<WorkCompletion> out,
+                      std::chrono::nanoseconds timeout);
+  void set_callback(std::uint32_t qpn, std::function<void()> cb);
+  std::error_code disconnect(std::uint32_t qpn, milliseconds timeout, bool wait);
+  void release(std::uint32_t qpn);
+
+ private:
+  // All below run with mu_ held (the locking rule at the top of this file). udp_net.cpp: sockets,
+  // receive and transmit; udp_cm.cpp: the CM; udp_roce.cpp: timers, dispatch, QP operations.
+  void arm_receive();
+  void on_readable(const boost::system::error_code& ec);
+  void drain_error_queue(int fd);
+  void on_icmp_unreachable(std::uint32_t dst_ip, int err);
+  void on_datagram(const std::uint8_t* data, std::size_t n, std::uint32_t src_ip,
+                   std::uint16_t src_port, std::uint32_t dst_ip, Clock::time_point now);
+  void on_cm(std::uint32_t src_ip, ByteView mad, Clock::time_point now);
+  void on_timer(const boost::system::error_code& ec);
+  void run_timers(Clock::time_point now);
+  void arm_timer();
+  SendSocket& send_socket(std::uint32_t qpn);
+  void arm_send_socket_errors(std::uint32_t qpn);
+  void send_mad(std::uint32_t dst_ip, const protocol::CmMad& mad);
+  protocol::CmMad make_req(const QpEntry& e) const;
+  void send_rtu(const QpEntry& e);
+  void send_rej(std::uint32_t dst_ip, std::uint32_t local_comm_id, std::uint32_t remote_comm_id,
+                std::uint64_t tid, std::uint8_t message, std::uint16_t reason);
+  void fail_connect(QpEntry& e, std::error_code ec, std::string detail);
+  QpEntry* find_by_comm_id(std::uint32_t local_comm_id);
+  void collect_callbacks(std::vector<std::function<void()>>& out);
+  void finish_handler(std::unique_lock<std::mutex>& lock);
+  // Network impairment (naa::impair, docs/reliability.md), udp_net.cpp.
+  struct HeldDatagram {
+    std::vector<std::uint8_t> bytes;
+    protocol::Ipv4UdpHeaders ctx;  // the 4-tuple (tx: of the sending QP's socket)
+    std::uint32_t local_qpn = 0;   // tx: selects the socket again at release
+  };
+  using HeldQueue = impair::HeldQueue<HeldDatagram, Clock::time_point>;
+  void receive_datagram(std::uint8_t* data, std::size_t n, std::uint32_t src_ip,
+                        std::uint16_t src_port, std::uint32_t dst_ip, Clock::time_point now);
+  void fault_send(std::uint32_t local_qpn, const protocol::Ipv4UdpHeaders& ctx,
+                  protocol::MutableByteView datagram);
+  void transmit(int fd, const protocol::Ipv4UdpHeaders& ctx, ByteView datagram);
+  void release_held(bool rx, HeldDatagram& h, Clock::time_point now);
+  void release_held_due(Clock::time_point now);
+
+  UdpRoceOptions opts_;
+  const std::uint32_t ip_;
+  asio::io_context io_;
+  asio::ip::udp::socket rx_;
+  int rx_fd_ = -1;
+  asio::steady_timer timer_;
+  std::optional<Clock::time_point> timer_armed_at_;
+  std::array<std::uint8_t, 1> rx_peek_{};
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::mutex progress_mu_;  // manual mode: one thread drives io_ at a time
+  std::thread thread_;
+  bool stopping_ = false;
+
+  MrTable mrs_;
+  RcCounters rc_counters_;
+  TransportStats stats_;
+  std::map<std::uint32_t, std::unique_ptr<QpEntry>> qps_;
+  std::map<std::uint32_t, SendSocket> send_sockets_;
+  std::uint32_t next_qpn_;
+  std::uint32_t cm_psn_ = 0;
+  std::mt19937_64 rng_;
+  protocol::PcapWriter pcap_;
+  std::vector<std::uint8_t> tx_buf_;
+  std::vector<std::array<std::uint8_t, kRxBufferSize>> rx_bufs_;
+  impair::Injector rx_fault_, tx_fault_;
+  HeldQueue rx_held_, tx_held_;
+};
+
+// The QueuePair handle: every operation goes to the endpoint under its lock.
+class UdpQp final : public QueuePair {
+ public:
+  UdpQp(std::shared_ptr<Endpoint> ep, std::uint32_t qpn, std::uint32_t remote_qpn,
+        std::uint32_t mtu)
+      : ep_(std::move(ep)), qpn_(qpn), remote_qpn_(remote_qpn), mtu_(mtu) {}
+  ~UdpQp() override {
+    (void)ep_->disconnect(qpn_, milliseconds(0), false);
+    ep_->release(qpn_);
+  }
+  std::uint32_t qp_num() const noexcept override { return qpn_; }
+  std::uint32_t remote_qp_num() const noexcept override { return remote_qpn_; }
+  std::uint32_t path_mtu() const noexcept override { return mtu_; }
+  std::error_code error() const override { return ep_->qp_error(qpn_); }
+  std::error_code post_send(const SendWr& wr) override { return ep_->post_send(qpn_, wr); }
+  std::error_code post_recv(const RecvWr& wr) override { return ep_->post_recv(qpn_, wr); }
+  std::size_t poll_cq(std::span<WorkCompletion> out) override { return ep_->poll_cq(qpn_, out); }
+  std::size_t wait_cq(std::span<WorkCompletion> out, std::chrono::nanoseconds timeout) override {
+    return ep_->wait_cq(qpn_, out, timeout);
+  }
+  void set_completion_callback(std::function<void()> cb) override {
+    ep_->set_callback(qpn_, std::move(cb));
+  }
+  std::error_code disconnect(milliseconds timeout) override {
+    return ep_->disconnect(qpn_, timeout, true);
+  }
+
+ private:
+  std::shared_ptr<Endpoint> ep_;
+  std::uint32_t qpn_;
+  std::uint32_t remote_qpn_;
+  std::uint32_t mtu_;
+};
+
+}  // namespace naa::host::detail
