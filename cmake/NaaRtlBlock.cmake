@@ -21,13 +21,15 @@
 # and this function creates:
 #   - naa_rtl_<block>_w<W>_v (or naa_rtl_<block>_v): one naa_verilate() per width, class
 #     V<block>_w<W> (V<block>); a variant is V<block>_<variant>[_w<W>] in naa_rtl_<block>_<variant>*
-#   - naa::rtl_<block> (and naa::rtl_<block>_<variant>): the adapter library over them. Its sources
+#   - naa::rtl_<block> (and naa::rtl_<block>_<variant>): the adapter library over them, linked
+#     into naa::rtl_blocks (every block; variants are linked by name where needed). Its sources
 #     include the generated "<block>_verilations.hpp" (namespace naa::rtl::verilated::<block>_gen,
 #     `using All = Verilations<...>`): the widths listed here, nowhere else.
 #   - the block's model source and headers in naa::rtl_models;
 #   - lines in <build>/rtl/lint_manifest.txt, read by rtl/common/lint.sh (CTest rtl_lint).
 #
-# Needs (rtl/CMakeLists.txt): targets naa_rtl_models and naa_rtl_session, NAA_RTL_PRIM_SOURCES.
+# Needs (rtl/CMakeLists.txt): targets naa_rtl_models, naa_rtl_session and naa_rtl_blocks, and
+# NAA_RTL_PRIM_SOURCES.
 
 set(NAA_RTL_LINT_MANIFEST ${CMAKE_BINARY_DIR}/rtl/lint_manifest.txt CACHE INTERNAL
     "rtl/common/lint.sh reads it")
@@ -129,6 +131,7 @@ function(naa_rtl_block)
   _naa_rtl_verilations(naa_rtl_${block} ${block} V${block} "${ARG_WIDTHS}" "" "${sources}"
                        ${waiver})
   _naa_rtl_adapter(naa_rtl_${block} ${dir}/${block}_rtl.cpp ${dir} ${naa_rtl_${block}_VERILATED})
+  target_link_libraries(naa_rtl_blocks INTERFACE naa_rtl_${block})
   set(variants "")
   foreach(v IN LISTS ARG_VARIANTS)
     if(NOT v MATCHES "^([a-z0-9_]+)=([A-Za-z_][A-Za-z0-9_]*)$")

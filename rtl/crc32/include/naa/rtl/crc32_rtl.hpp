@@ -10,7 +10,7 @@
 
 namespace naa::rtl {
 
-// The widths (bytes per beat) this library was Verilated at (NAA_RTL_STREAM_WIDTHS).
+// The widths (bytes per beat) this library was Verilated at (WIDTHS of its naa_rtl_block()).
 [[nodiscard]] std::span<const std::uint32_t> crc32_rtl_widths() noexcept;
 
 // A new instance at `width` bytes per beat with its own Verilator context, or nullptr if the
