@@ -53,7 +53,7 @@ while IFS='|' read -r kind label top w define waiver sources; do
   esac
 done < "$manifest"
 
-count=$(echo $blocks | wc -w)
+count=$(echo "$blocks" | wc -w)
 if [ "$count" -eq 0 ]; then
   echo "FAIL  no RTL blocks in $manifest"
   failed=1
