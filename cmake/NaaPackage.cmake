@@ -39,8 +39,9 @@ naa_pkgconfig(naa-impair naa_impair "naa network impairment model (loss, dup, re
               "" "")
 if(NAA_HAS_SIM)
   # Debian's SystemC is built as C++17: C++20 users of systemc.h must say so (STYLE.md).
+  # naa_sim runs the blocks' golden models from naa_rtl_models (rtl/).
   naa_pkgconfig(naa-sim naa_sim "naa simulated NAA (SystemC model)" "naa-protocol naa-impair systemc"
-                "-pthread" "-DSC_CPLUSPLUS=201703L -DSYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1")
+                "-lnaa_rtl_models -pthread" "-DSC_CPLUSPLUS=201703L -DSYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1")
 endif()
 if(NAA_HAS_HOST)
   # A static naa_host built with the Verbs backend needs rdma-core at link time too.

@@ -5,7 +5,7 @@
 #                SOURCES <file.sv|.v> ...     packages first, then modules (required)
 #                [PREFIX <class>]             C++ class name, default V<module>; must be unique
 #                                             per target when one module is Verilated twice
-#                [WAIVERS <file.vlt> ...]     lint waiver files (rtl/lint/<block>.vlt)
+#                [WAIVERS <file.vlt> ...]     lint waiver files (rtl/<block>/<block>.vlt)
 #                [PARAMETERS <NAME=VALUE> ...]  top-level parameter overrides (-G)
 #                [DEFINES <NAME[=VALUE]> ...]   preprocessor defines (+define+)
 #                [INCLUDE_DIRS <dir> ...]       `include / module search directories
@@ -31,7 +31,9 @@
 # - Verilator 5.006 reports an elaboration-time $fatal/$error (our parameter checks) as a warning
 #   (USERFATAL/USERERROR) that -Wno-fatal would turn into a silent pass; -Wno-fatal is refused.
 #
-# Options always passed: --cc --trace-fst --x-assign fast --x-initial unique (flops without reset
+# Options always passed: --cc --trace-fst --assert (SystemVerilog assertions are checked: the
+# stream port rules of rtl/prim/naa_stream_assert.sv; a failed one stops the simulation, see
+# RtlSessionOptions::fatal_assertions) --x-assign fast --x-initial unique (flops without reset
 # start at values the harness chooses at run time, so a block that relies on an unreset flop
 # diverges from its model). Generated code is compiled -Os (Verilator's own default for the fast
 # path): small and quick to build, whatever the build type.
@@ -49,7 +51,7 @@ set(_NAA_VERILATE_KEYWORDS
 set(_naa_verilator_owned
   "^--cc$" "^--sc$" "^--lint-only$" "^--trace" "^--prefix" "^--Mdir" "^--top" "^--make"
   "^-Wno-fatal$" "^-G" "^\\+define\\+" "^-D" "^--x-assign" "^--x-initial" "^--build$" "^--exe$"
-  "^--timing$")
+  "^--timing$" "^--assert$" "^--no-assert$")
 
 function(_naa_verilator_runtime global_sources ldlibs)
   if(TARGET naa_verilator_runtime)
@@ -137,7 +139,7 @@ function(naa_verilate target)
   if(NOT ARG_PREFIX)
     set(ARG_PREFIX V${ARG_TOP_MODULE})
   endif()
-  set(args --x-assign fast --x-initial unique)
+  set(args --assert --x-assign fast --x-initial unique)
   foreach(p IN LISTS ARG_PARAMETERS)
     list(APPEND args -G${p})
   endforeach()

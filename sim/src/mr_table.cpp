@@ -1,37 +1,93 @@
 #include "naa/sim/mr_table.hpp"
 
+#include <string>
+
 namespace naa::sim {
 
-std::string_view to_string(MrCheck c) noexcept {
+std::size_t stat_index(MrCheck c) noexcept {
   switch (c) {
     case MrCheck::ok:
-      return "ok";
-    case MrCheck::bad_rkey:
-      return "bad_rkey";
-    case MrCheck::wrong_owner:
-      return "wrong_owner";
-    case MrCheck::out_of_bounds:
-      return "out_of_bounds";
-    case MrCheck::no_permission:
-      return "no_permission";
+      return 0;
+    case MrCheck::no_entry:
+    case MrCheck::key_mismatch:
+      return 1;  // bad_rkey
+    case MrCheck::owner_mismatch:
+      return 2;  // wrong_owner
+    case MrCheck::bounds:
+      return 3;  // out_of_bounds
+    case MrCheck::permission:
+      return 4;  // no_permission
   }
-  return "unknown";
+  return 1;  // an undefined status is no valid key
+}
+
+rtl::MrTableLookup mr_lookup_port(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
+                                  std::uint8_t access, std::uint32_t qpn) {
+  // RETH and READ lengths are 32-bit fields (PROTOCOL.md 1): nothing longer reaches the table.
+  if (len > 0xFFFFFFFFU) model_fatal("mr_table", "lookup length beyond the 32-bit port");
+  rtl::MrTableLookup l;
+  l.valid = true;
+  l.rkey = rkey;
+  l.va = va;
+  l.len = static_cast<std::uint32_t>(len);
+  l.access = static_cast<std::uint8_t>(access & rtl::kMrAccessMask);
+  l.qpn = qpn & 0xFFFFFFU;
+  return l;
+}
+
+rtl::MrTableWrite mr_write_port(std::size_t index, const MrEntry& e) {
+  if (index >= rtl::kMrEntries) {
+    model_fatal("mr_table", "entry " + std::to_string(index) + " beyond the 32-entry table");
+  }
+  rtl::MrTableWrite w;
+  w.valid = true;
+  w.index = static_cast<std::uint8_t>(index);
+  w.entry_valid = e.valid;
+  if (e.valid) {
+    // MRSP sizes are 32-bit (PROTOCOL.md 5.1); rkeys are tag << 8 | index with index < 32, so
+    // rkey[4:0] indexing finds the entry.
+    if (e.length > 0xFFFFFFFFU) model_fatal("mr_table", "region length beyond the 32-bit port");
+    if ((e.rkey & rtl::kMrIndexMask) != index) {
+      model_fatal("mr_table", "rkey " + std::to_string(e.rkey) + " does not index entry " +
+                                  std::to_string(index));
+    }
+    w.rkey = e.rkey;
+    w.base = e.base;
+    w.length = static_cast<std::uint32_t>(e.length);
+    w.access = static_cast<std::uint8_t>(e.access & rtl::kMrAccessMask);
+    w.owner_qpn = e.owner_qpn & 0xFFFFFFU;
+  }
+  return w;
+}
+
+MrTableModel::MrTableModel(std::size_t entries) : shadow_(entries) {
+  if (entries == 0 || entries > rtl::kMrEntries) {
+    model_fatal("mr_table", "MR entries must be 1.." + std::to_string(rtl::kMrEntries) +
+                                " (the RTL block's table), not " + std::to_string(entries));
+  }
+  // The model starts at its reset values; one reset cycle keeps it on the port contract.
+  rtl::MrTableInputs reset;
+  reset.rst_n = false;
+  (void)model_.step(reset);
 }
 
 MrCheck MrTableModel::lookup(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
                              std::uint8_t access, std::uint32_t qpn) {
-  // Direct-indexed by the low 8 bits; the upper 24 bits are the unpredictable tag.
-  const std::size_t index = rkey & 0xFFU;
-  if (index >= entries_.size()) return MrCheck::bad_rkey;
-  const MrEntry& e = entries_[index];
-  if (!e.valid || e.rkey != rkey) return MrCheck::bad_rkey;
-  if (e.owner_qpn != qpn) return MrCheck::wrong_owner;
-  // Overflow-safe: va >= base and len <= length - (va - base).
-  if (va < e.base || va - e.base > e.length || len > e.length - (va - e.base)) {
-    return MrCheck::out_of_bounds;
-  }
-  if ((e.access & access) != access) return MrCheck::no_permission;
-  return MrCheck::ok;
+  return model_.check(mr_lookup_port(rkey, va, len, access, qpn));
+}
+
+void MrTableModel::program(std::size_t index, const MrEntry& entry) {
+  rtl::MrTableInputs in;
+  in.write = mr_write_port(index, entry);
+  shadow_.at(index) = entry;
+  (void)model_.step(in);
+}
+
+void MrTableModel::invalidate(std::size_t index) {
+  rtl::MrTableInputs in;
+  in.write = mr_write_port(index, MrEntry{});
+  shadow_.at(index) = MrEntry{};
+  (void)model_.step(in);
 }
 
 MrTable::MrTable(sc_core::sc_module_name name, const SimConfig& cfg,
@@ -55,7 +111,7 @@ MrCheck MrTable::check(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, 
     r = impl_->lookup(rkey, va, len, access, qpn);
     meter_.spend(impl_->last_lookup_cycles());
   }
-  results_.add(static_cast<std::size_t>(r));
+  results_.add(stat_index(r));
   return r;
 }
 

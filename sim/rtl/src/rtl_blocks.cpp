@@ -50,26 +50,6 @@ std::uint64_t sim_time_ps() {
   return static_cast<std::uint64_t>(std::llround(sc_core::sc_time_stamp().to_seconds() * 1e12));
 }
 
-// The RTL's status, in the sim's terms (docs/rtl/mr_table.md "Differences from the simulated
-// NAA's model": the sim folds no_entry and key_mismatch into bad_rkey).
-MrCheck to_check(rtl::MrStatus s) {
-  switch (s) {
-    case rtl::MrStatus::ok:
-      return MrCheck::ok;
-    case rtl::MrStatus::no_entry:
-    case rtl::MrStatus::key_mismatch:
-      return MrCheck::bad_rkey;
-    case rtl::MrStatus::owner_mismatch:
-      return MrCheck::wrong_owner;
-    case rtl::MrStatus::bounds:
-      return MrCheck::out_of_bounds;
-    case rtl::MrStatus::permission:
-      return MrCheck::no_permission;
-  }
-  model_fatal("mr_table",
-              "the RTL answered an undefined status " + std::to_string(static_cast<unsigned>(s)));
-}
-
 // MrTableIf over the MR table's port (RTL or lockstep pair). The RTL has no read port, so entry()
 // and the MRSP handler's free-entry search read a shadow kept on every write.
 class MrTableRtl final : public MrTableIf {
@@ -84,16 +64,9 @@ class MrTableRtl final : public MrTableIf {
   // The request cycle, then cycles until the result (1 for the reference RTL).
   [[nodiscard]] MrCheck lookup(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
                                std::uint8_t access, std::uint32_t qpn) override {
-    // RETH and READ lengths are 32-bit fields (PROTOCOL.md 1): nothing longer reaches the table.
-    if (len > 0xFFFFFFFFU) model_fatal("mr_table", "lookup length beyond the 32-bit port");
-    blocks_.sync_time();
     rtl::MrTableInputs in;
-    in.lookup.valid = true;
-    in.lookup.rkey = rkey;
-    in.lookup.va = va;
-    in.lookup.len = static_cast<std::uint32_t>(len);
-    in.lookup.access = static_cast<std::uint8_t>(access & rtl::kMrAccessMask);
-    in.lookup.qpn = qpn & 0xFFFFFFU;
+    in.lookup = mr_lookup_port(rkey, va, len, access, qpn);
+    blocks_.sync_time();
     (void)step(in);
     in.lookup = rtl::MrTableLookup{};
     rtl::MrTableOutputs out;
@@ -108,39 +81,27 @@ class MrTableRtl final : public MrTableIf {
     }
     last_cycles_ = cycles;
     ++blocks_.counters.mr_lookups;
-    return to_check(out.rsp_status);
+    if (static_cast<unsigned>(out.rsp_status) > static_cast<unsigned>(rtl::MrStatus::permission)) {
+      model_fatal("mr_table", "the RTL answered an undefined status " +
+                                  std::to_string(static_cast<unsigned>(out.rsp_status)));
+    }
+    return out.rsp_status;
   }
 
   // One write cycle.
   void program(std::size_t index, const MrEntry& e) override {
-    // MRSP sizes are 32-bit (PROTOCOL.md 5.1); rkeys are tag << 8 | index with index < 32, so
-    // the RTL's rkey[4:0] indexing finds the entry.
-    if (e.length > 0xFFFFFFFFU) model_fatal("mr_table", "region length beyond the 32-bit port");
-    if ((e.rkey & rtl::kMrIndexMask) != index) {
-      model_fatal("mr_table", "rkey " + std::to_string(e.rkey) + " does not index entry " +
-                                  std::to_string(index));
-    }
-    shadow_.at(index) = e;
     rtl::MrTableInputs in;
-    in.write.valid = true;
-    in.write.index = static_cast<std::uint8_t>(index);
-    in.write.entry_valid = e.valid;
-    in.write.rkey = e.rkey;
-    in.write.base = e.base;
-    in.write.length = static_cast<std::uint32_t>(e.length);
-    in.write.access = static_cast<std::uint8_t>(e.access & rtl::kMrAccessMask);
-    in.write.owner_qpn = e.owner_qpn & 0xFFFFFFU;
+    in.write = mr_write_port(index, e);
+    shadow_.at(index) = e;
     blocks_.sync_time();
     (void)step(in);
   }
 
   // One write cycle.
   void invalidate(std::size_t index) override {
-    shadow_.at(index) = MrEntry{};
     rtl::MrTableInputs in;
-    in.write.valid = true;
-    in.write.index = static_cast<std::uint8_t>(index);
-    in.write.entry_valid = false;
+    in.write = mr_write_port(index, MrEntry{});
+    shadow_.at(index) = MrEntry{};
     blocks_.sync_time();
     (void)step(in);
   }
@@ -228,9 +189,8 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
       return std::invalid_argument(
           kmode + ": " + std::string(block) + " is Verilated at --width " + join_widths(widths) +
           " only, not " + std::to_string(cfg.width) +
-          " (add the width to NAA_RTL_STREAM_WIDTHS in rtl/CMakeLists.txt and to "
-          "rtl/verilated/src/" +
-          std::string(block) + "_rtl.cpp, or use --kernels=model)");
+          " (add the width to the block's WIDTHS in rtl/CMakeLists.txt, or use "
+          "--kernels=model)");
     };
     if (!has_width(rtl::add_const_rtl_widths(), cfg.width)) {
       throw not_built("add_const", rtl::add_const_rtl_widths());

@@ -1,9 +1,11 @@
 // MrTable (ARCHITECTURE.md "The NAA model"; PROTOCOL.md 5.1 and 7): 32 global entries {valid,
-// rkey, base, length, access, owner QP}, direct-indexed by the low 8 bits of the rkey, so a
-// lookup is one cycle in hardware. Every remote access the Transport performs is checked here.
+// rkey, base, length, access, owner QP}, direct-indexed by rkey[4:0], so a lookup is one cycle in
+// hardware. Every remote access the Transport performs is checked here.
 //
-// The block has a narrow contract (MrTableIf) so that Verilated RTL (rtl/sv/mr_table.sv) can sit
-// behind it: program/invalidate from the MRSP handler, lookup from the Transport.
+// The block has a narrow contract (MrTableIf) so that Verilated RTL (rtl/mr_table/mr_table.sv) can
+// sit behind it: program/invalidate from the MRSP handler, lookup from the Transport. There is one
+// golden model: naa::rtl::MrTableModel (rtl/mr_table/), the model lockstep compares the RTL
+// against; MrTableModel below is that model behind MrTableIf, and lookups answer its status.
 #pragma once
 
 #include <cstdint>
@@ -14,13 +16,15 @@
 
 #include <systemc>
 
+#include "naa/rtl/mr_table.hpp"
 #include "naa/sim/common.hpp"
 
 namespace naa::sim {
 
+// The access bits of the RTL block (rtl/mr_table/README.md).
 enum MrAccess : std::uint8_t {
-  kMrRemoteRead = 1U << 0,
-  kMrRemoteWrite = 1U << 1,
+  kMrRemoteRead = rtl::kMrAccessRemoteRead,
+  kMrRemoteWrite = rtl::kMrAccessRemoteWrite,
 };
 
 struct MrEntry {
@@ -32,15 +36,14 @@ struct MrEntry {
   std::uint32_t owner_qpn = 0;
 };
 
-enum class MrCheck : std::uint8_t {
-  ok = 0,
-  bad_rkey,       // index out of range, entry invalid, or the tag bits differ
-  wrong_owner,    // the region belongs to another connection
-  out_of_bounds,  // [va, va+len) not inside [base, base+length)
-  no_permission,  // access not granted
-};
-inline constexpr std::size_t kMrCheckCount = 5;
-[[nodiscard]] std::string_view to_string(MrCheck c) noexcept;
+// The result of a lookup: the RTL block's status, one enum for the model and the RTL
+// (rtl/mr_table/README.md). naa-sim's statistics keep their keys (mr_table.result.<key>,
+// docs/sim/naa-sim.md): stat_key() maps no_entry and key_mismatch to bad_rkey, owner_mismatch to
+// wrong_owner, bounds to out_of_bounds, permission to no_permission. Any status but ok NAKs the
+// access the same way (Remote Access Error, PROTOCOL.md 7).
+using MrCheck = rtl::MrStatus;
+inline constexpr std::size_t kMrStatKeyCount = 5;
+[[nodiscard]] std::size_t stat_index(MrCheck c) noexcept;  // index into the keys below
 
 // The port contract of the MR table: the C++ model below, or the Verilated RTL (naa::sim_rtl,
 // docs/sim/rtl.md). lookup() is not const: an RTL implementation clocks its block.
@@ -60,22 +63,33 @@ class MrTableIf {
   [[nodiscard]] virtual const MrEntry& entry(std::size_t index) const = 0;
 };
 
-// The C++ model of the table.
+// The golden model (naa::rtl::MrTableModel) behind MrTableIf. Lookups are its combinational
+// check (the sc_module charges mr_latency); program/invalidate are one write cycle of the model.
+// The RTL block has no read port, so entry() reads a shadow kept on every write. entries: at most
+// rtl::kMrEntries; rkeys must index their entry (rkey[4:0] == index, as the MRSP handler's
+// tag << 8 | index does) and lengths fit 32 bits (PROTOCOL.md 5.1), else model_fatal.
 class MrTableModel final : public MrTableIf {
  public:
-  explicit MrTableModel(std::size_t entries) : entries_(entries) {}
-  [[nodiscard]] std::size_t size() const override { return entries_.size(); }
+  explicit MrTableModel(std::size_t entries);
+  [[nodiscard]] std::size_t size() const override { return shadow_.size(); }
   [[nodiscard]] MrCheck lookup(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
                                std::uint8_t access, std::uint32_t qpn) override;
-  void program(std::size_t index, const MrEntry& entry) override { entries_.at(index) = entry; }
-  void invalidate(std::size_t index) override { entries_.at(index) = MrEntry{}; }
-  [[nodiscard]] const MrEntry& entry(std::size_t index) const override {
-    return entries_.at(index);
-  }
+  void program(std::size_t index, const MrEntry& entry) override;
+  void invalidate(std::size_t index) override;
+  [[nodiscard]] const MrEntry& entry(std::size_t index) const override { return shadow_.at(index); }
 
  private:
-  std::vector<MrEntry> entries_;
+  rtl::MrTableModel model_;
+  std::vector<MrEntry> shadow_;
 };
+
+// The request and write ports of the RTL block (rtl::MrTableInputs) for a lookup or a write,
+// checked against the port widths (model_fatal otherwise): the model and the RTL adapter
+// (naa::sim_rtl) drive the block through these.
+[[nodiscard]] rtl::MrTableLookup mr_lookup_port(std::uint32_t rkey, std::uint64_t va,
+                                                std::uint64_t len, std::uint8_t access,
+                                                std::uint32_t qpn);
+[[nodiscard]] rtl::MrTableWrite mr_write_port(std::size_t index, const MrEntry& entry);
 
 // The sc_module: timing (mr_latency cycles per lookup, charged to the caller's process) and
 // counters around an MrTableIf implementation.
@@ -100,7 +114,7 @@ class MrTable : public sc_core::sc_module {
   std::unique_ptr<MrTableIf> impl_;
   CycleMeter meter_;
   std::uint64_t lookups_ = 0;
-  ReasonCounters<kMrCheckCount> results_;
+  ReasonCounters<kMrStatKeyCount> results_;
 };
 
 }  // namespace naa::sim

@@ -54,7 +54,7 @@ struct RtlBlocksOptions {
   std::string command_line;
   // Seed of the unreset flops' initial values (rtl::RtlOptions::x_seed).
   std::uint32_t x_seed = 1;
-  // The MR table RTL; empty = the reference rtl/sv/mr_table.sv (naa::rtl_mr_table). Your own
+  // The MR table RTL; empty = the reference rtl/mr_table/mr_table.sv (naa::rtl_mr_table). Your own
   // table goes here (docs/rtl/plug-in-your-rtl.md); naa-sim's --mr-table-variant=broken puts the
   // deliberately broken one.
   MrTableRtlFactory mr_table_rtl;

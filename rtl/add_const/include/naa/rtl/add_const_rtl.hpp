@@ -1,0 +1,22 @@
+// The Verilated add_const (rtl/add_const/add_const.sv) behind AddConstPort: library
+// naa::rtl_add_const.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "naa/rtl/add_const.hpp"
+#include "naa/rtl/rtl_options.hpp"
+
+namespace naa::rtl {
+
+// The widths (bytes per beat) this library was Verilated at (WIDTHS of its naa_rtl_block()).
+[[nodiscard]] std::span<const std::uint32_t> add_const_rtl_widths() noexcept;
+
+// A new instance at `width` bytes per beat with its own Verilator context, or nullptr if the
+// library has no Verilation at that width (see add_const_rtl_widths()).
+[[nodiscard]] std::unique_ptr<AddConstPort> make_add_const_rtl(std::uint32_t width,
+                                                               const RtlOptions& options = {});
+
+}  // namespace naa::rtl

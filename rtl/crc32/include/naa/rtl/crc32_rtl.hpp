@@ -1,0 +1,21 @@
+// The Verilated crc32 (rtl/crc32/crc32.sv) behind Crc32Port: library naa::rtl_crc32.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "naa/rtl/crc32.hpp"
+#include "naa/rtl/rtl_options.hpp"
+
+namespace naa::rtl {
+
+// The widths (bytes per beat) this library was Verilated at (WIDTHS of its naa_rtl_block()).
+[[nodiscard]] std::span<const std::uint32_t> crc32_rtl_widths() noexcept;
+
+// A new instance at `width` bytes per beat with its own Verilator context, or nullptr if the
+// library has no Verilation at that width (see crc32_rtl_widths()).
+[[nodiscard]] std::unique_ptr<Crc32Port> make_crc32_rtl(std::uint32_t width,
+                                                        const RtlOptions& options = {});
+
+}  // namespace naa::rtl

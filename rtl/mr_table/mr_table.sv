@@ -1,0 +1,169 @@
+// mr_table: the NAA memory-region table (rtl/mr_table/README.md, ARCHITECTURE.md "MrTable").
+//
+// 32 entries {valid, rkey, base, length, access, owner QPN}, direct-indexed by rkey[4:0], so a
+// lookup is one entry read plus compares: one lookup per cycle, result registered, latency 1
+// (request sampled at edge k, result on rsp_*_o during the cycle after edge k).
+//
+// Write port: wr_valid_i writes entry wr_index_i at the edge; wr_entry_valid_i = 1 programs it,
+// 0 invalidates it. The writer must place an entry at index rkey[4:0] (otherwise lookups of that
+// rkey report MrNoEntry/MrKeyMismatch). A lookup in the same cycle as a write sees the table as it
+// was before the write (read-before-write).
+//
+// Lengths are 32 bits: every length that reaches the table comes from a 32-bit field (MRSP size,
+// RETH DMA length), PROTOCOL.md 5.1 and 1. The region end base + length is computed once at write
+// time, clamped to 2^64, and stored as 65 bits, so the lookup path is one entry read plus two
+// 65-bit compares (va >= base, va + len <= end), with va + len computed from the request alone,
+// in parallel with the entry read.
+//
+// Zero-length accesses are checked like any other (va must lie in [base, end]). Skipping the
+// check for zero-length RDMA operations (PROTOCOL.md 3, IBTA) is the caller's job: the caller
+// knows the opcode, the table does not.
+//
+// Build-time define NAA_MR_TABLE_BROKEN: a deliberately wrong variant (the bounds check lets an
+// access run one byte past the end of the region), used to prove that lockstep catches it.
+`default_nettype none
+
+module mr_table
+  import mr_table_pkg::*;
+(
+  input  logic                 clk_i,
+  input  logic                 rst_ni,
+
+  // Write port (program / invalidate)
+  input  logic                 wr_valid_i,
+  input  logic [IdxW-1:0]      wr_index_i,
+  input  logic                 wr_entry_valid_i,
+  input  logic [31:0]          wr_rkey_i,
+  input  logic [63:0]          wr_base_i,
+  input  logic [31:0]          wr_length_i,
+  input  logic [AccessW-1:0]   wr_access_i,
+  input  logic [23:0]          wr_owner_qpn_i,
+
+  // Lookup port
+  input  logic                 lk_valid_i,
+  input  logic [31:0]          lk_rkey_i,
+  input  logic [63:0]          lk_va_i,
+  input  logic [31:0]          lk_len_i,
+  input  logic [AccessW-1:0]   lk_access_i,
+  input  logic [23:0]          lk_qpn_i,
+
+  // Lookup result, one cycle after the request
+  output logic                 rsp_valid_o,
+  output mr_status_e           rsp_status_o
+);
+
+  // 2^64: the end of the address space; no access may reach past it.
+  localparam logic [64:0] AddrSpaceEnd = {1'b1, 64'd0};
+
+  // ---------------------------------------------------------------------------------------------
+  // Entry storage. Only the valid bits are reset; the fields are written before they are read
+  // (a lookup of an invalid entry reports MrNoEntry before looking at any field).
+  // ---------------------------------------------------------------------------------------------
+  logic [NumEntries-1:0] valid_d, valid_q;
+  logic [31:0]           rkey_q   [NumEntries];
+  logic [63:0]           base_q   [NumEntries];
+  logic [64:0]           end_q    [NumEntries];  // min(base + length, 2^64)
+  logic [AccessW-1:0]    access_q [NumEntries];
+  logic [23:0]           owner_q  [NumEntries];
+
+  logic        program_en;
+  logic [64:0] wr_end_full, wr_end;
+
+  assign program_en  = wr_valid_i && wr_entry_valid_i;
+  assign wr_end_full = {1'b0, wr_base_i} + {33'd0, wr_length_i};
+  assign wr_end      = (wr_end_full > AddrSpaceEnd) ? AddrSpaceEnd : wr_end_full;
+
+  always_comb begin
+    valid_d = valid_q;
+    if (wr_valid_i) begin
+      valid_d[wr_index_i] = wr_entry_valid_i;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      valid_q <= '0;
+    end else begin
+      valid_q <= valid_d;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (program_en) begin
+      rkey_q[wr_index_i]   <= wr_rkey_i;
+      base_q[wr_index_i]   <= wr_base_i;
+      end_q[wr_index_i]    <= wr_end;
+      access_q[wr_index_i] <= wr_access_i;
+      owner_q[wr_index_i]  <= wr_owner_qpn_i;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Lookup: entry read, checks in priority order, registered result.
+  // ---------------------------------------------------------------------------------------------
+  logic [IdxW-1:0] lk_index;
+  logic [64:0]     lk_end;    // va + len, 65 bits so that it cannot wrap
+  logic            in_bounds;
+  mr_status_e      status;
+
+  assign lk_index = lk_rkey_i[IdxW-1:0];
+  assign lk_end   = {1'b0, lk_va_i} + {33'd0, lk_len_i};
+
+`ifdef NAA_MR_TABLE_BROKEN
+  // Deliberate bug: lets the access end one byte past the region.
+  assign in_bounds = (lk_va_i >= base_q[lk_index]) && (lk_end <= end_q[lk_index] + 65'd1);
+`else
+  assign in_bounds = (lk_va_i >= base_q[lk_index]) && (lk_end <= end_q[lk_index]);
+`endif
+
+  always_comb begin
+    if (!valid_q[lk_index]) begin
+      status = MrNoEntry;
+    end else if (rkey_q[lk_index] != lk_rkey_i) begin
+      status = MrKeyMismatch;
+    end else if (owner_q[lk_index] != lk_qpn_i) begin
+      status = MrOwnerMismatch;
+    end else if (!in_bounds) begin
+      status = MrBounds;
+    end else if ((access_q[lk_index] & lk_access_i) != lk_access_i) begin
+      status = MrPermission;
+    end else begin
+      status = MrOk;
+    end
+  end
+
+  logic       rsp_valid_d, rsp_valid_q;
+  mr_status_e rsp_status_d, rsp_status_q;
+
+  // The status of a cycle without a lookup is MrOk, so the port carries no stale value.
+  assign rsp_valid_d  = lk_valid_i;
+  assign rsp_status_d = lk_valid_i ? status : MrOk;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rsp_valid_q  <= 1'b0;
+      rsp_status_q <= MrOk;
+    end else begin
+      rsp_valid_q  <= rsp_valid_d;
+      rsp_status_q <= rsp_status_d;
+    end
+  end
+
+  assign rsp_valid_o  = rsp_valid_q;
+  assign rsp_status_o = rsp_status_q;
+
+  // Known values on the valid-only ports (no back-pressure: ready tied high, so only the
+  // known-value check of naa_stream_assert applies).
+  naa_stream_assert #(.PayloadBits(1), .Port("mr_table.wr")) u_wr_assert (
+    .clk_i, .rst_ni, .valid_i(wr_valid_i), .ready_i(1'b1), .payload_i(wr_entry_valid_i)
+  );
+  naa_stream_assert #(.PayloadBits(1), .Port("mr_table.lk")) u_lk_assert (
+    .clk_i, .rst_ni, .valid_i(lk_valid_i), .ready_i(1'b1), .payload_i(1'b0)
+  );
+  naa_stream_assert #(.PayloadBits(1), .Port("mr_table.rsp")) u_rsp_assert (
+    .clk_i, .rst_ni, .valid_i(rsp_valid_o), .ready_i(1'b1), .payload_i(1'b0)
+  );
+
+endmodule
+
+`default_nettype wire
