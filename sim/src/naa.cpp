@@ -39,7 +39,8 @@ Naa::Naa(sc_core::sc_module_name name, const SimConfig& cfg, const Log& log, Pee
       pool_(4096),
       ctx_{cfg, log, pool_, timers, rng_, cfg.seed ? *cfg.seed : os_random_u64(), qps_} {
   if (cfg.qps == 0 || cfg.qps > 256) model_fatal("naa", "--qps must be 1..256");
-  if (cfg.mr_entries == 0 || cfg.mr_entries > 256) model_fatal("naa", "MR entries must be 1..256");
+  // The MR table is the golden model of rtl/mr_table: 32 entries, indexed by rkey[4:0].
+  if (cfg.mr_entries == 0 || cfg.mr_entries > 32) model_fatal("naa", "MR entries must be 1..32");
   mem_ = std::make_unique<Memory>("memory", cfg);
   // Blocks that also exist as RTL: the program's implementations (model, RTL or lockstep), if it
   // gave a factory; else the C++ models.

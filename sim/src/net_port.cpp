@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
-#include <stdexcept>
 #include <span>
+#include <stdexcept>
 #include <system_error>
 
 #include "naa/protocol/headers.hpp"

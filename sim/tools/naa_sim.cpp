@@ -60,7 +60,7 @@ Options:
   --stats-file FILE  write statistics to FILE (replaced atomically) instead of stdout; implies
                      --stats
   --log-level L      error, warn, info or debug (default warn); logs go to stderr
-  --mr-table=MODE    the MR table as the C++ model, as the Verilated RTL (rtl/sv/mr_table.sv),
+  --mr-table=MODE    the MR table as the C++ model, as the Verilated RTL (rtl/mr_table/mr_table.sv),
                      or both in lockstep: model, rtl or lockstep (default model)
   --kernels=MODE     the same for the kernels that have RTL (add1/add2, vadd_i32, crc32; RTL
                      kernels need --width 16 or 64, add1/add2 also 1); others stay C++ models
@@ -204,7 +204,7 @@ Options parse_options(int argc, char* argv[]) {
       {"mr-table", required_argument, nullptr, kMrTable},
       {"kernels", required_argument, nullptr, kKernels},
       {"trace", required_argument, nullptr, kTrace},
-      // Hidden: the deliberately broken MR table RTL (docs/rtl/mr_table.md "Broken variant"),
+      // Hidden: the deliberately broken MR table RTL (rtl/mr_table/README.md "Broken variant"),
       // only to show lockstep catching a bug (testbench/sim/test_rtl_lockstep.cpp).
       {"mr-table-variant", required_argument, nullptr, kMrTableVariant},
       {"help", no_argument, nullptr, kHelp},

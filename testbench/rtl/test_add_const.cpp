@@ -1,6 +1,7 @@
-// add_const (rtl/sv/add_const.sv) against its C++ model (naa/rtl/add_const.hpp): known answers on
-// both, then model and Verilated RTL in lockstep on seeded random traffic with idle cycles and
-// back-pressure, at every Verilated width, with a scoreboard against a direct computation.
+// add_const (rtl/add_const/add_const.sv) against its C++ model (naa/rtl/add_const.hpp): known
+// answers on both, then model and Verilated RTL in lockstep on seeded random traffic with idle
+// cycles and back-pressure, at every Verilated width, with a scoreboard against a direct
+// computation.
 #include <catch2/catch.hpp>
 
 #include <iostream>

@@ -1,4 +1,4 @@
-// crc32 (rtl/sv/crc32.sv) against its C++ model (naa/rtl/crc32.hpp): known answers on both, then
+// crc32 (rtl/crc32/crc32.sv) against its C++ model (naa/rtl/crc32.hpp): known answers on both, then
 // model and Verilated RTL in lockstep on seeded random traffic (ragged and empty beats, idle
 // cycles, back-pressure) at every Verilated width, with a scoreboard against naa::protocol's
 // CRC-32 (a third, independent implementation, itself checked against external vectors).

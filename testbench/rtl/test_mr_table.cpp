@@ -1,5 +1,5 @@
-// mr_table (rtl/sv/mr_table.sv) against its C++ model (naa/rtl/mr_table.hpp): every check of
-// docs/rtl/mr_table.md as a known answer on both, then model and Verilated RTL in lockstep on
+// mr_table (rtl/mr_table/mr_table.sv) against its C++ model (naa/rtl/mr_table.hpp): every check of
+// rtl/mr_table/README.md as a known answer on both, then model and Verilated RTL in lockstep on
 // seeded random traffic biased to the edges of the regions.
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
-// vadd_i32 (rtl/sv/vadd_i32.sv) against its C++ model (naa/rtl/vadd_i32.hpp): known answers on
-// both, then model and Verilated RTL in lockstep on seeded random traffic, the two inputs
+// vadd_i32 (rtl/vadd_i32/vadd_i32.sv) against its C++ model (naa/rtl/vadd_i32.hpp): known answers
+// on both, then model and Verilated RTL in lockstep on seeded random traffic, the two inputs
 // throttled independently, with back-pressure, at every Verilated width, with a scoreboard.
 #include <catch2/catch.hpp>
 
