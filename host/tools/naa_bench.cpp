@@ -3,7 +3,7 @@
 // statistics before and after every point), simulator speed and naa-sim's idle CPU
 // (docs/performance.md explains every figure).
 //
-// By default it starts its own naa-sim (next to this binary) on a 127.40.<n>.1 address with
+// By default it starts its own naa-sim (next to this binary) on <net>.1 (--net) with
 // --stats-file, and takes a statistics snapshot (SIGUSR1, then wait for the next stats_seq in the
 // file) before and after each point. With --naa it uses a running NAA instead; simulated figures
 // then need --sim-pid and --sim-stats (that naa-sim's --stats-file).
@@ -64,12 +64,13 @@ Every point has wall time and the NAA's simulated time (cycles, ns) with the per
 cycles (transport, memory, kernel, ...), taken from naa-sim's statistics.
 
 Options:
-  -a, --naa ADDR[:PORT]   use a running NAA (default: start naa-sim on 127.40.<net>.1)
+  -a, --naa ADDR[:PORT]   use a running NAA (default: start naa-sim on <net>.1)
       --sim PATH          naa-sim to start (default: naa-sim next to naa-bench)
       --sim-args ARGS     extra arguments for the started naa-sim (e.g. "--kernels=rtl")
       --sim-pid PID       with --naa: the naa-sim to signal (SIGUSR1) for statistics
       --sim-stats FILE    with --naa: that naa-sim's --stats-file
-      --net N             use 127.40.N.x addresses (1..254, default 1)
+      --net A.B.C | N     the /24 of local addresses: naa-sim .1, endpoint .2, UDP baseline
+                          .200/.201 (N: 127.40.N; default 127.40.1)
   -w, --what LIST         comma-separated: latency,stream,sessions,targets (default: all)
   -m, --max SIZE          largest latency-sweep size (default 64M, at most 1G)
       --min SIZE          smallest latency-sweep size (default 1)
@@ -578,7 +579,7 @@ double line_rate_goodput_gbps(std::uint64_t message, std::uint32_t mtu) {
 struct Config {
   std::string naa_address;
   std::uint16_t cm_port = 12345;
-  int net = 1;
+  std::string net = "127.40.1";  // the first three octets of every local address
   std::uint64_t min_size = 1;
   std::uint64_t max_size = 64ULL << 20;
   double factor = 1.5;
@@ -600,7 +601,7 @@ struct Config {
 };
 
 std::string local_ip(const Config& c, int host) {
-  return "127.40." + std::to_string(c.net) + "." + std::to_string(host);
+  return c.net + "." + std::to_string(host);
 }
 
 struct LatencyPoint {
@@ -1046,7 +1047,14 @@ int main(int argc, char** argv) {
         sim_stats = arg;
         break;
       case kNet:
-        c.net = static_cast<int>(parse_int(arg, "--net", 1, 254));
+        if (arg.find('.') == std::string::npos) {
+          c.net = "127.40." + std::to_string(parse_int(arg, "--net", 1, 254));
+        } else if (!naa::host::parse_ipv4(arg + ".1") ||
+                   std::count(arg.begin(), arg.end(), '.') != 2) {
+          usage_error("bad --net '" + arg + "' (three octets A.B.C, or N for 127.40.N)");
+        } else {
+          c.net = arg;
+        }
         break;
       case 'w': {
         c.do_latency = c.do_stream = c.do_sessions = c.do_targets = false;

@@ -28,14 +28,6 @@ inline std::string peer_address(int k = 2) {
   return test_addresses().ip(k);
 }
 
-// Legacy: 127.<net>.n.1 for naa-sim and 127.<net>.n.k for test peers (NAA_SIM_TEST_NET: peer.hpp).
-inline std::string naa_ip(int n) {
-  return sim_test_ip(n, 1);
-}
-inline std::string peer_ip(int n, int k = 2) {
-  return sim_test_ip(n, k);
-}
-
 // An MRSP request entry pointing at the peer's host memory (internal regions carry no host
 // address or rkey, PROTOCOL.md 5.1).
 inline protocol::MrspRequestEntry entry(std::uint8_t flags, std::uint64_t naa_addr,

@@ -89,7 +89,4 @@ class NaaSim {
   bool checked_ = false;
 };
 
-// The former name (testbench/sim/peer.hpp).
-using NaaSimProcess = NaaSim;
-
 }  // namespace naa::testbench
