@@ -43,7 +43,9 @@
 #include "naa/host/udp_roce.hpp"
 #include "naa/protocol/immediate.hpp"
 #include "naa/protocol/mrsp.hpp"
-#include "size_arg.hpp"
+#include "naa/tools/sim_process.hpp"
+#include "naa/tools/sim_stats.hpp"
+#include "naa/tools/size_arg.hpp"
 
 namespace {
 
@@ -183,28 +185,8 @@ class Progress {
 // ---------------------------------------------------------------------------------------------
 // naa-sim: started as a child (or attached to), statistics snapshots on demand.
 
-using Stats = std::map<std::string, double>;
-
-std::optional<Stats> read_stats(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) return std::nullopt;
-  Stats s;
-  std::string line;
-  bool end = false;
-  while (std::getline(f, line)) {
-    const std::size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    s[line.substr(0, eq)] = std::strtod(line.c_str() + eq + 1, nullptr);
-    if (line.compare(0, eq, "naa-sim.end") == 0) end = true;
-  }
-  if (!end) return std::nullopt;
-  return s;
-}
-
-double get(const Stats& s, const std::string& key) {
-  const auto it = s.find(key);
-  return it == s.end() ? 0.0 : it->second;
-}
+using naa::tools::sim_stat;
+using naa::tools::SimStats;
 
 // Busy cycles per block and simulated time between two snapshots.
 struct SimDelta {
@@ -225,16 +207,16 @@ struct SimDelta {
   double cpu_s = 0;  // naa-sim's CPU time (user + system) between the snapshots
 };
 
-SimDelta delta(const std::optional<Stats>& a, const std::optional<Stats>& b, double cpu_s) {
+SimDelta delta(const std::optional<SimStats>& a, const std::optional<SimStats>& b, double cpu_s) {
   SimDelta d;
   if (!a || !b) return d;
-  auto df = [&](const char* k) { return get(*b, k) - get(*a, k); };
+  auto df = [&](const char* k) { return sim_stat(*b, k) - sim_stat(*a, k); };
   d.valid = true;
   // The NAA's own time: sim.work_cycles leaves out the simulated time that only followed wall
   // time while the model waited for a peer (retransmit/RNR timers pending, docs/sim/timing.md).
   d.work_cycles = df("sim.work_cycles");
   d.cycles = d.work_cycles;
-  const double mhz = get(*b, "sim.clock_mhz");
+  const double mhz = sim_stat(*b, "sim.clock_mhz");
   d.time_ns = mhz > 0 ? d.work_cycles * 1e3 / mhz : 0.0;
   d.peer_wait_ns = df("sim.peer_wait_ns");
   d.clock_mhz = mhz;
@@ -250,151 +232,30 @@ SimDelta delta(const std::optional<Stats>& a, const std::optional<Stats>& b, dou
   return d;
 }
 
-class SimProcess {
- public:
-  ~SimProcess() { stop(); }
+using naa::tools::SimProcess;
 
-  // Starts naa-sim and waits for its "listening" line. Returns false (with a message) on failure.
-  bool start(const std::string& path, const std::string& listen, const std::string& stats_file,
-             const std::string& extra_args, std::string& err) {
-    stats_file_ = stats_file;
-    std::vector<std::string> args = {path, "--listen", listen, "--stats-file", stats_file};
-    std::istringstream extra(extra_args);
-    for (std::string a; extra >> a;)
-      args.push_back(a);
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) {
-      err = "pipe: " + std::string(std::strerror(errno));
-      return false;
-    }
-    pid_ = ::fork();
-    if (pid_ < 0) {
-      err = "fork: " + std::string(std::strerror(errno));
-      return false;
-    }
-    if (pid_ == 0) {
-      ::dup2(out[1], STDOUT_FILENO);
-      std::vector<char*> argv;
-      for (auto& a : args)
-        argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      std::fprintf(stderr, "naa-bench: cannot run %s: %s\n", argv[0], std::strerror(errno));
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    out_fd_ = out[0];
-    std::string line;
-    const auto deadline = Clock::now() + std::chrono::seconds(20);
-    while (Clock::now() < deadline) {
-      pollfd p{out_fd_, POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      char c;
-      const ssize_t r = ::read(out_fd_, &c, 1);
-      if (r <= 0) break;
-      if (c == '\n') {
-        if (line.find("listening on") != std::string::npos) return true;
-        line.clear();
-      } else {
-        line += c;
-      }
-    }
-    err = "naa-sim did not start (" + path + "); last output: '" + line + "'";
-    stop();
-    return false;
-  }
-
-  void attach(pid_t pid, const std::string& stats_file) {
-    pid_ = pid;
-    stats_file_ = stats_file;
-    owned_ = false;
-  }
-
-  [[nodiscard]] bool has_stats() const { return pid_ > 0 && !stats_file_.empty(); }
-  [[nodiscard]] pid_t pid() const { return pid_; }
-
-  // SIGUSR1, then waits until the file shows a newer snapshot.
-  std::optional<Stats> snapshot() {
-    if (!has_stats()) return std::nullopt;
-    if (::kill(pid_, SIGUSR1) != 0) return std::nullopt;
-    // naa-sim replaces the file (rename) per snapshot: parse it only when its inode changed, and
-    // poll gently, so that waiting costs naa-sim (sharing the CPUs) nothing.
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (Clock::now() < deadline) {
-      struct stat st {};
-      if (::stat(stats_file_.c_str(), &st) == 0 && st.st_ino != last_ino_) {
-        if (auto s = read_stats(stats_file_)) {
-          const double seq = get(*s, "naa-sim.stats_seq");
-          if (seq > last_seq_) {
-            last_seq_ = seq;
-            last_ino_ = st.st_ino;
-            return s;
-          }
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+// A statistics snapshot, or nullopt (with a warning: the simulated figures of this point are
+// then missing) if naa-sim does not give one.
+std::optional<SimStats> snapshot(SimProcess& sim) {
+  if (sim.pid() <= 0 || sim.stats_file().empty()) return std::nullopt;
+  try {
+    return naa::tools::parse_sim_stats(sim.snapshot(std::chrono::seconds(10)));
+  } catch (const naa::tools::SimProcessError& e) {
+    std::cerr << "naa-bench: " << e.what() << "\n";
     return std::nullopt;
   }
-
-  // CPU time (user + system) of naa-sim so far, from /proc/<pid>/stat.
-  [[nodiscard]] std::optional<double> cpu_seconds() const {
-    if (pid_ <= 0) return std::nullopt;
-    std::ifstream f("/proc/" + std::to_string(pid_) + "/stat");
-    std::string s;
-    if (!std::getline(f, s)) return std::nullopt;
-    const std::size_t rp = s.rfind(')');  // the command name may contain spaces
-    if (rp == std::string::npos) return std::nullopt;
-    std::istringstream in(s.substr(rp + 2));
-    std::vector<std::string> fields;
-    for (std::string x; in >> x;)
-      fields.push_back(x);
-    // Fields after the name start at field 3 (state); utime and stime are fields 14 and 15.
-    if (fields.size() < 13) return std::nullopt;
-    const double ticks =
-        std::strtod(fields[11].c_str(), nullptr) + std::strtod(fields[12].c_str(), nullptr);
-    return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
-  }
-
-  void stop() {
-    if (out_fd_ >= 0) {
-      ::close(out_fd_);
-      out_fd_ = -1;
-    }
-    if (!owned_ || pid_ <= 0) return;
-    ::kill(pid_, SIGINT);
-    int status = 0;
-    for (int i = 0; i < 500; ++i) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  bool owned_ = true;
-  int out_fd_ = -1;
-  std::string stats_file_;
-  double last_seq_ = 0;
-  ino_t last_ino_ = 0;
-};
+}
 
 // Snapshot pair around a measured point, with naa-sim's CPU time.
 class SimProbe {
  public:
   explicit SimProbe(SimProcess& sim) : sim_(sim) {}
   void begin() {
-    before_ = sim_.snapshot();
+    before_ = snapshot(sim_);
     cpu_before_ = sim_.cpu_seconds();
   }
   SimDelta end() {
-    const auto after = sim_.snapshot();
+    const auto after = snapshot(sim_);
     const auto cpu_after = sim_.cpu_seconds();
     const double cpu = (cpu_before_ && cpu_after) ? *cpu_after - *cpu_before_ : 0.0;
     return delta(before_, after, cpu);
@@ -402,7 +263,7 @@ class SimProbe {
 
  private:
   SimProcess& sim_;
-  std::optional<Stats> before_;
+  std::optional<SimStats> before_;
   std::optional<double> cpu_before_;
 };
 
@@ -1175,10 +1036,13 @@ int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
 
   // naa-sim.
-  SimProcess sim;
+  std::unique_ptr<SimProcess> sim_owner;
   std::string tmp_dir;
   if (external) {
-    if (sim_pid != 0 && !sim_stats.empty()) sim.attach(static_cast<pid_t>(sim_pid), sim_stats);
+    sim_owner = std::make_unique<SimProcess>();
+    if (sim_pid != 0 && !sim_stats.empty()) {
+      sim_owner->attach(static_cast<pid_t>(sim_pid), sim_stats);
+    }
   } else {
     if (sim_path.empty()) {
       char self[4096];
@@ -1194,12 +1058,27 @@ int main(int argc, char** argv) {
     }
     tmp_dir = tmpl;
     c.naa_address = local_ip(c, 1);
-    std::string err;
-    if (!sim.start(sim_path, c.naa_address, tmp_dir + "/naa-sim.stats", sim_args, err)) {
-      std::cerr << "naa-bench: " << err << "\n";
+    naa::tools::SimLaunch launch;
+    launch.binary = sim_path;
+    launch.listen = c.naa_address;
+    launch.stats_file = tmp_dir + "/naa-sim.stats";
+    std::istringstream words(sim_args);
+    for (std::string w; words >> w;)
+      launch.args.push_back(w);
+    try {
+      sim_owner = std::make_unique<SimProcess>(launch);
+    } catch (const naa::tools::SimProcessError& e) {
+      std::cerr << "naa-bench: " << e.what() << "\n";
+      return 3;
+    }
+    if (!sim_owner->ready()) {
+      std::cerr << "naa-bench: naa-sim did not start (" << sim_owner->command()
+                << "): " << sim_owner->describe_exit() << "; its output: '"
+                << sim_owner->ready_line() << "'\n";
       return 3;
     }
   }
+  SimProcess& sim = *sim_owner;
 
   const bool bar = !c.quiet && ::isatty(STDERR_FILENO) != 0;
   const auto sizes = sweep_sizes(c);

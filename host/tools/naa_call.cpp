@@ -19,7 +19,7 @@
 #include "naa/host/verbs.hpp"
 #include "naa/protocol/crc32.hpp"
 #include "naa/protocol/immediate.hpp"
-#include "size_arg.hpp"
+#include "naa/tools/size_arg.hpp"
 
 namespace {
 
