@@ -15,6 +15,7 @@
 #include "naa/protocol/mrsp.hpp"
 #include "naa/protocol/packet.hpp"
 #include "naa/protocol/pcap.hpp"
+#include "naa_sim.hpp"
 #include "peer.hpp"
 #include "test_addresses.hpp"
 
@@ -27,6 +28,25 @@ inline std::string naa_address() {
 inline std::string peer_address(int k = 2) {
   return test_addresses().ip(k);
 }
+
+// naa-sim on .1 (the fixture of testbench/support/naa_sim.hpp: its exit status is checked at
+// the end of the test) and a test peer on .2 bound to it: the opening lines of most tests.
+//   SimAndPeer rig({"--mem", "1M"});
+//   auto& [naa, peer] = rig;
+struct SimAndPeer {
+  explicit SimAndPeer(const std::vector<std::string>& naa_sim_args = {},
+                      const std::string& naa_sim_stderr = {})
+      : naa(naa_address(), naa_sim_args, naa_sim_stderr),
+        peer(ready_peer_address(naa), naa_address()) {}
+  NaaSim naa;
+  TestPeer peer;
+
+ private:
+  static std::string ready_peer_address(const NaaSim& sim) {
+    if (!sim.ready()) throw NaaSimError("naa-sim did not start: " + sim.ready_line());
+    return peer_address(2);
+  }
+};
 
 // An MRSP request entry pointing at the peer's host memory (internal regions carry no host
 // address or rkey, PROTOCOL.md 5.1).
