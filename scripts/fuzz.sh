@@ -80,8 +80,18 @@ run_target() {
   printf '%-8s %12s %8s ok\n' "$t" "$execs" "$corpus"
 }
 
+# host_rx binds two addresses of a block claimed like the tests' (testbench/support/
+# test_addresses.sh), so a fuzz run and the tests never share one.
+claim_fuzz_net() {
+  # shellcheck source=../testbench/support/test_addresses.sh
+  . "$root/testbench/support/test_addresses.sh"
+  naa_claim_addresses || exit 2
+  export NAA_FUZZ_NET=$NAA_TEST_BLOCK
+}
+
 case "${1:-}" in
   --smoke)
+    claim_fuzz_net
     build_tree
     secs=${NAA_FUZZ_SMOKE_SECONDS:-30}
     printf '%-8s %12s %8s %s\n' target executions corpus result
@@ -93,6 +103,7 @@ case "${1:-}" in
     [ $# -eq 3 ] || { usage >&2; exit 2; }
     printf '%s\n' "${targets[@]}" | grep -qx "$2" || { echo "fuzz.sh: unknown target $2" >&2; exit 2; }
     [ -x "$build/bin/fuzz_$2" ] || build_tree
+    claim_fuzz_net
     printf '%-8s %12s %8s %s\n' target executions corpus result
     run_target "$2" "$3"
     ;;

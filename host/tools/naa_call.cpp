@@ -19,7 +19,7 @@
 #include "naa/host/verbs.hpp"
 #include "naa/protocol/crc32.hpp"
 #include "naa/protocol/immediate.hpp"
-#include "size_arg.hpp"
+#include "naa/tools/size_arg.hpp"
 
 namespace {
 
@@ -209,16 +209,31 @@ bool verify(int fn, int calls, const std::vector<RegionArg>& regs,
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  naa::host::SessionOptions opts;
-  std::vector<RegionArg> regs;
+// The command line.
+struct CallOptions {
+  naa::host::SessionOptions session;
+  std::vector<RegionArg> regions;  // loaded inputs, in order
   int fn = 0;
   std::uint32_t user = 0;
   int repeat = 1;
   bool quiet = false;
-  bool do_verify = false;
+  bool verify = false;
+  naa::host::FaultOptions fault_rx, fault_tx;
+  std::uint64_t fault_seed = 1;
+  naa::host::TransportKind transport_kind = naa::host::TransportKind::udp;
+  bool solicited_only = false;
+};
+
+// Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.
+CallOptions parse_options(int argc, char** argv) {
+  CallOptions o;
+  naa::host::SessionOptions& opts = o.session;
+  std::vector<RegionArg>& regs = o.regions;
+  int& fn = o.fn;
+  std::uint32_t& user = o.user;
+  int& repeat = o.repeat;
+  bool& quiet = o.quiet;
+  bool& do_verify = o.verify;
   long timeout_ms = 0;
 
   enum {
@@ -235,10 +250,11 @@ int main(int argc, char** argv) {
     kFaultTx,
     kFaultSeed
   };
-  naa::host::FaultOptions fault_rx, fault_tx;
-  std::uint64_t fault_seed = 1;
-  naa::host::TransportKind transport_kind = naa::host::TransportKind::udp;
-  bool solicited_only = false;
+  naa::host::FaultOptions& fault_rx = o.fault_rx;
+  naa::host::FaultOptions& fault_tx = o.fault_tx;
+  std::uint64_t& fault_seed = o.fault_seed;
+  naa::host::TransportKind& transport_kind = o.transport_kind;
+  bool& solicited_only = o.solicited_only;
   static const option long_opts[] = {
       {"naa", required_argument, nullptr, 'a'},
       {"local", required_argument, nullptr, 'l'},
@@ -373,7 +389,7 @@ int main(int argc, char** argv) {
         break;
       case 'h':
         std::cout << kUsage;
-        return 0;
+        std::exit(0);
       case ':':
         usage_error(std::string("option ") + argv[optind - 1] + " needs a value");
       default:
@@ -387,6 +403,24 @@ int main(int argc, char** argv) {
     opts.mrsp_timeout = opts.connect_timeout;
     opts.call_timeout = opts.connect_timeout;
   }
+  return o;
+}
+
+// One session, --repeat calls, outputs saved and verified: 0 done, 1 a call failed or
+// verification failed, 3 connection, MRSP or transport failure.
+int run(CallOptions o) {
+  naa::host::SessionOptions& opts = o.session;
+  std::vector<RegionArg>& regs = o.regions;
+  const int fn = o.fn;
+  const std::uint32_t user = o.user;
+  const int repeat = o.repeat;
+  const bool quiet = o.quiet;
+  const bool do_verify = o.verify;
+  const naa::host::FaultOptions& fault_rx = o.fault_rx;
+  const naa::host::FaultOptions& fault_tx = o.fault_tx;
+  const std::uint64_t fault_seed = o.fault_seed;
+  const naa::host::TransportKind transport_kind = o.transport_kind;
+  const bool solicited_only = o.solicited_only;
 
   std::vector<naa::host::Region> regions;
   for (RegionArg& r : regs) {
@@ -542,4 +576,10 @@ int main(int argc, char** argv) {
               << naa::host::errc_name(static_cast<naa::host::Errc>(e.code().value())) << "]\n";
     return 3;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run(parse_options(argc, argv));
 }

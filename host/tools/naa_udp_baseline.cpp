@@ -42,17 +42,68 @@ sockaddr_in addr(const char* ip, std::uint16_t port) {
   return a;
 }
 
-}  // namespace
+constexpr const char* kUsage =
+    "usage: naa-udp-baseline [--net A.B.C] [BULK_MIB (default 64)] [ROUND_TRIPS (default 1000)]\n"
+    "  --net A.B.C   the two sockets bind A.B.C.1 and A.B.C.2, UDP 4791 (default 127.23.0)\n";
 
-int main(int argc, char** argv) {
-  if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
-    std::printf("usage: naa-udp-baseline [BULK_MIB (default 64)] [ROUND_TRIPS (default 1000)]\n");
-    return 0;
+struct BaselineOptions {
+  std::size_t bulk = std::size_t{64} << 20;  // bytes of the bulk transfer
+  int trips = 1000;                          // 64-byte round trips
+  std::string net = "127.23.0";
+};
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "naa-udp-baseline: %s\n\n%s", msg.c_str(), kUsage);
+  std::exit(2);
+}
+
+long parse_count(const char* s, const char* what, long lo, long hi) {
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  if (end == s || *end != '\0' || v < lo || v > hi) {
+    usage_error(std::string("bad ") + what + " '" + s + "'");
   }
-  const std::size_t bulk = (argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 64) << 20;
-  const int trips = argc > 2 ? std::atoi(argv[2]) : 1000;
-  const char* ip_a = "127.23.0.1";
-  const char* ip_b = "127.23.0.2";
+  return v;
+}
+
+// Reads the command line; a bad argument prints usage and exits 2, --help prints it and exits 0.
+BaselineOptions parse_options(int argc, char** argv) {
+  BaselineOptions o;
+  int positional = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s", kUsage);
+      std::exit(0);
+    } else if (arg == "--net") {
+      if (i + 1 >= argc) usage_error("--net needs a value");
+      o.net = argv[++i];
+      in_addr probe{};
+      if (std::count(o.net.begin(), o.net.end(), '.') != 2 ||
+          ::inet_pton(AF_INET, (o.net + ".1").c_str(), &probe) != 1) {
+        usage_error("bad --net '" + o.net + "' (three octets A.B.C)");
+      }
+    } else if (!arg.empty() && arg[0] == '-') {
+      usage_error("unknown option " + arg);
+    } else if (positional == 0) {
+      o.bulk = static_cast<std::size_t>(parse_count(argv[i], "BULK_MIB", 1, 1 << 16)) << 20;
+      ++positional;
+    } else if (positional == 1) {
+      o.trips = static_cast<int>(parse_count(argv[i], "ROUND_TRIPS", 1, 100000000));
+      ++positional;
+    } else {
+      usage_error("unexpected argument " + arg);
+    }
+  }
+  return o;
+}
+
+int run(const BaselineOptions& o) {
+  const std::size_t bulk = o.bulk;
+  const int trips = o.trips;
+  const std::string ip_a_s = o.net + ".1", ip_b_s = o.net + ".2";
+  const char* ip_a = ip_a_s.c_str();
+  const char* ip_b = ip_b_s.c_str();
   const int a = bound_socket(ip_a, 4791);
   const int b = bound_socket(ip_b, 4791);
   const sockaddr_in to_a = addr(ip_a, 4791);
@@ -107,4 +158,10 @@ int main(int argc, char** argv) {
   ::close(a);
   ::close(b);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run(parse_options(argc, argv));
 }

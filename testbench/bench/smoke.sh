@@ -12,9 +12,14 @@ set +e
 set -e
 [ "$rc" -eq 2 ] || fail "a bad option exits $rc, not 2"
 
+# Addresses: a block of its own (testbench/support/test_addresses.sh) for naa-sim (.1), the
+# endpoint (.2) and the UDP baseline (.200/.201).
+# shellcheck source=../support/test_addresses.sh
+. "$(dirname "$0")/../support/test_addresses.sh"
+naa_claim_addresses || fail "no address block"
 plot=none
 command -v gnuplot >/dev/null 2>&1 && plot=png
-"$bench" --net 41 --max 4K --reps 2 --stream 256K --write-max 64K --sessions 2 --call-size 16K \
+"$bench" --net "$NAA_TEST_BLOCK" --max 4K --reps 2 --stream 256K --write-max 64K --sessions 2 --call-size 16K \
   --calls 2 --target-reps 5 --idle-seconds 0.3 --plot "$plot" -q -o "$out"
 
 # header_has FILE COLUMN...: every named column is in the header.

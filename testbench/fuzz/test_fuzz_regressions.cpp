@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fuzz.hpp"
+#include "test_addresses.hpp"
 
 namespace fs = std::filesystem;
 
@@ -53,6 +54,7 @@ TEST_CASE("fuzz regressions: NAA receive path", "[fuzz]") {
 }
 
 TEST_CASE("fuzz regressions: host endpoint receive path", "[fuzz]") {
-  ::setenv("NAA_FUZZ_OCTET", "252", 1);  // not the smoke run's 127.30.251.x
+  // The endpoint binds <block>.1 and .2 of this test's own address block (test_addresses.hpp).
+  ::setenv("NAA_FUZZ_NET", naa::testbench::test_addresses().prefix().c_str(), 1);
   CHECK(replay("host_rx", naa::fuzz::host_rx) > 0);
 }

@@ -37,10 +37,13 @@ if [ -f "$prefix/lib/pkgconfig/naa-host.pc" ]; then
   cc -o "$scratch/naaice-consumer" "$consumer/naaice_main.c" \
     $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs naaice)
   if [ -x "$prefix/bin/naa-sim" ]; then
-    "$prefix/bin/naa-sim" --listen 127.40.30.1 >"$scratch/naa-sim.log" 2>&1 &
+    # shellcheck source=../support/test_addresses.sh
+    . "$(dirname "$0")/../support/test_addresses.sh"
+    naa_claim_addresses || exit 1
+    "$prefix/bin/naa-sim" --listen "$NAA_TEST_BLOCK.1" >"$scratch/naa-sim.log" 2>&1 &
     sim_pid=$!
     for _ in $(seq 200); do grep -q "listening on" "$scratch/naa-sim.log" && break; sleep 0.1; done
-    out_naaice=$("$scratch/naaice-consumer" 127.40.31.1 127.40.30.1) || out_naaice="failed"
+    out_naaice=$("$scratch/naaice-consumer" "$NAA_TEST_BLOCK.2" "$NAA_TEST_BLOCK.1") || out_naaice="failed"
     kill "$sim_pid"
     wait "$sim_pid" || true
   else

@@ -1,8 +1,7 @@
-// Helpers shared by the reliability suites (testbench/reliability): addresses, environment knobs,
+// Helpers shared by the reliability suites (testbench/reliability): environment knobs,
 // process memory figures and a summary sink for the figures docs/reliability.md tabulates.
 #pragma once
 
-#include <dirent.h>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -12,36 +11,11 @@
 
 namespace naa::reliability {
 
-// Legacy hand-numbered addresses 127.30.<n>.<m> (n: test case, m: 1 = naa-sim), kept only until
-// the last suites move to naa::testbench::test_addresses() (testbench/support/test_addresses.hpp).
-inline std::string ip(int n, int m) {
-  return "127.30." + std::to_string(n) + "." + std::to_string(m);
-}
-
 // An integer knob from the environment (CI runs the defaults; the full sizes are opt-in).
 inline std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
   return std::strtoull(v, nullptr, 0);
-}
-
-// The pid of the naa-sim serving `listen_ip` (found by its command line), or -1.
-inline int find_naa_sim_pid(const std::string& listen_ip) {
-  DIR* d = ::opendir("/proc");
-  if (d == nullptr) return -1;
-  int found = -1;
-  while (dirent* e = ::readdir(d)) {
-    const int pid = std::atoi(e->d_name);
-    if (pid <= 0) continue;
-    std::ifstream f("/proc/" + std::string(e->d_name) + "/cmdline", std::ios::binary);
-    std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (cmd.find("naa-sim") == std::string::npos) continue;
-    if (cmd.find(std::string("--listen") + '\0' + listen_ip + '\0') == std::string::npos) continue;
-    found = pid;
-    break;
-  }
-  ::closedir(d);
-  return found;
 }
 
 // VmRSS / VmHWM (peak) of a process in KiB, 0 if unknown.

@@ -14,6 +14,7 @@
 #include "naa/host/udp_roce.hpp"
 #include "naa/protocol/mrsp.hpp"
 #include "peer.hpp"
+#include "sim_tests.hpp"
 #include "support.hpp"
 
 using namespace std::chrono_literals;
@@ -23,9 +24,9 @@ namespace host = naa::host;
 namespace rel = naa::reliability;
 
 TEST_CASE("more connections than QPs: REJ 28, the earlier ones keep working", "[exhaustion]") {
-  NaaSimProcess sim(rel::ip(30, 1), {"--qps", "4"});
+  NaaSim sim(naa_address(), {"--qps", "4"});
   REQUIRE(sim.ready());
-  TestPeer peer(rel::ip(30, 2), rel::ip(30, 1));
+  TestPeer peer(peer_address(2), naa_address());
   std::deque<Connection> conns(5);
   std::vector<TestPeer::MrspResult> regions;
   for (std::size_t i = 0; i < 4; ++i) {
@@ -89,12 +90,12 @@ TEST_CASE(
     "[exhaustion]") {
   // Half-open admission (docs/sim/cm_agent.md): one address holds at most half of the QPs
   // half-open, so a client on another address is answered with a REP while the flood goes on.
-  NaaSimProcess sim(rel::ip(31, 1));
+  NaaSim sim(naa_address());
   REQUIRE(sim.ready());
-  const int pid = rel::find_naa_sim_pid(rel::ip(31, 1));
+  const int pid = sim.pid();
   REQUIRE(pid > 0);
-  TestPeer peer(rel::ip(31, 2), rel::ip(31, 1));
-  TestPeer client(rel::ip(31, 3), rel::ip(31, 1));
+  TestPeer peer(peer_address(2), naa_address());
+  TestPeer client(peer_address(3), naa_address());
   const std::uint64_t reqs = rel::env_u64("NAA_RELIABILITY_FLOOD_REQS", 10000);
   const std::string st0 = sim.stats_text();
   REQUIRE_FALSE(st0.empty());
@@ -123,16 +124,16 @@ TEST_CASE(
   for (int i = 0; i < 100; ++i) {
     peer.drain(Ms(50));
     st = sim.stats_text();
-    heap_peak = std::max(heap_peak, NaaSimProcess::stat_in(st, "naa-sim.heap_peak_bytes"));
-    if (NaaSimProcess::stat_in(st, "cm.connections") == 1 &&
-        NaaSimProcess::stat_in(st, "cm.req") == reqs + client_conns.size()) {
+    heap_peak = std::max(heap_peak, NaaSim::stat_in(st, "naa-sim.heap_peak_bytes"));
+    if (NaaSim::stat_in(st, "cm.connections") == 1 &&
+        NaaSim::stat_in(st, "cm.req") == reqs + client_conns.size()) {
       break;
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::uint64_t rss_after = rel::proc_kib(pid, "VmRSS");
   const std::uint64_t peak = rel::proc_kib(pid, "VmHWM");
-  auto stat = [&](const char* k) { return NaaSimProcess::stat_in(st, k); };
+  auto stat = [&](const char* k) { return NaaSim::stat_in(st, k); };
   CHECK(stat("cm.req") == reqs + client_conns.size());
   CHECK(stat("cm.connections") == 1);
   CHECK(stat("cm.rep") + stat("cm.rej_sent") == stat("cm.req"));
@@ -151,7 +152,7 @@ TEST_CASE(
   (void)peak;
 #else
   REQUIRE(has_key(st0, "naa-sim.heap_bytes"));
-  const std::uint64_t heap_before = NaaSimProcess::stat_in(st0, "naa-sim.heap_bytes");
+  const std::uint64_t heap_before = NaaSim::stat_in(st0, "naa-sim.heap_bytes");
   const std::uint64_t heap_growth = heap_peak > heap_before ? heap_peak - heap_before : 0;
   INFO("heap before " << heap_before << " B, peak during the flood " << heap_peak << " B, "
                       << half_open_peak << " half-open connections at most");
@@ -187,7 +188,7 @@ TEST_CASE(
     "[exhaustion]") {
   // --qps 4: each flooding address may hold 2 half-open QPs, two addresses take all four; a new
   // REQ then displaces the oldest half-open connection of another address.
-  NaaSimProcess sim(ip50(40, 1), {"--qps", "4"});
+  NaaSim sim(ip50(40, 1), {"--qps", "4"});
   REQUIRE(sim.ready());
   std::deque<TestPeer> flooders;
   for (int k = 0; k < 4; ++k)
@@ -207,8 +208,8 @@ TEST_CASE(
   for (auto& f : flooders)
     f.drain(Ms(20));
   auto st = sim.stats_text();
-  CHECK(NaaSimProcess::stat_in(st, "cm.half_open") == 4);  // every QP held by the flood
-  CHECK(NaaSimProcess::stat_in(st, "cm.half_open_evicted") > 0);
+  CHECK(NaaSim::stat_in(st, "cm.half_open") == 4);  // every QP held by the flood
+  CHECK(NaaSim::stat_in(st, "cm.half_open_evicted") > 0);
   std::deque<Connection> client_conns;
   CHECK(connect_within_two_tries(client, client_conns) == 0);
   REQUIRE_FALSE(client_conns.empty());
@@ -218,8 +219,8 @@ TEST_CASE(
   REQUIRE(r);
   REQUIRE_FALSE(r->error);
   st = sim.stats_text();
-  CHECK(NaaSimProcess::stat_in(st, "cm.connections") == 4);
-  CHECK(NaaSimProcess::stat_in(st, "cm.half_open") == 3);
+  CHECK(NaaSim::stat_in(st, "cm.connections") == 4);
+  CHECK(NaaSim::stat_in(st, "cm.half_open") == 3);
   // Established, it is never displaced: more flood, then it still calls.
   std::deque<Connection> more(100);
   for (std::size_t i = 0; i < more.size(); ++i)
@@ -236,9 +237,9 @@ TEST_CASE(
 }
 
 TEST_CASE("soak: 8 sessions at 1% loss, naa-sim's memory flat after warm-up", "[exhaustion]") {
-  NaaSimProcess sim(rel::ip(32, 1), {"--fault-tx", "loss=0.01", "--fault-rx", "loss=0.01"});
+  NaaSim sim(naa_address(), {"--fault-tx", "loss=0.01", "--fault-rx", "loss=0.01"});
   REQUIRE(sim.ready());
-  const int pid = rel::find_naa_sim_pid(rel::ip(32, 1));
+  const int pid = sim.pid();
   REQUIRE(pid > 0);
   const std::uint64_t calls = rel::env_u64("NAA_RELIABILITY_SOAK_CALLS", 1000);
   constexpr int kSessions = 8;
@@ -248,8 +249,8 @@ TEST_CASE("soak: 8 sessions at 1% loss, naa-sim's memory flat after warm-up", "[
   auto worker = [&](int k) {
     try {
       host::SessionOptions o;
-      o.naa_address = rel::ip(32, 1);
-      o.local_address = rel::ip(32, 10 + k);
+      o.naa_address = naa_address();
+      o.local_address = peer_address(10 + k);
       o.local_ack_timeout = 13;
       o.call_timeout = 120000ms;
       o.naa_base_address = static_cast<std::uint64_t>(k) << 24;  // each session its own memory
@@ -288,19 +289,20 @@ TEST_CASE("soak: 8 sessions at 1% loss, naa-sim's memory flat after warm-up", "[
   CHECK(failures == 0);
   CHECK(bad == 0);
   CHECK(done == kSessions * calls);
-  CHECK(NaaSimProcess::stat_in(st, "kernel.dispatches") == kSessions * calls);
-  CHECK(NaaSimProcess::stat_in(st, "mr_table.entries_used") == 0);
+  CHECK(NaaSim::stat_in(st, "kernel.dispatches") == kSessions * calls);
+  CHECK(NaaSim::stat_in(st, "mr_table.entries_used") == 0);
 #if defined(__SANITIZE_ADDRESS__)
   // ASan's quarantine keeps freed memory resident in naa-sim: RSS says nothing there.
   (void)rss_end;
 #else
   CHECK(rss_end <= rss_warm + 8 * 1024);  // no growth beyond noise after warm-up
 #endif
-  rel::report_line("soak: sessions=8 calls_each=" + std::to_string(calls) +
-                   " calls_verified=" + std::to_string(done.load()) + " dispatches=" +
-                   std::to_string(NaaSimProcess::stat_in(st, "kernel.dispatches")) + " faults=" +
-                   std::to_string(NaaSimProcess::stat_in(st, "net_port.fault_rx.loss") +
-                                  NaaSimProcess::stat_in(st, "net_port.fault_tx.loss")) +
-                   " rss_warm_kib=" + std::to_string(rss_warm) + " rss_end_kib=" +
-                   std::to_string(rss_end) + " peak_rss_kib=" + std::to_string(peak));
+  rel::report_line(
+      "soak: sessions=8 calls_each=" + std::to_string(calls) +
+      " calls_verified=" + std::to_string(done.load()) +
+      " dispatches=" + std::to_string(NaaSim::stat_in(st, "kernel.dispatches")) + " faults=" +
+      std::to_string(NaaSim::stat_in(st, "net_port.fault_rx.loss") +
+                     NaaSim::stat_in(st, "net_port.fault_tx.loss")) +
+      " rss_warm_kib=" + std::to_string(rss_warm) + " rss_end_kib=" + std::to_string(rss_end) +
+      " peak_rss_kib=" + std::to_string(peak));
 }

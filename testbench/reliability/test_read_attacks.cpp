@@ -21,16 +21,13 @@
 #include "naa/protocol/mrsp.hpp"
 #include "naa_capture.hpp"
 #include "peer.hpp"
+#include "sim_tests.hpp"
 
 using namespace naa::testbench;
 namespace p = naa::protocol;
 namespace op = naa::protocol::opcode;
 
 namespace {
-
-std::string ip(int n, int m) {
-  return "127.50." + std::to_string(n) + "." + std::to_string(m);
-}
 
 std::uint64_t test_seed() {
   if (const char* s = std::getenv("NAA_TEST_SEED"); s != nullptr && *s != '\0') {
@@ -83,10 +80,10 @@ TEST_CASE("READ attacks: out of bounds, wrapping, wrong rkey, no permission: NAK
   const std::uint64_t seed = test_seed();
   INFO("NAA_TEST_SEED=" << seed << " repeats this run");
   TempPath pcap("read-attacks");
-  NaaSimProcess sim(ip(20, 1), {"--seed", std::to_string(seed), "--pcap", pcap.str()});
+  NaaSim sim(naa_address(), {"--seed", std::to_string(seed), "--pcap", pcap.str()});
   REQUIRE(sim.ready());
-  TestPeer victim_peer(ip(20, 2), ip(20, 1));
-  TestPeer attacker(ip(20, 3), ip(20, 1));
+  TestPeer victim_peer(peer_address(2), naa_address());
+  TestPeer attacker(peer_address(3), naa_address());
 
   // The victim: one region with random contents.
   Connection victim;
@@ -251,8 +248,8 @@ TEST_CASE("READ attacks: out of bounds, wrapping, wrong rkey, no permission: NAK
   };
   const auto cap = read_capture(pcap.str());
   REQUIRE(cap);
-  const std::uint32_t attacker_ip = parse_ipv4(ip(20, 3));
-  const std::uint32_t victim_ip = parse_ipv4(ip(20, 2));
+  const std::uint32_t attacker_ip = parse_ipv4(peer_address(3));
+  const std::uint32_t victim_ip = parse_ipv4(peer_address(2));
   int read_responses = 0, nak62 = 0, to_attacker = 0;
   bool victim_saw_secret = false;
   for (const auto& d : *cap) {

@@ -1,12 +1,16 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Issue 12 finding 11: when UDP 4791 is taken on the address (by another naa-sim, or on every
 # address by the kernel's rdma_rxe), naa-sim and the host endpoint (naa-call) must exit non-zero
 # and name the likely causes and how to check them, not only "Address already in use".
-# A first naa-sim holds 127.33.0.1:4791 (a UDP socket like any other).
+# A first naa-sim holds .1 of an address block of the script's own (testbench/support/
+# test_addresses.sh) on UDP 4791 (a socket like any other).
 # Usage: port_4791_taken.sh NAA_SIM NAA_CALL WORKDIR
 set -u
 sim=$1 call=$2 dir=$3
-ip=127.33.0.1
+# shellcheck source=../support/test_addresses.sh
+. "$(dirname "$0")/../support/test_addresses.sh"
+naa_claim_addresses || exit 1
+ip=$NAA_TEST_BLOCK.1
 mkdir -p "$dir"
 "$sim" --listen "$ip" >"$dir/holder.log" 2>&1 &
 holder=$!
@@ -25,6 +29,6 @@ check() {  # check WHAT EXIT OUTPUT
 out=$(timeout 20 "$sim" --listen "$ip" 2>&1)
 check "second naa-sim on $ip" $? "$out"
 echo "$out" | grep -q "another naa-sim" || { echo "FAIL: naa-sim does not name another naa-sim"; status=1; }
-out=$(timeout 20 "$call" --naa 127.33.0.2 --local "$ip" --fn nop --timeout 1000 2>&1)
+out=$(timeout 20 "$call" --naa "$NAA_TEST_BLOCK.2" --local "$ip" --fn nop --timeout 1000 2>&1)
 check "naa-call --local $ip" $? "$out"
 exit $status

@@ -22,9 +22,8 @@ expect "pcap_decodes.sh without tshark" 77 $? "$out" "SKIPPED: tshark"
 out=$(env PATH="$empty" NAA_REQUIRE_TOOLS=1 /bin/sh "$decodes" /bin/false /bin/false "$empty/d" 2>&1)
 expect "pcap_decodes.sh without tshark, NAA_REQUIRE_TOOLS=1" 1 $? "$out"
 if [ -n "$sim_tests" ]; then
-  # Addresses of its own (127.13.*), so that it may run beside the same test case under ctest -j.
-  NAA_SIM_TEST_NET=13
-  export NAA_SIM_TEST_NET
+  # The test process claims an address block of its own (testbench/support/test_addresses.hpp),
+  # so it may run beside the same test case under ctest -j.
   name="the pcap of a full session verifies and decodes in tshark without errors"
   out=$(env PATH="$empty" NAA_REQUIRE_TOOLS= "$sim_tests" "$name" 2>&1)
   expect "sim_integration pcap test without tshark" 0 $? "$out" "NAA_SKIP: tshark not found"

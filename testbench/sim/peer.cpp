@@ -525,19 +525,4 @@ std::optional<std::uint32_t> TestPeer::call(
   return done->imm;
 }
 
-// ---------------------------------------------------------------------------------------------
-
-int sim_test_net() {
-  const char* env = std::getenv("NAA_SIM_TEST_NET");
-  if (env == nullptr || *env == '\0') return 10;
-  const int net = std::atoi(env);
-  if (net < 1 || net > 254) throw std::runtime_error("NAA_SIM_TEST_NET must be 1..254");
-  return net;
-}
-
-std::string sim_test_ip(int n, int m) {
-  return "127." + std::to_string(sim_test_net()) + "." + std::to_string(n) + "." +
-         std::to_string(m);
-}
-
 }  // namespace naa::testbench

@@ -24,7 +24,7 @@
 #include "naa/protocol/cm.hpp"
 #include "naa/protocol/mrsp.hpp"
 #include "naa/protocol/packet.hpp"
-#include "naa_sim.hpp"  // NaaSim (formerly NaaSimProcess, defined here)
+#include "naa_sim.hpp"  // NaaSim (formerly NaaSim, defined here)
 
 namespace naa::testbench {
 
@@ -210,10 +210,5 @@ class TestPeer {
   std::deque<protocol::CmMad> cm_inbox_;
   std::uint64_t icrc_failures_ = 0, nonzero_ids_ = 0, received_ = 0;
 };
-
-// Legacy hand-numbered addresses 127.<net>.<n>.<m> (net: NAA_SIM_TEST_NET, default 10), kept
-// only until the last suites move to test_addresses() (testbench/support/test_addresses.hpp).
-int sim_test_net();
-std::string sim_test_ip(int n, int m);
 
 }  // namespace naa::testbench

@@ -15,6 +15,7 @@
 #include "naa/protocol/mrsp.hpp"
 #include "naa/protocol/packet.hpp"
 #include "naa/protocol/pcap.hpp"
+#include "naa_sim.hpp"
 #include "peer.hpp"
 #include "test_addresses.hpp"
 
@@ -28,13 +29,24 @@ inline std::string peer_address(int k = 2) {
   return test_addresses().ip(k);
 }
 
-// Legacy: 127.<net>.n.1 for naa-sim and 127.<net>.n.k for test peers (NAA_SIM_TEST_NET: peer.hpp).
-inline std::string naa_ip(int n) {
-  return sim_test_ip(n, 1);
-}
-inline std::string peer_ip(int n, int k = 2) {
-  return sim_test_ip(n, k);
-}
+// naa-sim on .1 (the fixture of testbench/support/naa_sim.hpp: its exit status is checked at
+// the end of the test) and a test peer on .2 bound to it: the opening lines of most tests.
+//   SimAndPeer rig({"--mem", "1M"});
+//   auto& [naa, peer] = rig;
+struct SimAndPeer {
+  explicit SimAndPeer(const std::vector<std::string>& naa_sim_args = {},
+                      const std::string& naa_sim_stderr = {})
+      : naa(naa_address(), naa_sim_args, naa_sim_stderr),
+        peer(ready_peer_address(naa), naa_address()) {}
+  NaaSim naa;
+  TestPeer peer;
+
+ private:
+  static std::string ready_peer_address(const NaaSim& sim) {
+    if (!sim.ready()) throw NaaSimError("naa-sim did not start: " + sim.ready_line());
+    return peer_address(2);
+  }
+};
 
 // An MRSP request entry pointing at the peer's host memory (internal regions carry no host
 // address or rkey, PROTOCOL.md 5.1).

@@ -21,17 +21,13 @@ namespace op = naa::protocol::opcode;
 
 namespace {
 
-std::string ip(int n, int m) {
-  return "127.50." + std::to_string(n) + "." + std::to_string(m);
-}
-
 constexpr std::uint8_t kInOut = p::kMrspFlagInput | p::kMrspFlagOutput;
 constexpr std::uint8_t kAdd1 = 1;
 
 // Polls naa-sim's statistics until pred(text) holds (or ~20 s pass: a give-up bound, not a
 // timing assertion); returns the last snapshot.
 template <class Pred>
-std::string wait_stats(NaaSimProcess& sim, Pred pred) {
+std::string wait_stats(NaaSim& sim, Pred pred) {
   std::string s;
   for (int i = 0; i < 400; ++i) {
     s = sim.stats_text();
@@ -42,7 +38,7 @@ std::string wait_stats(NaaSimProcess& sim, Pred pred) {
 }
 
 std::uint64_t st(const std::string& s, const char* key) {
-  return NaaSimProcess::stat_in(s, key);
+  return NaaSim::stat_in(s, key);
 }
 
 bool is_probe(const p::PacketView& v) {
@@ -57,7 +53,7 @@ TEST_CASE("idle liveness: a vanished host is probed, then its QP, regions and MR
           "[sim][liveness]") {
   constexpr std::uint64_t kIdleMs = 200;
   TempPath pcap("idle-deaf");
-  NaaSimProcess sim(ip(1, 1), {"--idle-timeout-ms", std::to_string(kIdleMs), "--pcap", pcap.str()});
+  NaaSim sim(naa_address(), {"--idle-timeout-ms", std::to_string(kIdleMs), "--pcap", pcap.str()});
   REQUIRE(sim.ready());
   Connection c;
   TestPeer::ConnectOptions o;
@@ -67,7 +63,7 @@ TEST_CASE("idle liveness: a vanished host is probed, then its QP, regions and MR
   o.max_cm_retries = 1;
   std::uint32_t next_naa_psn = 0;
   {
-    TestPeer peer(ip(1, 2), ip(1, 1));
+    TestPeer peer(peer_address(2), naa_address());
     REQUIRE(peer.connect(c, o) == 0);
     const auto regs =
         peer.mrsp(c, {entry(kInOut, 0x1000, 256, c), entry(p::kMrspFlagInternal, 0x8000, 64, c)});
@@ -100,7 +96,7 @@ TEST_CASE("idle liveness: a vanished host is probed, then its QP, regions and MR
   // Every datagram the NAA sent the host after the MRSP answer, decoded.
   const auto cap = read_capture(pcap.str());
   REQUIRE(cap);
-  const std::uint32_t host = parse_ipv4(ip(1, 2));
+  const std::uint32_t host = parse_ipv4(peer_address(2));
   std::uint64_t last_from_host = 0;
   std::vector<std::uint64_t> probe_times;
   std::vector<std::uint32_t> probe_psns;
@@ -141,9 +137,9 @@ TEST_CASE("idle liveness: a host that ACKs the probes keeps its connection and c
           "[sim][liveness]") {
   constexpr std::uint64_t kIdleMs = 100;
   TempPath pcap("idle-live");
-  NaaSimProcess sim(ip(2, 1), {"--idle-timeout-ms", std::to_string(kIdleMs), "--pcap", pcap.str()});
+  NaaSim sim(naa_address(), {"--idle-timeout-ms", std::to_string(kIdleMs), "--pcap", pcap.str()});
   REQUIRE(sim.ready());
-  TestPeer peer(ip(2, 2), ip(2, 1));
+  TestPeer peer(peer_address(2), naa_address());
   Connection c;
   TestPeer::ConnectOptions o;
   o.local_ack_timeout = 18;  // 1.07 s: an ACK delayed by a loaded machine is still in time
@@ -188,7 +184,7 @@ TEST_CASE("idle liveness: a host that ACKs the probes keeps its connection and c
   // with AckReq on the QP's next PSN.
   const auto cap = read_capture(pcap.str());
   REQUIRE(cap);
-  const std::uint32_t host = parse_ipv4(ip(2, 2));
+  const std::uint32_t host = parse_ipv4(peer_address(2));
   std::uint64_t last_from_host = 0;
   std::optional<std::uint32_t> last_probe_psn;
   int probes = 0;
@@ -210,9 +206,9 @@ TEST_CASE("idle liveness: a host that ACKs the probes keeps its connection and c
 
 TEST_CASE("idle liveness: --idle-timeout-ms 0 turns it off, a bad value is a usage error",
           "[sim][liveness]") {
-  NaaSimProcess sim(ip(3, 1), {"--idle-timeout-ms", "0"});
+  NaaSim sim(naa_address(), {"--idle-timeout-ms", "0"});
   REQUIRE(sim.ready());
-  TestPeer peer(ip(3, 2), ip(3, 1));
+  TestPeer peer(peer_address(2), naa_address());
   Connection c;
   REQUIRE(peer.connect(c) == 0);
   peer.drain(Ms(300));
@@ -220,8 +216,10 @@ TEST_CASE("idle liveness: --idle-timeout-ms 0 turns it off, a bad value is a usa
   CHECK(sim.stat("cm.connections") == 1);
   peer.disconnect(c);
   CHECK(sim.stop() == 0);
-  const std::string cmd = std::string(NAA_SIM_BINARY) + " --idle-timeout-ms soon >/dev/null 2>&1";
-  const int status = std::system(cmd.c_str());
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 2);
+  NaaSim refused(naa_address(), {"--idle-timeout-ms", "soon"}, "/dev/null");
+  refused.expect_exit(2);  // the fixture requires it at the end of the test
+  CHECK_FALSE(refused.ready());
+  const auto status = refused.wait_exit(Ms(5000));
+  REQUIRE(status);
+  CHECK(*status == 2);
 }

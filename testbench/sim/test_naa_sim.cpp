@@ -69,9 +69,8 @@ TEST_CASE("connect - MRSP - add1 call - disconnect", "[sim]") {
 }
 
 TEST_CASE("MRSP with 1 3 and 32 regions then add1 over all of them", "[sim]") {
-  NaaSim naa(naa_address());
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig;
+  auto& [naa, peer] = rig;
   for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{32}}) {
     INFO("regions: " << n);
     Connection c;
@@ -110,9 +109,8 @@ TEST_CASE("MRSP with 1 3 and 32 regions then add1 over all of them", "[sim]") {
 }
 
 TEST_CASE("every built-in kernel: result bytes and return code", "[sim]") {
-  NaaSim naa(naa_address());
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig;
+  auto& [naa, peer] = rig;
   Connection c;
   REQUIRE(peer.connect(c) == 0);
   // in0 @0x10000, in1 @0x20000 (inputs), out0 @0x30000 (output, host offset 0x2000), plus an
@@ -252,9 +250,8 @@ TEST_CASE("4 connections from 2 hosts with interleaved calls", "[sim]") {
 }
 
 TEST_CASE("MRSP error codes 0x01 0x02 0x03 and a malformed request", "[sim]") {
-  NaaSim naa(naa_address(), {"--mem", "1M"});
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig({"--mem", "1M"});
+  auto& [naa, peer] = rig;
   Connection a, b;
   REQUIRE(peer.connect(a) == 0);
   REQUIRE(peer.connect(b) == 0);
@@ -317,9 +314,8 @@ TEST_CASE("MRSP error codes 0x01 0x02 0x03 and a malformed request", "[sim]") {
 
 TEST_CASE("unknown function code -> 0x03 and immediate 0 aborts - the connection keeps working",
           "[sim]") {
-  NaaSim naa(naa_address());
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig;
+  auto& [naa, peer] = rig;
   Connection c;
   REQUIRE(peer.connect(c) == 0);
   const auto regs = peer.mrsp(c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0x1000, 64, c)});
@@ -345,9 +341,8 @@ TEST_CASE("unknown function code -> 0x03 and immediate 0 aborts - the connection
 }
 
 TEST_CASE("remote access errors: NAK 0x62 and memory unchanged", "[sim]") {
-  NaaSim naa(naa_address());
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig;
+  auto& [naa, peer] = rig;
   Connection owner;
   REQUIRE(peer.connect(owner) == 0);
   // owner: region 0 INPUT at 0x1000 (256 B), region 1 OUTPUT at 0x2000 (256 B).
@@ -455,9 +450,8 @@ TEST_CASE("remote access errors: NAK 0x62 and memory unchanged", "[sim]") {
 
 TEST_CASE("PSN gap -> one NAK 0x60 and duplicate WRITE_WITH_IMM -> re-ACK without a second run",
           "[sim]") {
-  NaaSim naa(naa_address());
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig;
+  auto& [naa, peer] = rig;
   Connection c;
   REQUIRE(peer.connect(c) == 0);
   const auto regs = peer.mrsp(c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0x1000, 64, c)});
@@ -512,9 +506,8 @@ TEST_CASE("PSN gap -> one NAK 0x60 and duplicate WRITE_WITH_IMM -> re-ACK withou
 }
 
 TEST_CASE("garbage datagrams are dropped and counted while serving continues", "[sim]") {
-  NaaSim naa(naa_address());
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig;
+  auto& [naa, peer] = rig;
   Connection c;
   REQUIRE(peer.connect(c) == 0);
   const auto regs = peer.mrsp(c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0x1000, 64, c)});
@@ -558,9 +551,8 @@ TEST_CASE("garbage datagrams are dropped and counted while serving continues", "
 
 TEST_CASE("CM: REJ 8 for an unknown service - REJ 28 out of QPs - DREP for an unknown DREQ",
           "[sim]") {
-  NaaSim naa(naa_address(), {"--qps", "1"});
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig({"--qps", "1"});
+  auto& [naa, peer] = rig;
   Connection wrong;
   TestPeer::ConnectOptions o;
   o.cm_port = 4242;
@@ -654,9 +646,8 @@ TEST_CASE("the pcap of a full session verifies and decodes in tshark without err
   std::filesystem::create_directories(dir);
   const std::string pcap = (dir / "session.pcap").string();
   {
-    NaaSim naa(naa_address(), {"--pcap", pcap});
-    REQUIRE(naa.ready());
-    TestPeer peer(peer_address(), naa_address());
+    SimAndPeer rig({"--pcap", pcap});
+    auto& [naa, peer] = rig;
     full_session(peer, 3);  // MTU 1024: multi-packet messages both ways
     CHECK(peer.icrc_failures() == 0);
     CHECK(naa.stop() == 0);  // flushes the pcap
@@ -704,9 +695,8 @@ TEST_CASE("the pcap of a full session verifies and decodes in tshark without err
 TEST_CASE("figures: cycles of a 64 B and a 1 MiB add1 call and cycles per wall second streaming",
           "[sim][figures]") {
   // Prints figures (STYLE.md: performance is reported, never asserted); asserts the results.
-  NaaSim naa(naa_address());
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig;
+  auto& [naa, peer] = rig;
   Connection c;
   TestPeer::ConnectOptions o;
   o.mtu_enum = 5;  // 4096
@@ -759,9 +749,8 @@ TEST_CASE("figures: cycles of a 64 B and a 1 MiB add1 call and cycles per wall s
 TEST_CASE("kernel watchdog: over --kernel-timeout-cycles the call answers 0x02 and stores nothing",
           "[sim]") {
   // add1 over 64 KiB costs about 1,024 cycles at W = 64 (model and RTL alike), 64 B a few.
-  NaaSim naa(naa_address(), {"--kernel-timeout-cycles", "100"});
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig({"--kernel-timeout-cycles", "100"});
+  auto& [naa, peer] = rig;
   Connection big;
   REQUIRE(peer.connect(big) == 0);
   const auto regs =

@@ -83,9 +83,8 @@ bool all_equal(const std::vector<std::uint8_t>& v, std::size_t off, std::size_t 
 TEST_CASE("requester: withheld ACKs -> retransmit timeout -> go-back-N from the oldest unacked PSN",
           "[sim][requester]") {
   ScratchPcap pcap;
-  NaaSim naa(naa_address(), {"--pcap", pcap.path});
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig({"--pcap", pcap.path});
+  auto& [naa, peer] = rig;
   Connection c;
   TestPeer::ConnectOptions o;
   o.local_ack_timeout = 16;  // 268 ms
@@ -134,9 +133,8 @@ TEST_CASE("requester: withheld ACKs -> retransmit timeout -> go-back-N from the 
 }
 
 TEST_CASE("requester: NAK 0x60 from the peer -> go-back-N from the NAK's PSN", "[sim][requester]") {
-  NaaSim naa(naa_address());
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig;
+  auto& [naa, peer] = rig;
   Connection c;
   TestPeer::ConnectOptions o;
   o.local_ack_timeout = 18;  // 1.07 s: the timer never fires here
@@ -185,9 +183,8 @@ TEST_CASE("requester: NAK 0x60 from the peer -> go-back-N from the NAK's PSN", "
 
 TEST_CASE("requester: RNR NAK -> the NAA waits the RNR time and retries", "[sim][requester]") {
   ScratchPcap pcap;
-  NaaSim naa(naa_address(), {"--pcap", pcap.path});
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig({"--pcap", pcap.path});
+  auto& [naa, peer] = rig;
   Connection c;
   TestPeer::ConnectOptions o;
 
@@ -283,9 +280,8 @@ TEST_CASE("requester: RNR NAK -> the NAA waits the RNR time and retries", "[sim]
 TEST_CASE("requester: retry_count exhausted by timeouts -> QP error, counted, resources released",
           "[sim][requester]") {
   ScratchPcap pcap;
-  NaaSim naa(naa_address(), {"--qps", "1", "--pcap", pcap.path});
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig({"--qps", "1", "--pcap", pcap.path});
+  auto& [naa, peer] = rig;
   Connection c;
   TestPeer::ConnectOptions o;
   o.local_ack_timeout = 12;  // 16.8 ms: it fires (no ACK ever comes), so it can be short
@@ -341,9 +337,8 @@ TEST_CASE("requester: retry_count exhausted by timeouts -> QP error, counted, re
 
 TEST_CASE("requester: 1 MiB at MTU 1024 - window of 128 PSNs, AckReq every 64, PSN wrap",
           "[sim][requester]") {
-  NaaSim naa(naa_address());
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig;
+  auto& [naa, peer] = rig;
   Connection c;
   TestPeer::ConnectOptions o;
   o.local_ack_timeout = 19;   // 2.1 s: longer than any pause below, even on a loaded machine
@@ -431,9 +426,8 @@ TEST_CASE("requester: 1 MiB at MTU 1024 - window of 128 PSNs, AckReq every 64, P
 
 TEST_CASE("requester: one coalesced ACK completes every message up to its PSN",
           "[sim][requester]") {
-  NaaSim naa(naa_address());
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig;
+  auto& [naa, peer] = rig;
   Connection c;
   TestPeer::ConnectOptions o;
   o.local_ack_timeout = 16;  // 268 ms: an uncompleted message would be resent within the drain
@@ -471,9 +465,8 @@ TEST_CASE("requester: one coalesced ACK completes every message up to its PSN",
 }
 
 TEST_CASE("CM: a duplicate REQ gets the same REP and no second QP", "[sim][cm]") {
-  NaaSim naa(naa_address());
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig;
+  auto& [naa, peer] = rig;
   Connection c;
   peer.send_req(c, TestPeer::ConnectOptions{});
   const auto rep1 = peer.wait_rep(c);
@@ -514,9 +507,8 @@ TEST_CASE("CM: a duplicate REQ gets the same REP and no second QP", "[sim][cm]")
 }
 
 TEST_CASE("CM: a half-open connection (no RTU, no data) expires and frees its QP", "[sim][cm]") {
-  NaaSim naa(naa_address(), {"--qps", "1"});
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig({"--qps", "1"});
+  auto& [naa, peer] = rig;
   Connection c;
   TestPeer::ConnectOptions o;
   o.send_rtu = false;
@@ -563,9 +555,8 @@ TEST_CASE("CM: a half-open connection (no RTU, no data) expires and frees its QP
 }
 
 TEST_CASE("CM: the first valid data packet counts as the RTU", "[sim][cm]") {
-  NaaSim naa(naa_address());
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig;
+  auto& [naa, peer] = rig;
   Connection c;
   TestPeer::ConnectOptions o;
   o.send_rtu = false;  // the RTU is lost
@@ -606,9 +597,8 @@ TEST_CASE(
   // after ~700 cycles, B's 32-entry MRSP request is placed after ~2800 (it checks overlap, so
   // it must come after A's release), A's kernel computes for ~4.2 M cycles. Before the fix the
   // kernel stored its result into what had become B's region.
-  NaaSim naa(naa_address(), {"--clock-mhz", "1", "--width", "1"});
-  REQUIRE(naa.ready());
-  TestPeer peer(peer_address(), naa_address());
+  SimAndPeer rig({"--clock-mhz", "1", "--width", "1"});
+  auto& [naa, peer] = rig;
   const std::uint64_t base = 0x1000000;
   const std::uint32_t size = 4U << 20;
   Connection a, b;

@@ -15,10 +15,6 @@ namespace p = naa::protocol;
 
 namespace {
 
-std::string ip(int n, int m) {
-  return "127.50." + std::to_string(n) + "." + std::to_string(m);
-}
-
 struct Secrets {
   std::vector<std::uint32_t> rkeys;
   std::vector<std::uint32_t> comm_ids;
@@ -28,11 +24,11 @@ struct Secrets {
 };
 
 // One naa-sim run with fixed traffic: two connections, each placing three regions.
-Secrets run_once(int n, const std::vector<std::string>& args) {
+Secrets run_once(const std::vector<std::string>& args) {
   Secrets out;
-  NaaSimProcess sim(ip(n, 1), args);
+  NaaSim sim(naa_address(), args);
   REQUIRE(sim.ready());
-  TestPeer peer(ip(n, 2), ip(n, 1));
+  TestPeer peer(peer_address(2), naa_address());
   for (int k = 0; k < 2; ++k) {
     Connection c;
     TestPeer::ConnectOptions o;
@@ -58,8 +54,8 @@ Secrets run_once(int n, const std::vector<std::string>& args) {
 }  // namespace
 
 TEST_CASE("secrets: unseeded runs give unpredictable rkeys, comm IDs and PSNs", "[sim][seed]") {
-  const Secrets a = run_once(10, {});
-  const Secrets b = run_once(10, {});
+  const Secrets a = run_once({});
+  const Secrets b = run_once({});
   CHECK(a.seeded == 0);
   CHECK(b.seeded == 0);
   // Each value is 24 or 32 random bits: equal by chance with probability 2^-24 or less.
@@ -77,9 +73,9 @@ TEST_CASE("secrets: unseeded runs give unpredictable rkeys, comm IDs and PSNs", 
 }
 
 TEST_CASE("secrets: the same --seed repeats a run exactly", "[sim][seed]") {
-  const Secrets a = run_once(11, {"--seed", "12345"});
-  const Secrets b = run_once(11, {"--seed", "12345"});
-  const Secrets c = run_once(11, {"--seed", "54321"});
+  const Secrets a = run_once({"--seed", "12345"});
+  const Secrets b = run_once({"--seed", "12345"});
+  const Secrets c = run_once({"--seed", "54321"});
   CHECK(a.seeded == 1);
   CHECK(a == b);
   CHECK(a.rkeys != c.rkeys);
@@ -90,7 +86,7 @@ TEST_CASE("secrets: unseeded fault injection prints the seed that repeats it", "
   const std::string err = "/tmp/naa-test-seed-stderr-" + std::to_string(::getpid());
   std::uint64_t drawn = 0;
   {
-    NaaSimProcess sim(ip(12, 1), {"--fault-rx", "loss=0.5"}, err);
+    NaaSim sim(naa_address(), {"--fault-rx", "loss=0.5"}, err);
     REQUIRE(sim.ready());
     CHECK(sim.stop() == 0);
     std::ifstream f(err);
@@ -105,10 +101,10 @@ TEST_CASE("secrets: unseeded fault injection prints the seed that repeats it", "
   std::remove(err.c_str());
   // The printed seed drives the same fault decisions: 40 SENDs to an unknown QP, half lost.
   auto losses = [&](const std::vector<std::string>& args) {
-    NaaSimProcess sim(ip(12, 1), args);
+    NaaSim sim(naa_address(), args);
     REQUIRE(sim.ready());
     {
-      TestPeer peer(ip(12, 2), ip(12, 1));
+      TestPeer peer(peer_address(2), naa_address());
       for (std::uint32_t i = 0; i < 40; ++i) {
         p::PacketHeaders h;
         h.bth.opcode = p::opcode::kSendOnly;
@@ -120,9 +116,9 @@ TEST_CASE("secrets: unseeded fault injection prints the seed that repeats it", "
       std::string s;
       for (int k = 0; k < 100; ++k) {
         s = sim.stats_text();
-        if (NaaSimProcess::stat_in(s, "net_port.rx_datagrams") == 40) break;
+        if (NaaSim::stat_in(s, "net_port.rx_datagrams") == 40) break;
       }
-      const auto lost = NaaSimProcess::stat_in(s, "net_port.fault_rx.loss");
+      const auto lost = NaaSim::stat_in(s, "net_port.fault_rx.loss");
       CHECK(sim.stop() == 0);
       return lost;
     }

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "naa/tools/sim_process.hpp"
+
 namespace naa::testbench {
 
 struct NaaSimError : std::runtime_error {
@@ -29,7 +31,8 @@ class NaaSim {
   // words of NAA_SIM_EXTRA_ARGS from the environment (e.g. "--mr-table=rtl --kernels=rtl": a
   // suite runs again with the RTL blocks), and waits for its ready line. naa-sim's stderr goes to
   // `stderr_file` if given, else it is inherited. A naa-sim that does not come up is not an
-  // exception here (ready() is false; tests of refused options expect that).
+  // exception here (ready() is false; tests of refused options expect that). The process itself
+  // is naa::tools::SimProcess (host/tools/common), the same code naa-bench uses.
   explicit NaaSim(const std::string& ip, const std::vector<std::string>& args = {},
                   const std::string& stderr_file = {});
   // The end-of-test check: check_exit(); a mismatch is a failed Catch2 assertion.
@@ -37,18 +40,17 @@ class NaaSim {
   NaaSim(const NaaSim&) = delete;
   NaaSim& operator=(const NaaSim&) = delete;
 
-  [[nodiscard]] bool ready() const { return ready_; }
-  [[nodiscard]] const std::string& ready_line() const { return ready_line_; }
-  [[nodiscard]] pid_t pid() const { return pid_; }
-  [[nodiscard]] bool running();  // reaps (and records) an exit that happened meanwhile
+  [[nodiscard]] bool ready() const { return proc_.ready(); }
+  [[nodiscard]] const std::string& ready_line() const { return proc_.ready_line(); }
+  [[nodiscard]] pid_t pid() const { return proc_.pid(); }
+  [[nodiscard]] bool running() { return proc_.running(); }  // reaps an exit meanwhile
 
   // A fresh snapshot (SIGUSR1, then the next one in the stats file). After stop()/wait_exit()
   // returned, the snapshot naa-sim wrote on its way out. Throws NaaSimError as described above.
   std::string stats_text();
   std::uint64_t stat(const std::string& key);  // from a fresh snapshot
   // The value of `key` in a snapshot; throws NaaSimError if it is missing or not a number.
-  // Counters naa-sim prints only once non-zero (the families cm.rej_sent.reason_, mr_table.result.,
-  // rx_pipe.drop., transport.nak_sent., transport.drop.) read 0 when absent.
+  // Counters naa-sim prints only once non-zero (naa::tools::sim_stat_sparse) read 0 when absent.
   static std::uint64_t stat_in(const std::string& text, const std::string& key);
   // Fresh snapshots until `key` reads `value` or `limit` passes (a liveness limit, never a
   // measurement); returns the last snapshot, for the test to check `key` and more in it.
@@ -61,7 +63,9 @@ class NaaSim {
   int stop();
   // Waits up to `timeout` for naa-sim to exit by itself (e.g. a lockstep divergence); returns
   // the exit status (-1 if ended by a signal), or nullopt if it is still running.
-  std::optional<int> wait_exit(std::chrono::milliseconds timeout);
+  std::optional<int> wait_exit(std::chrono::milliseconds timeout) {
+    return proc_.wait_exit(timeout);
+  }
   // The exit status the end-of-test check requires (default 0).
   void expect_exit(int status) { expected_exit_ = status; }
   // Stops naa-sim if it still runs; returns what is wrong with its exit status (nullopt: it is
@@ -71,25 +75,13 @@ class NaaSim {
   // SIGSTOP / SIGCONT: datagrams sent while frozen wait in naa-sim's socket and are all read in
   // one batch after thaw(), so they enter the model at the same simulated time (tests of races
   // that wall-clock timing alone cannot produce reliably).
-  void freeze();
-  void thaw();
+  void freeze() { proc_.freeze(); }
+  void thaw() { proc_.thaw(); }
 
  private:
-  void record_exit(int wait_status);
-  [[nodiscard]] std::string describe_exit() const;
-
-  pid_t pid_ = -1;
-  bool ready_ = false;
-  std::string ready_line_;
-  std::string stats_file_;
-  std::string command_;
-  std::uint64_t seq_ = 0;
+  tools::SimProcess proc_;
   int expected_exit_ = 0;
-  std::optional<int> wait_status_;  // raw waitpid status once reaped
   bool checked_ = false;
 };
-
-// The former name (testbench/sim/peer.hpp).
-using NaaSimProcess = NaaSim;
 
 }  // namespace naa::testbench

@@ -1,6 +1,6 @@
 // Fuzz target: the host endpoint's receive path (UdpRoce: ICRC with ID recovery, decode, CM active
 // side, RC responder and requester, MR checks), with state carried across inputs. One endpoint
-// lives for the process on 127.30.251.1 with one connection to a scripted "NAA" at 127.30.251.2:
+// lives for the process on <net>.1 with one connection to a scripted "NAA" at <net>.2:
 // the endpoint really sends its REQ there (a UDP socket reads it), and the REP and every fuzzed
 // datagram go in through inject_udp_roce_datagram() on the fuzzer's thread.
 // Records: flags (1) | length (2, big-endian) | datagram. Flags: 0x01 write a valid ICRC; 0x02 set
@@ -16,8 +16,11 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -33,13 +36,18 @@ namespace {
 namespace p = naa::protocol;
 namespace h = naa::host;
 
-// 127.30.<octet>.1/2/3: octet 251 under the fuzzer, NAA_FUZZ_OCTET otherwise (the regression
-// test uses 252, so both can run at once).
+// <net>.1/2/3, net = NAA_FUZZ_NET ("A.B.C": an address block the caller claimed, testbench/
+// support/test_addresses.*; scripts/fuzz.sh and the regression test set it). In host byte order.
 std::uint32_t net() {
   static const std::uint32_t n = [] {
-    const char* o = std::getenv("NAA_FUZZ_OCTET");
-    return 0x7F1E0000U | ((o != nullptr ? static_cast<std::uint32_t>(std::atoi(o)) : 251U) & 0xFFU)
-                             << 8;
+    const char* text = std::getenv("NAA_FUZZ_NET");
+    const auto base =
+        text != nullptr ? h::parse_ipv4(std::string(text) + ".0") : std::optional<std::uint32_t>{};
+    if (!base) {
+      std::fprintf(stderr, "fuzz_host_rx: set NAA_FUZZ_NET to a claimed address block (A.B.C)\n");
+      std::abort();
+    }
+    return *base;
   }();
   return n;
 }

@@ -37,6 +37,8 @@ namespace {
 namespace p = naa::protocol;
 namespace s = naa::sim;
 
+// Header fields only: the model runs in-process and binds no socket, so these addresses cannot
+// collide with a test's.
 constexpr std::uint32_t kNaaIp = 0x7F1EFA01;       // 127.30.250.1
 constexpr std::uint32_t kPeerIp = 0x7F1EFA02;      // 127.30.250.2
 constexpr std::uint32_t kStrangerIp = 0x7F1EFA03;  // 127.30.250.3

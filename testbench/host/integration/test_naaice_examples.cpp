@@ -1,13 +1,11 @@
 // Our NAAICE-style example programs (host/examples: AP1 naaice.h, AP2 naaice_ap2.h) against
 // naa-sim, every result byte checked by the programs themselves (exit 0 = "results verified").
-// Addresses: naa-sim 127.40.(10+n).1, host endpoints 127.40.(20+n).m.
+// Addresses: the test's own block (test_addresses.hpp): naa-sim on .1, host endpoints .11 and up.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <iostream>
-#include <memory>
 #include <regex>
 #include <string>
 #include <vector>
@@ -17,42 +15,26 @@
 #include "naa/protocol/ipv4_udp.hpp"
 #include "naa/protocol/packet.hpp"
 #include "naa/protocol/pcap.hpp"
+#include "naa_sim.hpp"
+#include "test_addresses.hpp"
 
 using namespace std::chrono_literals;
-using naa::testing::ChildProcess;
 using naa::testing::run_program;
 
 namespace {
 
-std::string sim_ip(int n) {
-  return "127.40." + std::to_string(10 + n) + ".1";
+std::string sim_ip() {
+  return naa::testbench::test_addresses().ip(1);
 }
-std::string host_ip(int n, int m) {
-  return "127.40." + std::to_string(20 + n) + "." + std::to_string(m);
+std::string host_ip(int m) {
+  return naa::testbench::test_addresses().ip(10 + m);
 }
 
-// The one place that starts naa-sim for these tests (kept small so it can move to the shared
-// naa-sim fixture): naa-sim on sim_ip(n), stopped at the end of the test case; a test fails if
-// naa-sim did not come up or did not exit cleanly.
-class SimUnderTest {
- public:
-  explicit SimUnderTest(int n) {
-    proc_ = std::make_unique<ChildProcess>(NAA_SIM_PATH,
-                                           std::vector<std::string>{"--listen", sim_ip(n)});
-    const bool up = proc_->wait_for_output("listening on", 20s);
-    INFO(proc_->output());
-    REQUIRE(up);
-  }
-  ~SimUnderTest() {
-    const int rc = proc_->stop();
-    if (rc != 0) std::cerr << "naa-sim exit " << rc << "\n" << proc_->output() << "\n";
-    CHECK(rc == 0);
-  }
-  SimUnderTest(const SimUnderTest&) = delete;
-  SimUnderTest& operator=(const SimUnderTest&) = delete;
-
- private:
-  std::unique_ptr<ChildProcess> proc_;
+// naa-sim for the test case (the shared fixture, naa_sim.hpp): a test fails if naa-sim did not
+// come up or did not exit with status 0 at the end.
+struct SimUnderTest {
+  naa::testbench::NaaSim proc{sim_ip()};
+  SimUnderTest() { REQUIRE(proc.ready()); }
 };
 
 // The immediates of the packets `from` sent (its WRITE_WITH_IMM replies: ONLY or LAST), in a pcap
@@ -79,15 +61,15 @@ std::vector<std::uint32_t> reply_immediates(const std::string& path, std::uint32
   return out;
 }
 
-std::vector<std::string> env_for(int n, int m, const std::string& fn_params) {
-  return {"NAA_SPEC=" + sim_ip(n) + ":12345:" + fn_params, "NAA_LOCAL_IP=" + host_ip(n, m),
+std::vector<std::string> env_for(int m, const std::string& fn_params) {
+  return {"NAA_SPEC=" + sim_ip() + ":12345:" + fn_params, "NAA_LOCAL_IP=" + host_ip(m),
           "NAA_CONNECT_TIMEOUT_MS=5000", "NAA_CALL_TIMEOUT_MS=30000"};
 }
 
 }  // namespace
 
 TEST_CASE("AP1 example (naaice.h) against naa-sim: every result byte verified") {
-  SimUnderTest sim(1);
+  SimUnderTest sim;
   struct Case {
     std::string regions, sizes, calls;
   };
@@ -100,7 +82,7 @@ TEST_CASE("AP1 example (naaice.h) against naa-sim: every result byte verified") 
   for (const auto& c : cases) {
     INFO("regions " << c.regions << " sizes " << c.sizes);
     const auto r = run_program(NAAICE_AP1_CLIENT_PATH,
-                               {host_ip(1, m), sim_ip(1), c.regions, c.sizes, c.calls}, {}, 60s);
+                               {host_ip(m), sim_ip(), c.regions, c.sizes, c.calls}, {}, 60s);
     ++m;
     INFO(r.out << r.err);
     CHECK(r.exit_code == 0);
@@ -110,14 +92,14 @@ TEST_CASE("AP1 example (naaice.h) against naa-sim: every result byte verified") 
 }
 
 TEST_CASE("AP1 example with the MAX_MRS regions the reference could not send") {
-  SimUnderTest sim(2);
+  SimUnderTest sim;
   // 32 regions: the reference's MRSP buffer holds 31 (documented in docs/host/README.md).
   std::string sizes;
   for (int i = 0; i < 32; ++i)
     sizes += std::to_string(100 + i) + " ";
   sizes.pop_back();
   const auto r =
-      run_program(NAAICE_AP1_CLIENT_PATH, {host_ip(2, 1), sim_ip(2), "32", sizes, "2"}, {}, 60s);
+      run_program(NAAICE_AP1_CLIENT_PATH, {host_ip(1), sim_ip(), "32", sizes, "2"}, {}, 60s);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("region 31: NAA address") != std::string::npos);
@@ -125,25 +107,25 @@ TEST_CASE("AP1 example with the MAX_MRS regions the reference could not send") {
 }
 
 TEST_CASE("AP2 example (naaice_ap2.h) against naa-sim: every result byte verified") {
-  SimUnderTest sim(3);
-  const auto r = run_program(NAAICE_AP2_CLIENT_PATH, {"4", "64 128 70000 5000", "3"},
-                             env_for(3, 1, "1:4"), 60s);
+  SimUnderTest sim;
+  const auto r =
+      run_program(NAAICE_AP2_CLIENT_PATH, {"4", "64 128 70000 5000", "3"}, env_for(1, "1:4"), 60s);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("Bytes received: 5128, RPC Return code: 0") != std::string::npos);
   CHECK(r.out.find("results verified") != std::string::npos);
-  const auto e = run_program(NAA_EXAMPLE_C_PATH, {"3"}, env_for(3, 2, "1:2"), 60s);
+  const auto e = run_program(NAA_EXAMPLE_C_PATH, {"3"}, env_for(2, "1:2"), 60s);
   INFO(e.out << e.err);
   CHECK(e.exit_code == 0);
 }
 
 TEST_CASE("naa-sim answers success with immediate 0 and a failure with rc << 8 | fn on the wire") {
-  SimUnderTest sim(4);
+  SimUnderTest sim;
   const std::string pcap = "naaice_reply_immediates.pcap";
   {
     naa::host::SessionOptions o;
-    o.naa_address = sim_ip(4);
-    o.local_address = host_ip(4, 1);
+    o.naa_address = sim_ip();
+    o.local_address = host_ip(1);
     o.pcap_path = pcap;
     std::vector<std::uint8_t> data(5000, 1);
     naa::host::Session s(o, {naa::host::Region::inout(data)});
@@ -152,25 +134,25 @@ TEST_CASE("naa-sim answers success with immediate 0 and a failure with rc << 8 |
     CHECK(data[0] == 2);
   }
   // PROTOCOL.md 5.2: the literal value 0 for success, never rc << 8 | fn with rc 0.
-  const auto imms = reply_immediates(pcap, 0x7F280E01U);  // 127.40.14.1
+  const auto imms = reply_immediates(pcap, naa::testbench::test_addresses().ip_u32(1));
   REQUIRE(imms.size() == 2);
   CHECK(imms[0] == 0U);
   CHECK(imms[1] == (3U << 8 | 9U));
 }
 
 TEST_CASE("AP1 and AP2 measurement programs against naa-sim: verified, one CSV line each") {
-  SimUnderTest sim(5);
+  SimUnderTest sim;
   const std::string log1 = "naaice_ap1_measurement.csv", log2 = "naaice_ap2_measurement.csv";
   std::remove(log1.c_str());
   std::remove(log2.c_str());
   for (const char* size : {"1", "4096", "1000000"}) {
     INFO("size " << size);
-    auto r = run_program(NAAICE_AP1_MEASUREMENT_PATH, {host_ip(5, 1), sim_ip(5), size, log1, "3"},
-                         {}, 60s);
+    auto r =
+        run_program(NAAICE_AP1_MEASUREMENT_PATH, {host_ip(1), sim_ip(), size, log1, "3"}, {}, 60s);
     INFO(r.out << r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("results verified") != std::string::npos);
-    r = run_program(NAAICE_AP2_MEASUREMENT_PATH, {size, log2, "3"}, env_for(5, 2, "1:1"), 60s);
+    r = run_program(NAAICE_AP2_MEASUREMENT_PATH, {size, log2, "3"}, env_for(2, "1:1"), 60s);
     INFO(r.out << r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("results verified") != std::string::npos);

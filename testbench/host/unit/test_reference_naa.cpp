@@ -2,7 +2,8 @@
 // the fake peer's "reference NAA" personality answers success with immediate 0, places regions at
 // addresses it chooses, never sends a DREP, and writes outputs back at their full registered
 // length. Each behaviour through Session, the AP2 C API (naa.h), the AP1 C API (naaice.h),
-// naa-call and the example programs. Addresses: peer 127.40.1.n, host 127.40.2.n.
+// naa-call and the example programs. Addresses: the test's block (test_addresses.hpp): reference
+// NAA n on .(100 + n), host on .n.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "naa/host/session.hpp"
 #include "naa/protocol/mrsp.hpp"
 #include "naaice.h"
+#include "test_addresses.hpp"
 
 using namespace std::chrono_literals;
 using naa::host::Region;
@@ -28,17 +30,17 @@ constexpr std::uint64_t kPlacementBase = 0x80000;  // FakePeer::Options::referen
 
 std::unique_ptr<FakePeer> reference_naa(int n) {
   FakePeer::Options o;
-  o.ip = 0x7F280100U | static_cast<std::uint32_t>(n);  // 127.40.1.n
+  o.ip = naa::testbench::test_addresses().ip_u32(100 + n);
   o.reference_naa = true;
   o.memory_va = 0;
   o.memory_size = 4 << 20;
   return std::make_unique<FakePeer>(o);
 }
 std::string peer(int n) {
-  return "127.40.1." + std::to_string(n);
+  return naa::testbench::test_addresses().ip(100 + n);
 }
 std::string local(int n) {
-  return "127.40.2." + std::to_string(n);
+  return naa::testbench::test_addresses().ip(n);
 }
 
 naa::host::SessionOptions session_opts(int n) {
@@ -285,19 +287,20 @@ TEST_CASE("reference NAA, AP1: an unanswered call ends naaice_do_data_transfer w
 }
 
 TEST_CASE("AP1 C API: bad use gets a clear error") {
+  const std::string nowhere = peer(99);  // never contacted: the transport is refused first
   naaice_communication_context* ctx = nullptr;
   std::vector<char> b(64);
   char* params[] = {b.data()};
   size_t sizes[] = {b.size()};
   CHECK(naaice_init_communication_context(&ctx, 0, sizes, params, 1, 0, nullptr, 0, nullptr,
-                                          "127.40.1.99", 12345) == -1);
+                                          nowhere.c_str(), 12345) == -1);
   CHECK(ctx == nullptr);
   std::vector<size_t> many(MAX_MRS + 1, 8);
   std::vector<char*> many_params(MAX_MRS + 1, b.data());
   CHECK(naaice_init_communication_context(&ctx, 0, many.data(), many_params.data(), MAX_MRS + 1, 0,
-                                          nullptr, 1, nullptr, "127.40.1.99", 12345) == -1);
+                                          nullptr, 1, nullptr, nowhere.c_str(), 12345) == -1);
   REQUIRE(naaice_init_communication_context(&ctx, 0, sizes, params, 1, 0, nullptr, 1, nullptr,
-                                            "127.40.1.99", 12345) == 0);
+                                            nowhere.c_str(), 12345) == 0);
   CHECK(naaice_set_input_mr(ctx, 1) == -1);
   CHECK(std::string(naaice_ap1_last_error(ctx)).find("region 1 does not exist") !=
         std::string::npos);

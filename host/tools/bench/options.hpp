@@ -1,0 +1,23 @@
+// naa-bench's command line (usage text, parsing, validation).
+#pragma once
+
+#include <string>
+
+#include "config.hpp"
+
+namespace naa::bench {
+
+// The command line: what to measure (Config) and which naa-sim to start or attach to.
+struct Options {
+  Config c;
+  std::string sim_path;   // --sim (default: naa-sim next to naa-bench)
+  std::string sim_args;   // --sim-args
+  std::string sim_stats;  // --sim-stats (with --naa)
+  long sim_pid = 0;       // --sim-pid (with --naa)
+  bool external = false;  // --naa: a running NAA
+};
+
+// Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.
+Options parse_options(int argc, char** argv);
+
+}  // namespace naa::bench
