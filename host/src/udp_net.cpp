@@ -330,22 +330,21 @@ void Endpoint::receive_datagram(std::uint8_t* data, std::size_t n, std::uint32_t
   };
   protocol::MutableByteView datagram(data, n);
   impair::pass(rx_fault_, rx_held_, datagram, now + kReorderHold,
-               impair::Steps{
-                   .discard = [](protocol::MutableByteView&) {},
-                   .deliver_copy = deliver,  // on_datagram() does not modify the bytes
-                   .corrupt =
-                       [&](protocol::MutableByteView& d, std::uint64_t bit) {
-                         rx_fault_.corrupt(
-                             d.data(), d.size(), bit,
-                             [&](std::span<const std::uint8_t> b) { return icrc_rejects(ctx, b); });
-                       },
-                   .keep =
-                       [&](protocol::MutableByteView& d) {
-                         return HeldDatagram{std::vector<std::uint8_t>(d.begin(), d.end()), ctx, 0};
-                       },
-                   .deliver = deliver,
-                   .release = [&](HeldDatagram& h) { release_held(true, h, now); },
-               });
+               impair::make_steps(
+                   /*discard=*/[](protocol::MutableByteView&) {},
+                   /*deliver_copy=*/deliver,  // on_datagram() does not modify the bytes
+                                              /*corrupt=*/
+                   [&](protocol::MutableByteView& d, std::uint64_t bit) {
+                     rx_fault_.corrupt(
+                         d.data(), d.size(), bit,
+                         [&](std::span<const std::uint8_t> b) { return icrc_rejects(ctx, b); });
+                   },
+                   /*keep=*/
+                   [&](protocol::MutableByteView& d) {
+                     return HeldDatagram{std::vector<std::uint8_t>(d.begin(), d.end()), ctx, 0};
+                   },
+                   /*deliver=*/deliver,
+                   /*release=*/[&](HeldDatagram& h) { release_held(true, h, now); }));
   if (!rx_held_.empty()) arm_timer();
 }
 
@@ -356,22 +355,21 @@ void Endpoint::fault_send(std::uint32_t local_qpn, const protocol::Ipv4UdpHeader
   auto send = [&](protocol::MutableByteView& d) { transmit(fd, ctx, d); };
   impair::pass(
       tx_fault_, tx_held_, datagram, now + kReorderHold,
-      impair::Steps{
-          .discard = [](protocol::MutableByteView&) {},
-          .deliver_copy = send,
-          .corrupt =
-              [&](protocol::MutableByteView& d, std::uint64_t bit) {
-                tx_fault_.corrupt(d.data(), d.size(), bit, [&](std::span<const std::uint8_t> b) {
-                  return icrc_rejects(ctx, b);
-                });
-              },
-          .keep =
-              [&](protocol::MutableByteView& d) {
-                return HeldDatagram{std::vector<std::uint8_t>(d.begin(), d.end()), ctx, local_qpn};
-              },
-          .deliver = send,
-          .release = [&](HeldDatagram& h) { release_held(false, h, now); },
-      });
+      impair::make_steps(
+          /*discard=*/[](protocol::MutableByteView&) {},
+          /*deliver_copy=*/send,
+          /*corrupt=*/
+          [&](protocol::MutableByteView& d, std::uint64_t bit) {
+            tx_fault_.corrupt(d.data(), d.size(), bit, [&](std::span<const std::uint8_t> b) {
+              return icrc_rejects(ctx, b);
+            });
+          },
+          /*keep=*/
+          [&](protocol::MutableByteView& d) {
+            return HeldDatagram{std::vector<std::uint8_t>(d.begin(), d.end()), ctx, local_qpn};
+          },
+          /*deliver=*/send,
+          /*release=*/[&](HeldDatagram& h) { release_held(false, h, now); }));
   if (!tx_held_.empty()) arm_timer();
 }
 

@@ -235,23 +235,21 @@ void NetPort::rx_thread() {
   std::size_t last_size = 0;
   auto to_rx_pipe = [this](Packet* q) { to_rx->put(q); };
   // What naa::impair's pass() does with a received datagram's fate (docs/adr/0003).
-  auto steps = impair::Steps{
-      .discard = [this](Packet* q) { ctx_.pool.put(q); },
-      .deliver_copy =
-          [this](Packet* q) {
-            if (Packet* dup = copy_of(*q)) to_rx->put(dup);
-          },
-      .corrupt =
-          [this](Packet* q, std::uint64_t bit) {
-            const auto h =
-                protocol::make_roce_headers(q->peer_ip, q->peer_port, q->local_ip, q->size);
-            rx_fault_.corrupt(q->data.data(), q->size, bit,
-                              [&](std::span<const std::uint8_t> b) { return icrc_rejects(h, b); });
-          },
-      .keep = [](Packet* q) { return q; },
-      .deliver = to_rx_pipe,
-      .release = to_rx_pipe,
-  };
+  auto steps = impair::make_steps(
+      /*discard=*/[this](Packet* q) { ctx_.pool.put(q); },
+      /*deliver_copy=*/
+      [this](Packet* q) {
+        if (Packet* dup = copy_of(*q)) to_rx->put(dup);
+      },
+      /*corrupt=*/
+      [this](Packet* q, std::uint64_t bit) {
+        const auto h = protocol::make_roce_headers(q->peer_ip, q->peer_port, q->local_ip, q->size);
+        rx_fault_.corrupt(q->data.data(), q->size, bit,
+                          [&](std::span<const std::uint8_t> b) { return icrc_rejects(h, b); });
+      },
+      /*keep=*/[](Packet* q) { return q; },
+      /*deliver=*/to_rx_pipe,
+      /*release=*/to_rx_pipe);
   for (;;) {
     // While a stream comes in, refill from the socket whenever this FIFO runs dry, not only when
     // the whole model has starved: the next datagrams then enter a pipeline that is still busy,
@@ -335,20 +333,19 @@ void NetPort::tx_thread() {
   const sc_core::sc_time hold(kReorderHoldNs, sc_core::SC_NS);
   auto emit = [this](Packet* q) { tx_emit(q); };
   // What naa::impair's pass() does with a transmitted datagram's fate (docs/adr/0003).
-  auto steps = impair::Steps{
-      .discard = [this](Packet* q) { ctx_.pool.put(q); },
-      .deliver_copy = [this](Packet* q) { tx_send_once(*q); },
-      .corrupt =
-          [this](Packet* q, std::uint64_t bit) {
-            const auto h = protocol::make_roce_headers(local_ip_, source_port(q->src_qpn),
-                                                       q->peer_ip, q->size);
-            tx_fault_.corrupt(q->data.data(), q->size, bit,
-                              [&](std::span<const std::uint8_t> b) { return icrc_rejects(h, b); });
-          },
-      .keep = [](Packet* q) { return q; },
-      .deliver = emit,
-      .release = emit,
-  };
+  auto steps = impair::make_steps(
+      /*discard=*/[this](Packet* q) { ctx_.pool.put(q); },
+      /*deliver_copy=*/[this](Packet* q) { tx_send_once(*q); },
+      /*corrupt=*/
+      [this](Packet* q, std::uint64_t bit) {
+        const auto h =
+            protocol::make_roce_headers(local_ip_, source_port(q->src_qpn), q->peer_ip, q->size);
+        tx_fault_.corrupt(q->data.data(), q->size, bit,
+                          [&](std::span<const std::uint8_t> b) { return icrc_rejects(h, b); });
+      },
+      /*keep=*/[](Packet* q) { return q; },
+      /*deliver=*/emit,
+      /*release=*/emit);
   for (;;) {
     wait_with_held(tx_in_, tx_held_, emit);
     Packet* p = tx_in_.get();

@@ -219,14 +219,13 @@ TEST_CASE("impair: pass() holds, duplicates first, drops, and releases by overta
           "[impair]") {
   std::vector<std::string> wire;
   HeldQueue<int, int> held;
-  auto steps = Steps{
-      .discard = [&](int& d) { wire.push_back("lost" + std::to_string(d)); },
-      .deliver_copy = [&](int& d) { wire.push_back("copy" + std::to_string(d)); },
-      .corrupt = [&](int& d, std::uint64_t) { d += 100; },
-      .keep = [](int& d) { return d; },
-      .deliver = [&](int& d) { wire.push_back(std::to_string(d)); },
-      .release = [&](int& d) { wire.push_back(std::to_string(d)); },
-  };
+  auto steps = make_steps(
+      /*discard=*/[&](int& d) { wire.push_back("lost" + std::to_string(d)); },
+      /*deliver_copy=*/[&](int& d) { wire.push_back("copy" + std::to_string(d)); },
+      /*corrupt=*/[&](int& d, std::uint64_t) { d += 100; },
+      /*keep=*/[](int& d) { return d; },
+      /*deliver=*/[&](int& d) { wire.push_back(std::to_string(d)); },
+      /*release=*/[&](int& d) { wire.push_back(std::to_string(d)); });
   FaultSpec reorder;
   reorder.reorder = 1.0;
   reorder.reorder_delay = 2;

@@ -78,6 +78,17 @@ struct Steps {
   Release release;           // (Held&): send on a held datagram
 };
 
+// Steps from its six parts, in member order. A function rather than class template argument
+// deduction from designated initializers, which clang before 17 does not implement for aggregates
+// (the fuzz build, scripts/fuzz.sh, uses clang 14).
+template <class Discard, class DeliverCopy, class Corrupt, class Keep, class Deliver, class Release>
+[[nodiscard]] Steps<Discard, DeliverCopy, Corrupt, Keep, Deliver, Release> make_steps(
+    Discard discard, DeliverCopy deliver_copy, Corrupt corrupt, Keep keep, Deliver deliver,
+    Release release) {
+  return {std::move(discard), std::move(deliver_copy), std::move(corrupt),
+          std::move(keep),    std::move(deliver),      std::move(release)};
+}
+
 // One datagram through one impaired direction, in the one order both naa-sim and the host use:
 //   1. the injector decides (only while a fault is configured: else nothing happens to it but 6);
 //   2. lost: discard, done;
