@@ -15,7 +15,7 @@
 #include "support/stream_traffic.hpp"
 
 using namespace naa::rtl;
-using namespace naa::rtl::test;
+using namespace naa::testbench::rtl;
 
 namespace {
 

@@ -20,7 +20,7 @@
 #include "support/rtl_seed.hpp"
 
 using namespace naa::rtl;
-using namespace naa::rtl::test;
+using namespace naa::testbench::rtl;
 namespace drv = naa::sim::rtl_driver;
 namespace sim = naa::sim;
 namespace p = naa::protocol;
