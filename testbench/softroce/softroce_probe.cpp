@@ -39,6 +39,7 @@
 #include "naa/host/verbs.hpp"
 #include "naa/protocol/immediate.hpp"
 #include "naa/protocol/mrsp.hpp"
+#include "naa/tools/naa_address.hpp"
 
 namespace {
 
@@ -433,14 +434,10 @@ ProbeOptions parse_options(int argc, char** argv) {
         break;
       }
       case 'a': {
-        const std::size_t colon = arg.find(':');
-        const auto ip = naa::host::parse_ipv4(arg.substr(0, colon));
-        if (!ip) usage_exit(2);
-        o.naa_ip = *ip;
-        if (colon != std::string::npos) {
-          o.cm_port =
-              static_cast<std::uint16_t>(std::strtoul(arg.c_str() + colon + 1, nullptr, 10));
-        }
+        const auto naa = naa::tools::parse_naa_address(arg);
+        if (!naa) usage_exit(2);
+        o.naa_ip = naa::host::parse_ipv4(naa->ip).value_or(0);
+        if (naa->cm_port) o.cm_port = *naa->cm_port;
         have_naa = true;
         break;
       }
