@@ -19,6 +19,7 @@
 #include "naa/host/verbs.hpp"
 #include "naa/protocol/crc32.hpp"
 #include "naa/protocol/immediate.hpp"
+#include "naa/tools/naa_address.hpp"
 #include "naa/tools/size_arg.hpp"
 
 namespace {
@@ -287,14 +288,10 @@ CallOptions parse_options(int argc, char** argv) {
     const std::string arg = optarg != nullptr ? optarg : "";
     switch (c) {
       case 'a': {
-        const std::size_t colon = arg.find(':');
-        opts.naa_address = arg.substr(0, colon);
-        if (colon != std::string::npos) {
-          const unsigned long p = std::strtoul(arg.c_str() + colon + 1, nullptr, 10);
-          if (p == 0 || p > 65535) usage_error("bad CM port in --naa " + arg);
-          opts.cm_port = static_cast<std::uint16_t>(p);
-        }
-        if (!naa::host::parse_ipv4(opts.naa_address)) usage_error("bad --naa address " + arg);
+        const auto naa = naa::tools::parse_naa_address(arg);
+        if (!naa) usage_error("bad --naa address " + arg + " (IP[:PORT])");
+        opts.naa_address = naa->ip;
+        if (naa->cm_port) opts.cm_port = *naa->cm_port;
         break;
       }
       case 'l':

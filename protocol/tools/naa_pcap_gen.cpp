@@ -1,6 +1,7 @@
 // naa-pcap-gen: writes a pcap of a complete host <-> NAA exchange built purely from the protocol
 // library, so the protocol can be read in Wireshark before (or without) any simulator.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -28,40 +29,49 @@ void usage(std::FILE* out) {
       out);
 }
 
-}  // namespace
+// The command line.
+struct PcapGenOptions {
+  bool catalog = false;  // one frame per opcode/message instead of the realistic session
+  bool list = false;     // also print one line per frame
+  std::string out;       // the pcap to write
+};
 
-int main(int argc, char** argv) {
-  bool catalog = false;
-  bool list = false;
-  std::string out;
+[[noreturn]] void usage_exit(int code) {
+  usage(code == 0 ? stdout : stderr);
+  std::exit(code);
+}
+
+// Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.
+PcapGenOptions parse_options(int argc, char** argv) {
+  PcapGenOptions o;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      usage(stdout);
-      return 0;
-    }
+    if (arg == "-h" || arg == "--help") usage_exit(0);
     if (arg == "--catalog") {
-      catalog = true;
+      o.catalog = true;
     } else if (arg == "--list") {
-      list = true;
+      o.list = true;
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "naa-pcap-gen: unknown option '%s'\n", arg.c_str());
-      usage(stderr);
-      return 2;
-    } else if (out.empty()) {
-      out = arg;
+      usage_exit(2);
+    } else if (o.out.empty()) {
+      o.out = arg;
     } else {
       std::fprintf(stderr, "naa-pcap-gen: more than one output file\n");
-      usage(stderr);
-      return 2;
+      usage_exit(2);
     }
   }
-  if (out.empty()) {
+  if (o.out.empty()) {
     std::fprintf(stderr, "naa-pcap-gen: missing OUT.pcap\n");
-    usage(stderr);
-    return 2;
+    usage_exit(2);
   }
+  return o;
+}
 
+int run(const PcapGenOptions& o) {
+  const bool catalog = o.catalog;
+  const bool list = o.list;
+  const std::string& out = o.out;
   std::vector<naa::tools::Frame> frames;
   try {
     frames = catalog ? naa::tools::catalog() : naa::tools::realistic_exchange();
@@ -86,4 +96,10 @@ int main(int argc, char** argv) {
   }
   std::printf("naa-pcap-gen: wrote %zu frames to %s\n", frames.size(), out.c_str());
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run(parse_options(argc, argv));
 }

@@ -229,9 +229,9 @@ TEST_CASE("tshark decodes every opcode, CM and MRSP frame we build as we do", "[
 
 TEST_CASE("tshark agrees with our decoder on every frame of the shared vectors",
           "[interop][tshark]") {
-  const std::string pcap = naa::test::vectors_dir() + "/roce_frames.pcap";
+  const std::string pcap = naa::testbench::vectors_dir() + "/roce_frames.pcap";
   std::vector<std::vector<std::uint8_t>> raw;
-  for (const auto& f : naa::test::load_roce_frames())
+  for (const auto& f : naa::testbench::load_roce_frames())
     raw.push_back(f.bytes);
   check_agreement(raw, tshark_fields(pcap));
 }
@@ -285,10 +285,10 @@ TEST_CASE("scapy recomputes the ICRC of every frame we build", "[interop][scapy]
 TEST_CASE("scapy agrees with us on the vectors, including the corrupt frame 11",
           "[interop][scapy]") {
   const Output out = run(std::string(NAA_SCAPY_PYTHON) + " " + NAA_SCAPY_SCRIPT + " " +
-                         naa::test::vectors_dir() + "/roce_frames.pcap");
+                         naa::testbench::vectors_dir() + "/roce_frames.pcap");
   REQUIRE(out.status == 0);
   const auto verdicts = lines(out.text);
-  const auto frames = naa::test::load_roce_frames();
+  const auto frames = naa::testbench::load_roce_frames();
   REQUIRE(verdicts.size() == frames.size());
   for (std::size_t i = 0; i < frames.size(); ++i) {
     INFO(verdicts[i]);

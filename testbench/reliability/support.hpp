@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-namespace naa::reliability {
+namespace naa::testbench {
 
 // An integer knob from the environment (CI runs the defaults; the full sizes are opt-in).
 inline std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
@@ -37,4 +37,4 @@ inline void report_line(const std::string& line) {
   }
 }
 
-}  // namespace naa::reliability
+}  // namespace naa::testbench

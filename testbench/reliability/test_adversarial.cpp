@@ -19,7 +19,6 @@
 
 using namespace naa::testbench;
 namespace p = naa::protocol;
-namespace rel = naa::reliability;
 
 namespace {
 

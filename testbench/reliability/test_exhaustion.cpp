@@ -21,7 +21,6 @@ using namespace std::chrono_literals;
 using namespace naa::testbench;
 namespace p = naa::protocol;
 namespace host = naa::host;
-namespace rel = naa::reliability;
 
 TEST_CASE("more connections than QPs: REJ 28, the earlier ones keep working", "[exhaustion]") {
   NaaSim sim(naa_address(), {"--qps", "4"});
@@ -96,10 +95,10 @@ TEST_CASE(
   REQUIRE(pid > 0);
   TestPeer peer(peer_address(2), naa_address());
   TestPeer client(peer_address(3), naa_address());
-  const std::uint64_t reqs = rel::env_u64("NAA_RELIABILITY_FLOOD_REQS", 10000);
+  const std::uint64_t reqs = naa::testbench::env_u64("NAA_RELIABILITY_FLOOD_REQS", 10000);
   const std::string st0 = sim.stats_text();
   REQUIRE_FALSE(st0.empty());
-  const std::uint64_t rss_before = rel::proc_kib(pid, "VmRSS");
+  const std::uint64_t rss_before = naa::testbench::proc_kib(pid, "VmRSS");
   std::deque<Connection> conns(reqs);
   std::deque<Connection> client_conns;
   TestPeer::ConnectOptions o;
@@ -131,8 +130,8 @@ TEST_CASE(
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const std::uint64_t rss_after = rel::proc_kib(pid, "VmRSS");
-  const std::uint64_t peak = rel::proc_kib(pid, "VmHWM");
+  const std::uint64_t rss_after = naa::testbench::proc_kib(pid, "VmRSS");
+  const std::uint64_t peak = naa::testbench::proc_kib(pid, "VmHWM");
   auto stat = [&](const char* k) { return NaaSim::stat_in(st, k); };
   CHECK(stat("cm.req") == reqs + client_conns.size());
   CHECK(stat("cm.connections") == 1);
@@ -160,14 +159,14 @@ TEST_CASE(
   // Cross-check with the process: peak RSS growth under 1 KiB per flood REQ.
   CHECK(peak <= rss_before + reqs);
 #endif
-  rel::report_line("flood: reqs=" + std::to_string(reqs) +
-                   " reps=" + std::to_string(stat("cm.rep")) +
-                   " rej28=" + std::to_string(stat("cm.rej_sent.reason_28")) +
-                   " expired=" + std::to_string(stat("cm.half_open_expired")) +
-                   " half_open_peak=" + std::to_string(stat("cm.half_open_peak")) +
-                   " heap_peak_bytes=" + std::to_string(heap_peak) + " rss_before_kib=" +
-                   std::to_string(rss_before) + " rss_after_kib=" + std::to_string(rss_after) +
-                   " peak_rss_kib=" + std::to_string(peak) + " seconds=" + std::to_string(secs));
+  naa::testbench::report_line(
+      "flood: reqs=" + std::to_string(reqs) + " reps=" + std::to_string(stat("cm.rep")) +
+      " rej28=" + std::to_string(stat("cm.rej_sent.reason_28")) +
+      " expired=" + std::to_string(stat("cm.half_open_expired")) + " half_open_peak=" +
+      std::to_string(stat("cm.half_open_peak")) + " heap_peak_bytes=" + std::to_string(heap_peak) +
+      " rss_before_kib=" + std::to_string(rss_before) +
+      " rss_after_kib=" + std::to_string(rss_after) + " peak_rss_kib=" + std::to_string(peak) +
+      " seconds=" + std::to_string(secs));
   // The client's connection was never displaced: it places a region and calls.
   Connection& c = client_conns.back();
   const auto r = client.mrsp(c, {p::MrspRequestEntry{p::kMrspFlagInput | p::kMrspFlagOutput, 0x1000,
@@ -241,7 +240,7 @@ TEST_CASE("soak: 8 sessions at 1% loss, naa-sim's memory flat after warm-up", "[
   REQUIRE(sim.ready());
   const int pid = sim.pid();
   REQUIRE(pid > 0);
-  const std::uint64_t calls = rel::env_u64("NAA_RELIABILITY_SOAK_CALLS", 1000);
+  const std::uint64_t calls = naa::testbench::env_u64("NAA_RELIABILITY_SOAK_CALLS", 1000);
   constexpr int kSessions = 8;
   std::atomic<std::uint64_t> done{0}, bad{0};
   std::atomic<int> failures{0};
@@ -280,11 +279,11 @@ TEST_CASE("soak: 8 sessions at 1% loss, naa-sim's memory flat after warm-up", "[
   // Warm-up: the first tenth of the calls.
   while (done < kSessions * calls / 10 && failures == 0)
     std::this_thread::sleep_for(10ms);
-  rss_warm = rel::proc_kib(pid, "VmRSS");
+  rss_warm = naa::testbench::proc_kib(pid, "VmRSS");
   for (auto& t : threads)
     t.join();
-  const std::uint64_t rss_end = rel::proc_kib(pid, "VmRSS");
-  const std::uint64_t peak = rel::proc_kib(pid, "VmHWM");
+  const std::uint64_t rss_end = naa::testbench::proc_kib(pid, "VmRSS");
+  const std::uint64_t peak = naa::testbench::proc_kib(pid, "VmHWM");
   const std::string st = sim.stats_text();
   CHECK(failures == 0);
   CHECK(bad == 0);
@@ -297,7 +296,7 @@ TEST_CASE("soak: 8 sessions at 1% loss, naa-sim's memory flat after warm-up", "[
 #else
   CHECK(rss_end <= rss_warm + 8 * 1024);  // no growth beyond noise after warm-up
 #endif
-  rel::report_line(
+  naa::testbench::report_line(
       "soak: sessions=8 calls_each=" + std::to_string(calls) +
       " calls_verified=" + std::to_string(done.load()) +
       " dispatches=" + std::to_string(NaaSim::stat_in(st, "kernel.dispatches")) + " faults=" +

@@ -31,7 +31,6 @@ using naa::host::FaultOptions;
 using naa::host::Region;
 using naa::testbench::NaaSim;
 namespace host = naa::host;
-namespace rel = naa::reliability;
 
 namespace {
 
@@ -164,8 +163,8 @@ host::SessionOptions session_options() {
 // under the faults), verifies each, and checks naa-sim's dispatch counter and cleanup.
 void run_scenario(const Scenario& sc) {
   const std::uint64_t seed = naa::testbench::seed_for(sc.name);  // from NAA_TEST_SEED
-  const std::uint64_t calls = rel::env_u64("NAA_RELIABILITY_CALLS", 200);
-  const std::uint64_t max_size = rel::env_u64("NAA_RELIABILITY_MAX_SIZE", 4U << 20);
+  const std::uint64_t calls = naa::testbench::env_u64("NAA_RELIABILITY_CALLS", 200);
+  const std::uint64_t max_size = naa::testbench::env_u64("NAA_RELIABILITY_MAX_SIZE", 4U << 20);
   INFO("scenario " << sc.name << " seed " << seed);
   std::vector<std::string> args = {"--seed", std::to_string(seed & 0xFFFFFFFF)};
   if (!sc.sim_rx.empty()) args.insert(args.end(), {"--fault-rx", sc.sim_rx});
@@ -253,7 +252,7 @@ void run_scenario(const Scenario& sc) {
   CHECK(stat("rx_pipe.drop.bad_icrc") <= to_sim);
   CHECK(stat("rx_pipe.drop.bad_icrc") + stat("net_port.rx_socket_drops") >= to_sim);
   CHECK(hs.dropped_bad_icrc == stat("net_port.fault_tx.corrupt") + hs.fault_rx_corrupt);
-  rel::report_line(
+  naa::testbench::report_line(
       std::string("loss-recovery ") + sc.name + ": calls_verified=" + std::to_string(done) +
       " bytes=" + std::to_string(bytes) +
       " socket_drops=" + std::to_string(stat("net_port.rx_socket_drops")) +

@@ -4,9 +4,11 @@
 // stream rule the RTL asserts (rtl/prim/naa_stream_assert.sv: a waiting beat stays) by never
 // making a beat wait: outputs always ready, and vadd_i32's a and b valid together.
 // Usage: naa-rtl-bench [--cycles N] [--csv FILE]
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -81,21 +83,41 @@ Row measure(const std::string& block, std::uint32_t width,
   return r;
 }
 
-}  // namespace
+// The command line.
+struct BenchOptions {
+  std::uint64_t cycles = 200000;  // per block and implementation
+  std::string csv;                // also write the table here
+};
 
-int main(int argc, char** argv) {
-  std::uint64_t cycles = 200000;
-  std::string csv;
+[[noreturn]] void usage_exit(int code) {
+  (code == 0 ? std::cout : std::cerr) << "usage: naa-rtl-bench [--cycles N] [--csv FILE]\n";
+  std::exit(code);
+}
+
+// Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.
+BenchOptions parse_options(int argc, char** argv) {
+  BenchOptions o;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) usage_exit(0);
     if (std::strcmp(argv[i], "--cycles") == 0 && i + 1 < argc) {
-      cycles = std::stoull(argv[++i]);
+      const char* text = argv[++i];
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long n = std::strtoull(text, &end, 10);
+      if (errno != 0 || end == text || *end != '\0' || n == 0 || text[0] == '-') usage_exit(2);
+      o.cycles = n;
     } else if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
-      csv = argv[++i];
+      o.csv = argv[++i];
     } else {
-      std::cerr << "usage: naa-rtl-bench [--cycles N] [--csv FILE]\n";
-      return 2;
+      usage_exit(2);
     }
   }
+  return o;
+}
+
+int run(const BenchOptions& o) {
+  const std::uint64_t cycles = o.cycles;
+  const std::string& csv = o.csv;
   Rng rng(1);
   constexpr std::size_t kInputs = 4096;
   std::vector<Row> rows;
@@ -183,4 +205,10 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run(parse_options(argc, argv));
 }

@@ -10,12 +10,19 @@
 
 #include "naa/rtl/add_const.hpp"
 #include "naa/rtl/add_const_rtl.hpp"
-#include "support/stream_traffic.hpp"
+#include "support/block_driver.hpp"
 
 using namespace naa::rtl;
-using namespace naa::rtl::test;
+using namespace naa::testbench::rtl;
 
 namespace {
+
+using AddConstDriver = BlockDriver<AddConstInputs, AddConstOutputs, 1>;
+constexpr StreamPorts<AddConstInputs, AddConstOutputs, 1> kPorts{
+    {{{&AddConstInputs::in_valid, &AddConstInputs::in, &AddConstOutputs::in_ready}}},
+    &AddConstInputs::out_ready,
+    &AddConstOutputs::out_valid,
+    &AddConstOutputs::out};
 
 struct Run {
   std::vector<Bytes> packets;
@@ -25,8 +32,9 @@ struct Run {
 // Drives whole packets (all with one addend) at full rate with the output always ready.
 Run run_packets(AddConstPort& port, const std::vector<Bytes>& packets, std::uint8_t addend) {
   Rng rng(7);
-  StreamSource src(rng);
-  StreamSink sink(rng, port.width());
+  AddConstDriver driver(rng, port.width(), kPorts);
+  StreamSource& src = driver.source();
+  const StreamSink& sink = driver.sink();
   for (const auto& p : packets)
     src.push(to_beats(p, port.width(), BeatShape::full, rng));
   AddConstInputs in;
@@ -34,16 +42,7 @@ Run run_packets(AddConstPort& port, const std::vector<Bytes>& packets, std::uint
   port.step(in);
   Run run;
   while (sink.packets().size() < packets.size() && run.cycles < 10000) {
-    src.begin_cycle();
-    sink.begin_cycle();
-    in.rst_n = true;
-    in.in_valid = src.valid();
-    in.in = src.beat();
-    in.addend = addend;
-    in.out_ready = sink.ready();
-    const AddConstOutputs out = port.step(in);
-    src.end_cycle(out.in_ready);
-    sink.end_cycle(out.out_valid, out.out);
+    driver.cycle(port, in, [&](AddConstInputs& i) { i.addend = addend; });
     ++run.cycles;
   }
   run.packets = sink.packets();
@@ -102,8 +101,9 @@ TEST_CASE("add_const: model and RTL agree every cycle on random traffic", "[rtl]
       RtlOptions options;
       options.x_seed = static_cast<std::uint32_t>(rng());
       AddConstLockstep dut(std::make_unique<AddConstModel>(w), make_add_const_rtl(w, options));
-      StreamSource src(rng);
-      StreamSink sink(rng, w);
+      AddConstDriver driver(rng, w, kPorts);
+      StreamSource& src = driver.source();
+      const StreamSink& sink = driver.sink();
       std::vector<Bytes> expected;
       bool protocol_ok = true;
 
@@ -115,8 +115,7 @@ TEST_CASE("add_const: model and RTL agree every cycle on random traffic", "[rtl]
         dut.step(in);
       }
       for (const Phase& phase : kPhases) {
-        src.set_rate(phase.p_valid);
-        sink.set_rate(phase.p_ready);
+        driver.set_phase(phase);
         for (int p = 0; p < 400; ++p) {
           const Bytes bytes = random_bytes(rng, uniform<std::size_t>(rng, 1, 5 * w));
           const auto k = uniform<std::uint8_t>(rng, 0, 255);
@@ -133,17 +132,10 @@ TEST_CASE("add_const: model and RTL agree every cycle on random traffic", "[rtl]
           expected.push_back(kept);
         }
         for (int c = 0; c < 200000 && sink.packets().size() < expected.size(); ++c) {
-          src.begin_cycle();
-          sink.begin_cycle();
-          in.rst_n = true;
-          in.in_valid = src.valid();
-          in.in = src.beat();
-          in.addend = static_cast<std::uint8_t>(src.user());
-          if (!src.valid()) in.addend = uniform<std::uint8_t>(rng, 0, 255);
-          in.out_ready = sink.ready();
-          const AddConstOutputs out = dut.step(in);
-          src.end_cycle(out.in_ready);
-          protocol_ok = sink.end_cycle(out.out_valid, out.out) && protocol_ok;
+          protocol_ok = driver.cycle(dut, in, [&](AddConstInputs& i) {
+            i.addend = static_cast<std::uint8_t>(src.user());
+            if (!src.valid()) i.addend = uniform<std::uint8_t>(rng, 0, 255);
+          }) && protocol_ok;
           if (dut.checker().diverged()) break;
         }
         if (dut.checker().diverged()) break;

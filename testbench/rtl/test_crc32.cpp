@@ -12,12 +12,19 @@
 #include "naa/protocol/crc32.hpp"
 #include "naa/rtl/crc32.hpp"
 #include "naa/rtl/crc32_rtl.hpp"
-#include "support/stream_traffic.hpp"
+#include "support/block_driver.hpp"
 
 using namespace naa::rtl;
-using namespace naa::rtl::test;
+using namespace naa::testbench::rtl;
 
 namespace {
+
+using Crc32Driver = BlockDriver<Crc32Inputs, Crc32Outputs, 1>;
+constexpr StreamPorts<Crc32Inputs, Crc32Outputs, 1> kPorts{
+    {{{&Crc32Inputs::in_valid, &Crc32Inputs::in, &Crc32Outputs::in_ready}}},
+    &Crc32Inputs::out_ready,
+    &Crc32Outputs::out_valid,
+    &Crc32Outputs::out};
 
 Bytes as_bytes(std::string_view s) {
   return Bytes(s.begin(), s.end());
@@ -36,8 +43,9 @@ struct Run {
 
 Run run_packets(Crc32Port& port, const std::vector<Bytes>& packets, BeatShape shape) {
   Rng rng(11);
-  StreamSource src(rng);
-  StreamSink sink(rng, port.width());
+  Crc32Driver driver(rng, port.width(), kPorts);
+  StreamSource& src = driver.source();
+  const StreamSink& sink = driver.sink();
   for (const auto& p : packets)
     src.push(to_beats(p, port.width(), shape, rng));
   Crc32Inputs in;
@@ -45,15 +53,7 @@ Run run_packets(Crc32Port& port, const std::vector<Bytes>& packets, BeatShape sh
   port.step(in);
   Run run;
   while (sink.packets().size() < packets.size() && run.cycles < 10000) {
-    src.begin_cycle();
-    sink.begin_cycle();
-    in.rst_n = true;
-    in.in_valid = src.valid();
-    in.in = src.beat();
-    in.out_ready = sink.ready();
-    const Crc32Outputs out = port.step(in);
-    src.end_cycle(out.in_ready);
-    sink.end_cycle(out.out_valid, out.out);
+    driver.cycle(port, in);
     ++run.cycles;
   }
   run.results = sink.packets();
@@ -108,8 +108,9 @@ TEST_CASE("crc32: model and RTL agree every cycle on random traffic", "[rtl][crc
       RtlOptions options;
       options.x_seed = static_cast<std::uint32_t>(rng());
       Crc32Lockstep dut(std::make_unique<Crc32Model>(w), make_crc32_rtl(w, options));
-      StreamSource src(rng);
-      StreamSink sink(rng, w);
+      Crc32Driver driver(rng, w, kPorts);
+      StreamSource& src = driver.source();
+      StreamSink& sink = driver.sink();
       std::vector<std::uint32_t> expected;
       bool protocol_ok = true;
 
@@ -121,23 +122,14 @@ TEST_CASE("crc32: model and RTL agree every cycle on random traffic", "[rtl][crc
         dut.step(in);
       }
       for (const Phase& phase : kPhases) {
-        src.set_rate(phase.p_valid);
-        sink.set_rate(phase.p_ready);
+        driver.set_phase(phase);
         for (int p = 0; p < 400; ++p) {
           const Bytes bytes = random_bytes(rng, uniform<std::size_t>(rng, 0, 6 * w));
           src.push(to_beats(bytes, w, chance(rng, 0.5) ? BeatShape::ragged : BeatShape::full, rng));
           expected.push_back(naa::protocol::crc32(bytes));
         }
         for (int c = 0; c < 200000 && sink.packets().size() < expected.size(); ++c) {
-          src.begin_cycle();
-          sink.begin_cycle();
-          in.rst_n = true;
-          in.in_valid = src.valid();
-          in.in = src.beat();
-          in.out_ready = sink.ready();
-          const Crc32Outputs out = dut.step(in);
-          src.end_cycle(out.in_ready);
-          protocol_ok = sink.end_cycle(out.out_valid, out.out) && protocol_ok;
+          protocol_ok = driver.cycle(dut, in) && protocol_ok;
           if (dut.checker().diverged()) break;
         }
         if (dut.checker().diverged()) break;

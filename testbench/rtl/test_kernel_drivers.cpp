@@ -17,24 +17,15 @@
 #include "naa/rtl/vadd_i32_rtl.hpp"
 #include "naa/sim/kernels.hpp"
 #include "stream_driver.hpp"
-#include "support/rtl_seed.hpp"
+#include "support/stream_traffic.hpp"
 
 using namespace naa::rtl;
-using namespace naa::rtl::test;
+using namespace naa::testbench::rtl;
 namespace drv = naa::sim::rtl_driver;
 namespace sim = naa::sim;
 namespace p = naa::protocol;
 
 namespace {
-
-using Bytes = std::vector<std::uint8_t>;
-
-Bytes random_bytes(Rng& rng, std::size_t n) {
-  Bytes b(n);
-  for (auto& x : b)
-    x = uniform<std::uint8_t>(rng, 0, 255);
-  return b;
-}
 
 std::uint64_t beats(std::size_t bytes, std::uint32_t w) {
   return (bytes + w - 1) / w;

@@ -21,7 +21,7 @@
 #include <gtkwave/fstapi.h>
 
 using namespace naa::rtl;
-using namespace naa::rtl::test;
+using namespace naa::testbench::rtl;
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include "support/mr_traffic.hpp"
 
 using namespace naa::rtl;
-using namespace naa::rtl::test;
+using namespace naa::testbench::rtl;
 
 namespace {
 

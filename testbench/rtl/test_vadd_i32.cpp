@@ -9,10 +9,10 @@
 
 #include "naa/rtl/vadd_i32.hpp"
 #include "naa/rtl/vadd_i32_rtl.hpp"
-#include "support/stream_traffic.hpp"
+#include "support/block_driver.hpp"
 
 using namespace naa::rtl;
-using namespace naa::rtl::test;
+using namespace naa::testbench::rtl;
 
 namespace {
 
@@ -51,6 +51,14 @@ Bytes expected_bytes(const StreamBeat& a, const StreamBeat& b, std::uint32_t wid
   return out;
 }
 
+using VaddI32Driver = BlockDriver<VaddI32Inputs, VaddI32Outputs, 2>;
+constexpr StreamPorts<VaddI32Inputs, VaddI32Outputs, 2> kPorts{
+    {{{&VaddI32Inputs::a_valid, &VaddI32Inputs::a, &VaddI32Outputs::a_ready},
+      {&VaddI32Inputs::b_valid, &VaddI32Inputs::b, &VaddI32Outputs::b_ready}}},
+    &VaddI32Inputs::out_ready,
+    &VaddI32Outputs::out_valid,
+    &VaddI32Outputs::out};
+
 struct Run {
   std::vector<Bytes> packets;
   std::uint64_t cycles = 0;
@@ -58,9 +66,10 @@ struct Run {
 
 Run run_packets(VaddI32Port& port, const Bytes& a, const Bytes& b) {
   Rng rng(3);
-  StreamSource src_a(rng);
-  StreamSource src_b(rng);
-  StreamSink sink(rng, port.width());
+  VaddI32Driver driver(rng, port.width(), kPorts);
+  StreamSource& src_a = driver.source(0);
+  StreamSource& src_b = driver.source(1);
+  const StreamSink& sink = driver.sink();
   src_a.push(to_beats(a, port.width(), BeatShape::full, rng));
   src_b.push(to_beats(b, port.width(), BeatShape::full, rng));
   VaddI32Inputs in;
@@ -68,19 +77,7 @@ Run run_packets(VaddI32Port& port, const Bytes& a, const Bytes& b) {
   port.step(in);
   Run run;
   while (sink.packets().empty() && run.cycles < 10000) {
-    src_a.begin_cycle();
-    src_b.begin_cycle();
-    sink.begin_cycle();
-    in.rst_n = true;
-    in.a_valid = src_a.valid();
-    in.a = src_a.beat();
-    in.b_valid = src_b.valid();
-    in.b = src_b.beat();
-    in.out_ready = sink.ready();
-    const VaddI32Outputs out = port.step(in);
-    src_a.end_cycle(out.a_ready);
-    src_b.end_cycle(out.b_ready);
-    sink.end_cycle(out.out_valid, out.out);
+    driver.cycle(port, in);
     ++run.cycles;
   }
   run.packets = sink.packets();
@@ -134,9 +131,10 @@ TEST_CASE("vadd_i32: model and RTL agree every cycle on random traffic", "[rtl][
       RtlOptions options;
       options.x_seed = static_cast<std::uint32_t>(rng());
       VaddI32Lockstep dut(std::make_unique<VaddI32Model>(w), make_vadd_i32_rtl(w, options));
-      StreamSource src_a(rng);
-      StreamSource src_b(rng);
-      StreamSink sink(rng, w);
+      VaddI32Driver driver(rng, w, kPorts);
+      StreamSource& src_a = driver.source(0);
+      StreamSource& src_b = driver.source(1);
+      StreamSink& sink = driver.sink();
       std::vector<Bytes> expected;
       bool protocol_ok = true;
 
@@ -169,19 +167,7 @@ TEST_CASE("vadd_i32: model and RTL agree every cycle on random traffic", "[rtl][
           expected.push_back(kept);
         }
         for (int c = 0; c < 200000 && sink.packets().size() < expected.size(); ++c) {
-          src_a.begin_cycle();
-          src_b.begin_cycle();
-          sink.begin_cycle();
-          in.rst_n = true;
-          in.a_valid = src_a.valid();
-          in.a = src_a.beat();
-          in.b_valid = src_b.valid();
-          in.b = src_b.beat();
-          in.out_ready = sink.ready();
-          const VaddI32Outputs out = dut.step(in);
-          src_a.end_cycle(out.a_ready);
-          src_b.end_cycle(out.b_ready);
-          protocol_ok = sink.end_cycle(out.out_valid, out.out) && protocol_ok;
+          protocol_ok = driver.cycle(dut, in) && protocol_ok;
           if (dut.checker().diverged()) break;
         }
         if (dut.checker().diverged()) break;

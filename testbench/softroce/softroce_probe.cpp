@@ -39,6 +39,7 @@
 #include "naa/host/verbs.hpp"
 #include "naa/protocol/immediate.hpp"
 #include "naa/protocol/mrsp.hpp"
+#include "naa/tools/naa_address.hpp"
 
 namespace {
 
@@ -398,10 +399,21 @@ constexpr const char* kUsage =
     "                      [--mtu N] [--idle-ms N] SCENARIO...\n"
     "scenarios: read rnr unknown-fn abort bad-rkey long-send all; idle (not in all)\n";
 
-}  // namespace
+// The command line: the transport options plus the scenarios to run, in order.
+struct ProbeOptions {
+  Options transport;
+  std::vector<std::string> scenarios;
+};
 
-int main(int argc, char** argv) {
-  Options o;
+[[noreturn]] void usage_exit(int code) {
+  std::fputs(kUsage, code == 0 ? stdout : stderr);
+  std::exit(code);
+}
+
+// Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.
+ProbeOptions parse_options(int argc, char** argv) {
+  ProbeOptions po;
+  Options& o = po.transport;
   static const option long_opts[] = {{"transport", required_argument, nullptr, 't'},
                                      {"naa", required_argument, nullptr, 'a'},
                                      {"local", required_argument, nullptr, 'l'},
@@ -417,25 +429,15 @@ int main(int argc, char** argv) {
     switch (ch) {
       case 't': {
         const auto k = naa::host::parse_transport_kind(arg);
-        if (!k) {
-          std::fputs(kUsage, stderr);
-          return 2;
-        }
+        if (!k) usage_exit(2);
         o.kind = *k;
         break;
       }
       case 'a': {
-        const std::size_t colon = arg.find(':');
-        const auto ip = naa::host::parse_ipv4(arg.substr(0, colon));
-        if (!ip) {
-          std::fputs(kUsage, stderr);
-          return 2;
-        }
-        o.naa_ip = *ip;
-        if (colon != std::string::npos) {
-          o.cm_port =
-              static_cast<std::uint16_t>(std::strtoul(arg.c_str() + colon + 1, nullptr, 10));
-        }
+        const auto naa = naa::tools::parse_naa_address(arg);
+        if (!naa) usage_exit(2);
+        o.naa_ip = naa::host::parse_ipv4(naa->ip).value_or(0);
+        if (naa->cm_port) o.cm_port = *naa->cm_port;
         have_naa = true;
         break;
       }
@@ -451,26 +453,24 @@ int main(int argc, char** argv) {
       case 'i': {
         char* end = nullptr;
         const unsigned long ms = std::strtoul(arg.c_str(), &end, 10);
-        if (arg.empty() || *end != '\0' || ms == 0 || ms > 600000) {
-          std::fputs(kUsage, stderr);
-          return 2;
-        }
+        if (arg.empty() || *end != '\0' || ms == 0 || ms > 600000) usage_exit(2);
         o.idle_ms = static_cast<std::uint32_t>(ms);
         break;
       }
       case 'h':
-        std::fputs(kUsage, stdout);
-        return 0;
+        usage_exit(0);
       default:
-        std::fputs(kUsage, stderr);
-        return 2;
+        usage_exit(2);
     }
   }
-  std::vector<std::string> names(argv + optind, argv + argc);
-  if (!have_naa || names.empty()) {
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
+  po.scenarios.assign(argv + optind, argv + argc);
+  if (!have_naa || po.scenarios.empty()) usage_exit(2);
+  return po;
+}
+
+int run(ProbeOptions po) {
+  const Options& o = po.transport;
+  std::vector<std::string>& names = po.scenarios;
   std::vector<std::pair<std::string,
                         void (*)(const std::shared_ptr<naa::host::Transport>&, const Options&)>>
       all = {{"read", scenario_read},
@@ -524,4 +524,10 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run(parse_options(argc, argv));
 }

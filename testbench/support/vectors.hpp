@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace naa::test {
+namespace naa::testbench {
 
 inline std::vector<std::uint8_t> from_hex(const std::string& hex) {
   std::vector<std::uint8_t> out;
@@ -79,4 +79,4 @@ inline std::vector<std::uint8_t> load_cx4lx_frame() {
   throw std::runtime_error("no frame in cx4lx_cnp.txt");
 }
 
-}  // namespace naa::test
+}  // namespace naa::testbench

@@ -39,6 +39,7 @@
 #include "naa/host/udp_roce.hpp"
 #include "naa/protocol/immediate.hpp"
 #include "naa/protocol/mrsp.hpp"
+#include "naa/tools/naa_address.hpp"
 #include "naa/tools/size_arg.hpp"
 #include "output.hpp"
 #include "sim_probe.hpp"
@@ -178,13 +179,10 @@ Options parse_options(int argc, char** argv) {
     const std::string arg = optarg != nullptr ? optarg : "";
     switch (opt) {
       case 'a': {
-        const std::size_t colon = arg.find(':');
-        c.naa_address = arg.substr(0, colon);
-        if (colon != std::string::npos) {
-          c.cm_port =
-              static_cast<std::uint16_t>(parse_int(arg.substr(colon + 1), "--naa port", 1, 65535));
-        }
-        if (!naa::host::parse_ipv4(c.naa_address)) usage_error("bad --naa address " + arg);
+        const auto naa = naa::tools::parse_naa_address(arg);
+        if (!naa) usage_error("bad --naa address " + arg + " (IP[:PORT])");
+        c.naa_address = naa->ip;
+        if (naa->cm_port) c.cm_port = *naa->cm_port;
         external = true;
         break;
       }

@@ -7,6 +7,7 @@
 //            first REQ's destination) as records (fuzz_naa_rx.cpp), one seed per datagram and one
 //            with the whole sequence; host_rx the same for datagrams sent to the host.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -41,18 +42,39 @@ void append_record(std::vector<std::uint8_t>& out, std::uint8_t flags, p::ByteVi
   out.insert(out.end(), d.begin(), d.end());
 }
 
-}  // namespace
+// The command line.
+struct SeedsOptions {
+  fs::path out;                    // OUTDIR
+  std::vector<std::string> pcaps;  // PCAP...
+};
 
-int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: naa-fuzz-seeds OUTDIR PCAP...\n");
-    return 2;
+[[noreturn]] void usage_exit(int code) {
+  std::fputs("usage: naa-fuzz-seeds OUTDIR PCAP...\n", code == 0 ? stdout : stderr);
+  std::exit(code);
+}
+
+// Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.
+SeedsOptions parse_options(int argc, char** argv) {
+  SeedsOptions o;
+  std::vector<std::string> words;
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (arg == "-h" || arg == "--help") usage_exit(0);
+    if (!arg.empty() && arg[0] == '-') usage_exit(2);
+    words.push_back(arg);
   }
-  const fs::path out = argv[1];
-  for (int a = 2; a < argc; ++a) {
+  if (words.size() < 2) usage_exit(2);
+  o.out = words[0];
+  o.pcaps.assign(words.begin() + 1, words.end());
+  return o;
+}
+
+int run(const SeedsOptions& o) {
+  const fs::path& out = o.out;
+  for (const std::string& pcap : o.pcaps) {
     p::PcapReader r;
-    if (r.open(argv[a])) {
-      std::fprintf(stderr, "naa-fuzz-seeds: cannot read %s\n", argv[a]);
+    if (r.open(pcap)) {
+      std::fprintf(stderr, "naa-fuzz-seeds: cannot read %s\n", pcap.c_str());
       return 1;
     }
     std::optional<std::uint32_t> naa_ip;
@@ -93,4 +115,10 @@ int main(int argc, char** argv) {
   for (const auto& [t, n] : counters)
     std::printf("naa-fuzz-seeds: %s %d\n", t.c_str(), n);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run(parse_options(argc, argv));
 }

@@ -328,7 +328,7 @@ TEST_CASE("naa-sim not running is naa_unreachable by counted ICMP errors, not th
 
 TEST_CASE("the C example program runs against naa-sim") {
   Sim sim;
-  const auto r = naa::testing::run_program(
+  const auto r = naa::testbench::run_program(
       NAA_EXAMPLE_C_PATH, {"5"},
       {"NAA_SPEC=" + sim_ip() + ":12345:1:2", "NAA_LOCAL_IP=" + host_ip()}, 60s);
   INFO(r.out << r.err);
@@ -338,7 +338,7 @@ TEST_CASE("the C example program runs against naa-sim") {
 
 TEST_CASE("naa-call against naa-sim with verification") {
   Sim sim;
-  const auto r = naa::testing::run_program(
+  const auto r = naa::testbench::run_program(
       NAA_CALL_PATH,
       {"--naa", sim_ip(), "--local", host_ip(), "--fn", "vadd_i32", "--in", "gen:64K:1", "--in",
        "gen:64K:2", "--out", "64K", "--verify"},

@@ -19,7 +19,7 @@
 #include "test_addresses.hpp"
 
 using namespace std::chrono_literals;
-using naa::testing::run_program;
+using naa::testbench::run_program;
 
 namespace {
 

@@ -12,7 +12,7 @@
 
 extern char** environ;
 
-namespace naa::testing {
+namespace naa::testbench {
 
 namespace {
 
@@ -170,4 +170,4 @@ int ChildProcess::stop() {
   return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
 }
 
-}  // namespace naa::testing
+}  // namespace naa::testbench

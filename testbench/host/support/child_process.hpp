@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace naa::testing {
+namespace naa::testbench {
 
 struct RunResult {
   int exit_code = -1;  // -1 if killed (timeout) or not started
@@ -46,4 +46,4 @@ class ChildProcess {
   int status_ = 0;
 };
 
-}  // namespace naa::testing
+}  // namespace naa::testbench

@@ -17,7 +17,7 @@
 #include "naa/protocol/ipv4_udp.hpp"
 #include "naa/protocol/opcode.hpp"
 
-namespace naa::testing {
+namespace naa::testbench {
 
 namespace op = protocol::opcode;
 using protocol::psn_add;
@@ -547,4 +547,4 @@ void FakePeer::mini_naa_call(std::uint32_t imm) {
   }
 }
 
-}  // namespace naa::testing
+}  // namespace naa::testbench

@@ -23,7 +23,7 @@
 #include "naa/protocol/mrsp.hpp"
 #include "naa/protocol/packet.hpp"
 
-namespace naa::testing {
+namespace naa::testbench {
 
 using Clock = std::chrono::steady_clock;
 
@@ -157,4 +157,4 @@ class FakePeer {
   std::vector<protocol::MrspRequestEntry> regions_;
 };
 
-}  // namespace naa::testing
+}  // namespace naa::testbench

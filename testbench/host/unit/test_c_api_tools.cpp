@@ -12,8 +12,8 @@
 #include "naa/host/naa.h"
 #include "test_addresses.hpp"
 
-using naa::testing::FakePeer;
-using naa::testing::run_program;
+using naa::testbench::FakePeer;
+using naa::testbench::run_program;
 
 namespace {
 

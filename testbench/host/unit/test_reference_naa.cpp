@@ -21,8 +21,8 @@
 
 using namespace std::chrono_literals;
 using naa::host::Region;
-using naa::testing::FakePeer;
-using naa::testing::run_program;
+using naa::testbench::FakePeer;
+using naa::testbench::run_program;
 
 namespace {
 
@@ -258,9 +258,9 @@ TEST_CASE("reference NAA, AP1: an unanswered call ends naaice_do_data_transfer w
   auto p = reference_naa(10);
   use_env(10, "1:1");
   // The NAA never sees the call: every write carrying an immediate is lost.
-  p->set_fault([](const naa::testing::SeenPacket& pkt, std::size_t) {
-    naa::testing::Fault f;
-    if (pkt.headers.immediate) f.kind = naa::testing::Fault::Kind::drop;
+  p->set_fault([](const naa::testbench::SeenPacket& pkt, std::size_t) {
+    naa::testbench::Fault f;
+    if (pkt.headers.immediate) f.kind = naa::testbench::Fault::Kind::drop;
     return f;
   });
   std::vector<char> b(64, 1);

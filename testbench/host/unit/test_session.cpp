@@ -19,8 +19,8 @@
 using namespace std::chrono_literals;
 using naa::host::Errc;
 using naa::host::Region;
-using naa::testing::FakePeer;
-using naa::testing::Fault;
+using naa::testbench::FakePeer;
+using naa::testbench::Fault;
 namespace host = naa::host;
 namespace protocol = naa::protocol;
 

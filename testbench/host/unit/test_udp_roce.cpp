@@ -25,8 +25,8 @@
 
 using namespace std::chrono_literals;
 using naa::host::Errc;
-using naa::testing::FakePeer;
-using naa::testing::Fault;
+using naa::testbench::FakePeer;
+using naa::testbench::Fault;
 namespace host = naa::host;
 namespace protocol = naa::protocol;
 namespace op = protocol::opcode;
@@ -103,7 +103,7 @@ struct Rig {
   }
 };
 
-std::vector<std::uint32_t> psns(const std::vector<naa::testing::SeenPacket>& v) {
+std::vector<std::uint32_t> psns(const std::vector<naa::testbench::SeenPacket>& v) {
   std::vector<std::uint32_t> out;
   for (const auto& p : v)
     out.push_back(p.headers.bth.psn);
@@ -271,7 +271,7 @@ TEST_CASE("an RNR NAK makes the requester wait and retry from that PSN") {
   Rig rig(7);
   rig.fill(3000, 7);
   int rnrs = 0;
-  rig.peer->set_fault([&rnrs](const naa::testing::SeenPacket& p, std::size_t) {
+  rig.peer->set_fault([&rnrs](const naa::testbench::SeenPacket& p, std::size_t) {
     if (p.headers.immediate && rnrs < 2) {
       ++rnrs;
       return Fault{Fault::Kind::rnr_nak, 0, 14};  // 1.28 ms

@@ -11,7 +11,9 @@
 #include "naa/rtl/mr_table.hpp"
 #include "rtl_seed.hpp"
 
-namespace naa::rtl::test {
+namespace naa::testbench::rtl {
+
+using namespace naa::rtl;  // the blocks under test and their port types
 
 class MrTraffic {
  public:
@@ -155,4 +157,4 @@ class MrTraffic {
   std::array<MrTableWrite, kMrEntries> shadow_{};
 };
 
-}  // namespace naa::rtl::test
+}  // namespace naa::testbench::rtl

@@ -12,7 +12,9 @@
 
 #include "seed.hpp"
 
-namespace naa::rtl::test {
+namespace naa::testbench::rtl {
+
+using namespace naa::rtl;  // the blocks under test and their port types
 
 using Rng = std::mt19937_64;
 
@@ -41,4 +43,4 @@ T uniform(Rng& rng, T lo, T hi) {
   return std::uniform_int_distribution<T>(lo, hi)(rng);
 }
 
-}  // namespace naa::rtl::test
+}  // namespace naa::testbench::rtl

@@ -11,7 +11,9 @@
 #include "naa/rtl/stream.hpp"
 #include "rtl_seed.hpp"
 
-namespace naa::rtl::test {
+namespace naa::testbench::rtl {
+
+using namespace naa::rtl;  // the blocks under test and their port types
 
 using Bytes = std::vector<std::uint8_t>;
 
@@ -153,4 +155,4 @@ struct Phase {
 };
 inline constexpr Phase kPhases[] = {{1.0, 1.0}, {0.5, 1.0}, {1.0, 0.3}, {0.3, 0.5}, {0.9, 0.9}};
 
-}  // namespace naa::rtl::test
+}  // namespace naa::testbench::rtl

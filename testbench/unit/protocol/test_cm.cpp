@@ -20,7 +20,7 @@ namespace {
 constexpr std::size_t kMadOffset = 62;
 
 std::vector<std::uint8_t> frame_bytes(int index) {
-  return naa::test::roce_frame(index).bytes;
+  return naa::testbench::roce_frame(index).bytes;
 }
 
 std::vector<std::uint8_t> vector_mad(int index) {
@@ -194,13 +194,13 @@ std::vector<std::uint8_t> round_trip(const CmBody& body, std::uint16_t expected_
   // MAD header: version/class/class version/method, status, class-specific, TID | attribute ID |
   // reserved, attribute modifier. The attribute ID comes from the body, not from
   // header.attribute_id (0xFFFF).
-  CHECK(naa::test::to_hex({bytes.begin(), bytes.begin() + 16}) ==
+  CHECK(naa::testbench::to_hex({bytes.begin(), bytes.begin() + 16}) ==
         "01070203"
         "1234"
         "5678"
         "0123456789abcdef");
   CHECK(load_be16(bytes.data() + 16) == expected_attribute);
-  CHECK(naa::test::to_hex({bytes.begin() + 18, bytes.begin() + 24}) ==
+  CHECK(naa::testbench::to_hex({bytes.begin() + 18, bytes.begin() + 24}) ==
         "9abc"
         "def01234");
   Result<CmMad> decoded = decode_cm_mad(bytes);
@@ -445,7 +445,7 @@ TEST_CASE("cm: REQ round trip with every field set, bit positions as in PROTOCOL
 
 TEST_CASE("cm: REP round trip with every field set, vendor ID split over bytes 15/19/23", "[cm]") {
   const std::vector<std::uint8_t> b = round_trip(distinctive_rep(), kCmAttrRep);
-  CHECK(naa::test::to_hex({b.begin() + body(0), b.begin() + body(36)}) ==
+  CHECK(naa::testbench::to_hex({b.begin() + body(0), b.begin() + body(36)}) ==
         "01020304"
         "05060708"
         "090a0b0c"
@@ -460,7 +460,7 @@ TEST_CASE("cm: REP round trip with every field set, vendor ID split over bytes 1
 
 TEST_CASE("cm: REJ round trip with every field set", "[cm]") {
   const std::vector<std::uint8_t> b = round_trip(distinctive_rej(), kCmAttrRej);
-  CHECK(naa::test::to_hex({b.begin() + body(0), b.begin() + body(12)}) ==
+  CHECK(naa::testbench::to_hex({b.begin() + body(0), b.begin() + body(12)}) ==
         "0a0b0c0d"
         "1a1b1c1d"
         "9591001c");
@@ -472,7 +472,7 @@ TEST_CASE("cm: REJ round trip with every field set", "[cm]") {
 
 TEST_CASE("cm: MRA round trip with every field set", "[cm]") {
   const std::vector<std::uint8_t> b = round_trip(distinctive_mra(), kCmAttrMra);
-  CHECK(naa::test::to_hex({b.begin() + body(0), b.begin() + body(10)}) ==
+  CHECK(naa::testbench::to_hex({b.begin() + body(0), b.begin() + body(10)}) ==
         "2a2b2c2d"
         "3a3b3c3d"
         "a1bc");
@@ -483,18 +483,20 @@ TEST_CASE("cm: MRA round trip with every field set", "[cm]") {
 TEST_CASE("cm: RTU, DREQ and DREP round trips with every field set", "[cm]") {
   SECTION("RTU") {
     const std::vector<std::uint8_t> b = round_trip(distinctive_rtu(), kCmAttrRtu);
-    CHECK(naa::test::to_hex({b.begin() + body(0), b.begin() + body(9)}) == "4a4b4c4d5a5b5c5d88");
+    CHECK(naa::testbench::to_hex({b.begin() + body(0), b.begin() + body(9)}) ==
+          "4a4b4c4d5a5b5c5d88");
     CHECK(b[255] == static_cast<std::uint8_t>(0x88 + 7 * 223));
   }
   SECTION("DREQ") {
     const std::vector<std::uint8_t> b = round_trip(distinctive_dreq(), kCmAttrDreq);
-    CHECK(naa::test::to_hex({b.begin() + body(0), b.begin() + body(13)}) ==
+    CHECK(naa::testbench::to_hex({b.begin() + body(0), b.begin() + body(13)}) ==
           "6a6b6c6d7a7b7c7dfedcba9999");
     CHECK(b[255] == static_cast<std::uint8_t>(0x99 + 7 * 219));
   }
   SECTION("DREP") {
     const std::vector<std::uint8_t> b = round_trip(distinctive_drep(), kCmAttrDrep);
-    CHECK(naa::test::to_hex({b.begin() + body(0), b.begin() + body(9)}) == "8a8b8c8d9a9b9c9daa");
+    CHECK(naa::testbench::to_hex({b.begin() + body(0), b.begin() + body(9)}) ==
+          "8a8b8c8d9a9b9c9daa");
     CHECK(b[255] == static_cast<std::uint8_t>(0xAA + 7 * 223));
   }
 }
@@ -747,7 +749,7 @@ TEST_CASE("cm: IB path MTU enum", "[cm]") {
 
 TEST_CASE("cm: IPv4-mapped GIDs", "[cm]") {
   const IbGid g = ipv4_mapped_gid(ip(192, 168, 1, 10));
-  CHECK(naa::test::to_hex({g.begin(), g.end()}) == "00000000000000000000ffffc0a8010a");
+  CHECK(naa::testbench::to_hex({g.begin(), g.end()}) == "00000000000000000000ffffc0a8010a");
   CHECK(ipv4_from_mapped_gid(g) == std::optional<std::uint32_t>{0xC0A8010A});
   IbGid link_local{0xFE, 0x80};
   CHECK_FALSE(ipv4_from_mapped_gid(link_local).has_value());

@@ -129,7 +129,7 @@ TEST_CASE("immediate: checked encoders reject out-of-range values", "[immediate]
 
 TEST_CASE("immediate: the byte order of ImmDt in a vector frame", "[immediate]") {
   // Frame 7 (SEND ONLY WITH IMMEDIATE 0xdeadbeef): ImmDt follows the 12-byte BTH at offset 42.
-  const std::vector<std::uint8_t> f = naa::test::roce_frame(7).bytes;
+  const std::vector<std::uint8_t> f = naa::testbench::roce_frame(7).bytes;
   REQUIRE(f.size() >= 58);
   REQUIRE(f[42] == 0x05);
   const Wire wire{f[54], f[55], f[56], f[57]};

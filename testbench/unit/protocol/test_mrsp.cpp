@@ -11,8 +11,8 @@
 #include "vectors.hpp"
 
 using namespace naa::protocol;
-using naa::test::from_hex;
-using naa::test::to_hex;
+using naa::testbench::from_hex;
+using naa::testbench::to_hex;
 
 namespace {
 

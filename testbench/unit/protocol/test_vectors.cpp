@@ -13,8 +13,8 @@
 #include "vectors.hpp"
 
 using namespace naa::protocol;
-using naa::test::load_roce_frames;
-using naa::test::roce_frame;
+using naa::testbench::load_roce_frames;
+using naa::testbench::roce_frame;
 
 namespace {
 
@@ -55,10 +55,10 @@ TEST_CASE("every vector frame decodes, re-encodes byte-identically and verifies"
       CHECK_FALSE(recover_ipv4_id(rf.headers, rf.roce).has_value());
       // Everything but the corrupted ICRC re-encodes identically.
       CHECK(std::equal(frame.begin(), frame.end() - 4, vf.bytes.begin()));
-      CHECK(naa::test::to_hex(frame) != naa::test::to_hex(vf.bytes));
+      CHECK(naa::testbench::to_hex(frame) != naa::testbench::to_hex(vf.bytes));
     } else {
       CHECK(verify_icrc(rf.headers, rf.roce));
-      CHECK(naa::test::to_hex(frame) == naa::test::to_hex(vf.bytes));
+      CHECK(naa::testbench::to_hex(frame) == naa::testbench::to_hex(vf.bytes));
       // The receive path of a UDP socket does not see the IPv4 ID (0x1234 in every vector):
       // recovering it from the ICRC must give exactly the sender's ID.
       Ipv4UdpHeaders unknown_id = rf.headers;
@@ -174,7 +174,7 @@ TEST_CASE("vector frames 12-16: CM MADs ride in UD SEND Only to QP 1", "[vectors
 }
 
 TEST_CASE("the ConnectX-4 Lx CNP captured from hardware verifies", "[vectors]") {
-  const auto frame = naa::test::load_cx4lx_frame();
+  const auto frame = naa::testbench::load_cx4lx_frame();
   auto f = decode_roce_frame(frame);
   REQUIRE(f.has_value());
   CHECK(f->headers.ip.tos == 0xC2);  // masked in the ICRC
@@ -194,14 +194,14 @@ TEST_CASE("the ConnectX-4 Lx CNP captured from hardware verifies", "[vectors]") 
 
 TEST_CASE("the shared pcap holds exactly the frames of the text vectors", "[vectors][pcap]") {
   PcapReader reader;
-  REQUIRE_FALSE(reader.open(naa::test::vectors_dir() + "/roce_frames.pcap"));
+  REQUIRE_FALSE(reader.open(naa::testbench::vectors_dir() + "/roce_frames.pcap"));
   CHECK(reader.link_type() == kPcapLinkTypeEthernet);
   const auto frames = load_roce_frames();
   PcapRecord rec;
   std::size_t i = 0;
   while (reader.next(rec)) {
     REQUIRE(i < frames.size());
-    CHECK(naa::test::to_hex(rec.data) == naa::test::to_hex(frames[i].bytes));
+    CHECK(naa::testbench::to_hex(rec.data) == naa::testbench::to_hex(frames[i].bytes));
     ++i;
   }
   CHECK(i == frames.size());
