@@ -8,6 +8,7 @@
 #include <string>
 
 #include "child_process.hpp"
+#include "fake_naa.hpp"
 #include "fake_peer.hpp"
 #include "naa/host/naa.h"
 #include "test_addresses.hpp"
@@ -18,18 +19,13 @@ using naa::testbench::run_program;
 namespace {
 
 std::unique_ptr<FakePeer> mini_naa(int n) {
-  FakePeer::Options o;
-  o.ip = naa::testbench::test_addresses().ip_u32(100 + n);
-  o.mini_naa = true;
-  o.memory_va = 0;
-  o.memory_size = 4 << 20;
-  return std::make_unique<FakePeer>(o);
+  return naa::testbench::make_fake_naa(n);
 }
 std::string peer(int n) {
-  return naa::testbench::test_addresses().ip(100 + n);
+  return naa::testbench::fake_naa_ip(n);
 }
 std::string local(int n) {
-  return naa::testbench::test_addresses().ip(n);
+  return naa::testbench::fake_naa_host_ip(n);
 }
 
 // Each CTest test is its own process, so setenv here affects only this test case.

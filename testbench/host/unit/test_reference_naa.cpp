@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "child_process.hpp"
+#include "fake_naa.hpp"
 #include "fake_peer.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/naa.h"
@@ -29,18 +30,13 @@ namespace {
 constexpr std::uint64_t kPlacementBase = 0x80000;  // FakePeer::Options::reference_base
 
 std::unique_ptr<FakePeer> reference_naa(int n) {
-  FakePeer::Options o;
-  o.ip = naa::testbench::test_addresses().ip_u32(100 + n);
-  o.reference_naa = true;
-  o.memory_va = 0;
-  o.memory_size = 4 << 20;
-  return std::make_unique<FakePeer>(o);
+  return naa::testbench::make_fake_naa(n, {.kind = naa::testbench::FakeNaaKind::reference});
 }
 std::string peer(int n) {
-  return naa::testbench::test_addresses().ip(100 + n);
+  return naa::testbench::fake_naa_ip(n);
 }
 std::string local(int n) {
-  return naa::testbench::test_addresses().ip(n);
+  return naa::testbench::fake_naa_host_ip(n);
 }
 
 naa::host::SessionOptions session_opts(int n) {

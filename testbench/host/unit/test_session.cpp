@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "eventually.hpp"
+#include "fake_naa.hpp"
 #include "fake_peer.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/session.hpp"
@@ -28,22 +29,16 @@ namespace {
 
 // The test's address block (test_addresses.hpp): host endpoint n on .n, mini NAA n on .(100 + n).
 std::string host_addr(int n) {
-  return naa::testbench::test_addresses().ip(n);
+  return naa::testbench::fake_naa_host_ip(n);
 }
 
 std::unique_ptr<FakePeer> mini_naa(int n, std::uint8_t mrsp_error = 0) {
-  FakePeer::Options o;
-  o.ip = naa::testbench::test_addresses().ip_u32(100 + n);
-  o.mini_naa = true;
-  o.mrsp_error = mrsp_error;
-  o.memory_va = 0;
-  o.memory_size = 1 << 20;
-  return std::make_unique<FakePeer>(o);
+  return naa::testbench::make_fake_naa(n, {.memory_size = 1 << 20, .mrsp_error = mrsp_error});
 }
 
 host::SessionOptions options(int n) {
   host::SessionOptions o;
-  o.naa_address = naa::testbench::test_addresses().ip(100 + n);
+  o.naa_address = naa::testbench::fake_naa_ip(n);
   o.local_address = host_addr(n);
   o.connect_timeout = 2000ms;
   o.mrsp_timeout = 2000ms;
