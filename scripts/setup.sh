@@ -9,12 +9,14 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   # simulation kernel, RTL, host transport
   libsystemc-dev verilator libboost-dev
-  # optional rdma-core backend (real NICs, Soft-RoCE)
-  libibverbs-dev librdmacm-dev
+  # optional rdma-core backend (real NICs, Soft-RoCE); libfabric for the OFI provider and its tools
+  libibverbs-dev librdmacm-dev libfabric-dev libfabric-bin
   # tests and their independent oracles
   catch2 tshark python3 python3-scapy
   # code quality and debugging
   clang clang-14 clang-format clang-tidy libclang-rt-14-dev valgrind
+  # waveforms: fst2vcd reads the FST traces in the trace-window tests
+  gtkwave
   # benchmarks: plots
   gnuplot-nox
   # the Soft-RoCE test VM of testbench/softroce/vm (its build-image.sh would install these too)
