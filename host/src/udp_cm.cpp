@@ -161,6 +161,9 @@ void Endpoint::on_cm(std::uint32_t src_ip, ByteView bytes, Clock::time_point now
       cfg.max_reads_outstanding = std::min(e->params.initiator_depth, rep->responder_resources);
       e->rc = std::make_unique<RcQp>(cfg, mrs_, *this, rc_counters_);
       e->state = CmState::established;
+      if (e->params.reply_private_data != nullptr) {
+        e->params.reply_private_data->assign(rep->private_data.begin(), rep->private_data.end());
+      }
       send_rtu(*e);
       cv_.notify_all();
     } else if (e->state == CmState::established && e->remote_comm_id == rep->local_comm_id) {
@@ -175,6 +178,9 @@ void Endpoint::on_cm(std::uint32_t src_ip, ByteView bytes, Clock::time_point now
                          std::to_string(e->params.cm_port) + " rejected: REJ reason " +
                          std::to_string(rej->reason) + " (" +
                          std::string(protocol::cm_rej_reason_name(rej->reason)) + ")";
+    if (e->params.reply_private_data != nullptr) {
+      e->params.reply_private_data->assign(rej->private_data.begin(), rej->private_data.end());
+    }
     const std::string why = printable(rej->private_data);
     if (!why.empty()) detail += ": " + why;
     fail_connect(*e,
@@ -222,9 +228,7 @@ void Endpoint::on_cm(std::uint32_t src_ip, ByteView bytes, Clock::time_point now
     return;
   }
   if (const auto* req = std::get_if<protocol::CmReq>(&mad.body)) {
-    // We are the active side only: nobody listens here.
-    send_rej(src_ip, 0, req->local_comm_id, tid, protocol::kCmRejMessageReq,
-             protocol::kCmRejInvalidServiceId);
+    on_req(src_ip, tid, *req);  // the passive side, udp_cm_passive.cpp
     return;
   }
   // RTU: not expected by an active side; ignore.

@@ -43,6 +43,7 @@
 #include "ipv4_socket.hpp"
 #include "mr_table.hpp"
 #include "naa/host/error.hpp"
+#include "naa/host/udp_listen.hpp"
 #include "naa/host/udp_roce.hpp"
 #include "naa/impair/held_queue.hpp"
 #include "naa/impair/injector.hpp"
@@ -104,7 +105,8 @@ struct QpEntry {
   milliseconds interval{};
   int reqs_sent = 0;
   int icmp_unreachable = 0;
-  protocol::CmMad pending_mad;  // REQ or DREQ, for retransmission
+  protocol::CmMad pending_mad;  // REQ or DREQ, for retransmission (passive: the REP)
+  bool passive = false;         // accepted by udp_cm_passive.cpp
 };
 
 class Endpoint final : public Transport,
@@ -167,7 +169,22 @@ class Endpoint final : public Transport,
   std::error_code disconnect(std::uint32_t qpn, milliseconds timeout, bool wait);
   void release(std::uint32_t qpn);
 
+  // The CM passive side (udp_cm_passive.cpp, naa/host/udp_listen.hpp); each takes mu_.
+  std::error_code listen(std::uint16_t cm_port, bool on);
+  std::optional<ConnectRequest> next_request(std::chrono::nanoseconds timeout);
+  std::unique_ptr<QueuePair> accept(std::uint64_t id, const AcceptParams& params,
+                                    std::error_code& ec, std::string* detail);
+  std::error_code reject(std::uint64_t id, std::span<const std::uint8_t> private_data);
+
  private:
+  // A REQ for a listened port, held until accepted or rejected (udp_cm_passive.cpp).
+  struct HeldRequest {
+    ConnectRequest info;
+    protocol::CmReq req;
+    std::uint64_t tid = 0;
+    bool handed_out = false;
+  };
+  void on_req(std::uint32_t src_ip, std::uint64_t tid, const protocol::CmReq& req);
   // All below run with mu_ held (the locking rule at the top of this file). udp_net.cpp: sockets,
   // receive and transmit; udp_cm.cpp: the CM; udp_roce.cpp: timers, dispatch, QP operations.
   void arm_receive();
@@ -234,6 +251,9 @@ class Endpoint final : public Transport,
   std::vector<std::array<std::uint8_t, kRxBufferSize>> rx_bufs_;
   impair::Injector rx_fault_, tx_fault_;
   HeldQueue rx_held_, tx_held_;
+  std::vector<std::uint16_t> listening_;           // rdma_cm ports (passive side)
+  std::map<std::uint64_t, HeldRequest> requests_;  // by ConnectRequest::id, oldest first
+  std::uint64_t next_request_id_ = 1;
 };
 
 // The QueuePair handle: every operation goes to the endpoint under its lock.

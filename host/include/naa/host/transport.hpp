@@ -111,6 +111,8 @@ struct ConnectParams {
   std::uint8_t responder_resources = 16;    // RDMA READs the NAA may have outstanding on us
   std::uint8_t initiator_depth = 16;        // RDMA READs we may have outstanding on the NAA
   std::vector<std::uint8_t> private_data;   // user part after the rdma_cm header (<= 56 bytes)
+  // Out, if set (UdpRoce): the private data of the REP that accepted or the REJ that refused.
+  std::vector<std::uint8_t>* reply_private_data = nullptr;
 };
 
 // One RC connection (ibv_qp + its ibv_cq + the rdma_cm_id).
