@@ -1,0 +1,522 @@
+// Endpoints' life and bindings, passive endpoints and connection management over the UdpRoce CM
+// (naa/host/udp_listen.hpp): fi_listen, FI_CONNREQ, fi_accept (REP), fi_reject (REJ 28 with
+// private data), fi_connect (REQ; the blocking UdpRoce connect runs on a connector thread and
+// reports FI_CONNECTED or a FI_ECONNREFUSED error to the EQ), fi_shutdown (DREQ).
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "naa/host/error.hpp"
+#include "naa/host/udp_listen.hpp"
+#include "naa_fi.hpp"
+
+namespace naa::ofi {
+namespace {
+
+using host::Errc;
+using std::chrono::milliseconds;
+
+constexpr std::uint16_t kFirstListenPort = 7471;  // fi_listen on port 0 takes the first free
+
+Ep* as_ep(fid* f) {
+  return reinterpret_cast<Ep*>(f);
+}
+Pep* as_pep(fid* f) {
+  return reinterpret_cast<Pep*>(f);
+}
+
+milliseconds connect_timeout() {
+  const char* v = std::getenv("FI_NAA_CONNECT_TIMEOUT_MS");
+  const long ms = v != nullptr ? std::strtol(v, nullptr, 10) : 0;
+  return milliseconds(ms > 0 ? ms : 5000);
+}
+
+int getname_sin(std::uint32_t ip, std::uint16_t port, void* addr, size_t* addrlen) {
+  const sockaddr_in sin = make_sin(ip, port);
+  const size_t have = *addrlen;
+  *addrlen = sizeof sin;
+  if (addr == nullptr || have < sizeof sin) return -FI_ETOOSMALL;
+  std::memcpy(addr, &sin, sizeof sin);
+  return 0;
+}
+
+EqEvent cm_event(std::uint32_t event, fid* f, fi_info* info, const std::vector<std::uint8_t>& d) {
+  EqEvent e;
+  e.event = event;
+  fi_eq_cm_entry entry{};
+  entry.fid = f;
+  entry.info = info;
+  e.data.resize(sizeof entry + d.size());
+  std::memcpy(e.data.data(), &entry, sizeof entry);
+  if (!d.empty()) std::memcpy(e.data.data() + sizeof entry, d.data(), d.size());
+  return e;
+}
+
+int connreq_close(fid* f) noexcept {
+  delete reinterpret_cast<ConnReq*>(f);
+  return 0;
+}
+fi_ops g_connreq_ops = {sizeof(fi_ops), connreq_close, nullptr, nullptr, nullptr, nullptr, nullptr};
+
+// The QP is up: hand it to the endpoint, post the receives queued before, and (automatic
+// progress) let the transport's thread deliver completions into our CQs and counters.
+void attach_qp(Ep& ep, std::unique_ptr<host::QueuePair> qp) {
+  Domain* d = ep.domain;
+  std::lock_guard lock(d->mu);
+  ep.qp = std::move(qp);
+  while (!ep.unposted.empty()) {
+    (void)ep.qp->post_recv(ep.unposted.front());
+    ep.unposted.pop_front();
+  }
+  if (d->auto_progress) {
+    Ep* self = &ep;
+    ep.qp->set_completion_callback([d, self] {
+      std::lock_guard l(d->mu);
+      if (std::find(d->eps.begin(), d->eps.end(), self) != d->eps.end()) d->dispatch(*self);
+    });
+  }
+  ep.state = EpState::connected;
+}
+
+void run_connect(Ep* ep, host::ConnectParams params) {
+  std::vector<std::uint8_t> reply;
+  params.reply_private_data = &reply;
+  std::error_code ec;
+  std::string detail;
+  auto qp = ep->domain->transport->connect(params, ec, &detail);
+  if (qp) {
+    attach_qp(*ep, std::move(qp));
+    if (ep->eq != nullptr) ep->eq->push(cm_event(FI_CONNECTED, &ep->fid.fid, nullptr, reply));
+    return;
+  }
+  ep->state = EpState::idle;
+  if (ep->eq == nullptr) return;
+  EqEvent e;
+  e.error = true;
+  e.err.fid = &ep->fid.fid;
+  e.err.context = ep->fid.fid.context;
+  e.err.err = ec == Errc::cm_timeout ? FI_ETIMEDOUT : FI_ECONNREFUSED;
+  // prov_errno: the REJ reason ("... REJ reason N (...)" in the detail), else the host code.
+  const auto at = detail.find("REJ reason ");
+  e.err.prov_errno =
+      at != std::string::npos ? std::atoi(detail.c_str() + at + 11) : prov_errno_of(ec);
+  e.err_data = reply;  // the REJ's private data
+  ep->eq->push(std::move(e));
+}
+
+int ep_connect(fid_ep* f, const void* addr, const void* param, size_t paramlen) noexcept {
+  return guard(
+      [&]() -> int {
+        Ep* ep = as_ep(&f->fid);
+        std::uint32_t ip = 0;
+        std::uint16_t port = 0;
+        if (!parse_sin(addr, sizeof(sockaddr_in), ip, port) || paramlen > kConnectDataSize) {
+          return -FI_EINVAL;
+        }
+        if (ep->eq == nullptr || !ep->enabled) return -FI_EOPBADSTATE;
+        EpState idle = EpState::idle;
+        if (!ep->state.compare_exchange_strong(idle, EpState::connecting)) return -FI_EISCONN;
+        if (ep->connector.joinable()) ep->connector.join();
+        host::ConnectParams p;
+        p.remote_ip = ip;
+        p.cm_port = port;
+        p.timeout = connect_timeout();
+        const auto* bytes = static_cast<const std::uint8_t*>(param);
+        if (paramlen > 0) p.private_data.assign(bytes, bytes + paramlen);
+        ep->peer_ip = ip;
+        ep->peer_port = port;
+        ep->connector = std::thread(run_connect, ep, std::move(p));
+        return 0;
+      },
+      -FI_ENOMEM);
+}
+
+int ep_accept(fid_ep* f, const void* param, size_t paramlen) noexcept {
+  return guard(
+      [&]() -> int {
+        Ep* ep = as_ep(&f->fid);
+        if (ep->connreq == nullptr || paramlen > kAcceptDataSize) return -FI_EINVAL;
+        if (ep->connreq->transport != ep->domain->transport) return -FI_EINVAL;
+        if (!ep->enabled) return -FI_EOPBADSTATE;
+        host::AcceptParams a;
+        const auto* bytes = static_cast<const std::uint8_t*>(param);
+        if (paramlen > 0) a.private_data.assign(bytes, bytes + paramlen);
+        std::error_code ec;
+        auto qp = host::udp_roce_accept(*ep->domain->transport, ep->connreq->id, a, ec);
+        delete ep->connreq;
+        ep->connreq = nullptr;
+        if (!qp) return -FI_ECONNABORTED;
+        attach_qp(*ep, std::move(qp));
+        if (ep->eq != nullptr) ep->eq->push(cm_event(FI_CONNECTED, &ep->fid.fid, nullptr, {}));
+        return 0;
+      },
+      -FI_ENOMEM);
+}
+
+int ep_shutdown(fid_ep* f, uint64_t) noexcept {
+  return guard(
+      [&]() -> int {
+        Ep* ep = as_ep(&f->fid);
+        host::QueuePair* qp = nullptr;
+        {
+          std::lock_guard lock(ep->domain->mu);
+          ep->shutdown_reported = true;
+          if (ep->state.load() != EpState::connected) return 0;
+          ep->state = EpState::shut;
+          qp = ep->qp.get();
+        }
+        // DREQ without waiting for the DREP (outside our locks: it may run transport handlers).
+        (void)qp->disconnect(milliseconds(0));
+        return 0;
+      },
+      -FI_EOTHER);
+}
+
+int ep_getname(fid_t f, void* addr, size_t* addrlen) noexcept {
+  if (f->fclass == FI_CLASS_PEP) {
+    Pep* pep = as_pep(f);
+    return getname_sin(pep->transport->local_ip(), pep->port, addr, addrlen);
+  }
+  return getname_sin(as_ep(f)->domain->transport->local_ip(), 0, addr, addrlen);
+}
+
+int ep_getpeer(fid_ep* f, void* addr, size_t* addrlen) noexcept {
+  Ep* ep = as_ep(&f->fid);
+  return getname_sin(ep->peer_ip, ep->peer_port, addr, addrlen);
+}
+
+int no_setname(fid_t, void*, size_t) noexcept {
+  return -FI_ENOSYS;
+}
+int no_listen(fid_pep*) noexcept {
+  return -FI_ENOSYS;
+}
+int no_reject(fid_pep*, fid_t, const void*, size_t) noexcept {
+  return -FI_ENOSYS;
+}
+int no_accept(fid_ep*, const void*, size_t) noexcept {
+  return -FI_ENOSYS;
+}
+int no_connect(fid_ep*, const void*, const void*, size_t) noexcept {
+  return -FI_ENOSYS;
+}
+int no_join(fid_ep*, const void*, uint64_t, fid_mc**, void*) noexcept {
+  return -FI_ENOSYS;
+}
+
+int pep_listen(fid_pep* f) noexcept {
+  return guard(
+      [&]() -> int {
+        Pep* pep = as_pep(&f->fid);
+        if (pep->listening) return 0;
+        if (pep->port != 0) {
+          if (host::udp_roce_listen(*pep->transport, pep->port)) return -FI_EADDRINUSE;
+        } else {
+          std::uint16_t port = kFirstListenPort;
+          while (host::udp_roce_listen(*pep->transport, port)) {
+            if (++port == 0) return -FI_EADDRINUSE;
+          }
+          pep->port = port;
+        }
+        pep->listening = true;
+        return 0;
+      },
+      -FI_EOTHER);
+}
+
+int pep_reject(fid_pep*, fid_t handle, const void* param, size_t paramlen) noexcept {
+  return guard(
+      [&]() -> int {
+        if (handle == nullptr || handle->fclass != FI_CLASS_CONNREQ) return -FI_EINVAL;
+        if (paramlen > kRejectDataSize) return -FI_EINVAL;
+        ConnReq* cr = reinterpret_cast<ConnReq*>(handle);
+        const auto* bytes = static_cast<const std::uint8_t*>(param);
+        const std::error_code ec = host::udp_roce_reject(
+            *cr->transport, cr->id, std::span<const std::uint8_t>(bytes, paramlen));
+        delete cr;
+        return ec ? -FI_EINVAL : 0;
+      },
+      -FI_EOTHER);
+}
+
+fi_ops_cm g_ep_cm_ops = {sizeof(fi_ops_cm), no_setname, ep_getname, ep_getpeer,  ep_connect,
+                         no_listen,         ep_accept,  no_reject,  ep_shutdown, no_join};
+fi_ops_cm g_pep_cm_ops = {sizeof(fi_ops_cm), no_setname, ep_getname, nullptr, no_connect,
+                          pep_listen,        no_accept,  pep_reject, nullptr, no_join};
+
+int ep_bind(fid* f, fid* b, uint64_t flags) noexcept {
+  return guard(
+      [&]() -> int {
+        Ep* ep = as_ep(f);
+        switch (b->fclass) {
+          case FI_CLASS_EQ: {
+            Eq* eq = reinterpret_cast<Eq*>(b);
+            ep->eq = eq;
+            std::lock_guard lock(eq->mu);
+            eq->eps.push_back(ep);
+            return 0;
+          }
+          case FI_CLASS_CQ: {
+            Cq* cq = reinterpret_cast<Cq*>(b);
+            if (!(flags & (FI_TRANSMIT | FI_RECV))) return -FI_EINVAL;
+            if (flags & FI_TRANSMIT) {
+              ep->tx_cq = cq;
+              ep->tx_selective = (flags & FI_SELECTIVE_COMPLETION) != 0;
+              cq->refs++;
+            }
+            if (flags & FI_RECV) {
+              ep->rx_cq = cq;
+              ep->rx_selective = (flags & FI_SELECTIVE_COMPLETION) != 0;
+              cq->refs++;
+            }
+            return 0;
+          }
+          case FI_CLASS_CNTR: {
+            Cntr* c = reinterpret_cast<Cntr*>(b);
+            if (flags & FI_REMOTE_READ) return -FI_ENOSYS;  // the responder reports no READs
+            Cntr** slots[] = {&ep->send_cntr, &ep->recv_cntr, &ep->read_cntr, &ep->write_cntr,
+                              &ep->remote_write_cntr};
+            const std::uint64_t bits[] = {FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_WRITE};
+            bool any = false;
+            for (int i = 0; i < 5; ++i) {
+              if (flags & bits[i]) {
+                *slots[i] = c;
+                c->refs++;
+                any = true;
+              }
+            }
+            return any ? 0 : -FI_EINVAL;
+          }
+          default:
+            return -FI_EINVAL;
+        }
+      },
+      -FI_EOTHER);
+}
+
+int ep_control(fid* f, int command, void*) noexcept {
+  Ep* ep = as_ep(f);
+  if (command != FI_ENABLE) return -FI_ENOSYS;
+  if (ep->tx_cq == nullptr && ep->rx_cq == nullptr && ep->send_cntr == nullptr &&
+      ep->recv_cntr == nullptr) {
+    return -FI_ENOCQ;
+  }
+  ep->enabled = true;
+  return 0;
+}
+
+void unbind_ref(Cq* cq) {
+  if (cq != nullptr) cq->refs--;
+}
+void unbind_ref(Cntr* c) {
+  if (c != nullptr) c->refs--;
+}
+
+int ep_close(fid* f) noexcept {
+  return guard(
+      [&]() -> int {
+        Ep* ep = as_ep(f);
+        if (ep->connector.joinable()) ep->connector.join();
+        Domain* d = ep->domain;
+        std::unique_ptr<host::QueuePair> qp;
+        {
+          std::lock_guard lock(d->mu);
+          d->eps.erase(std::remove(d->eps.begin(), d->eps.end(), ep), d->eps.end());
+          qp = std::move(ep->qp);
+        }
+        if (qp) qp->set_completion_callback({});
+        qp.reset();  // DREQ if still connected, then the QP is released
+        (void)d->transport->deregister_memory(ep->inject_mr);
+        if (ep->eq != nullptr) {
+          std::lock_guard lock(ep->eq->mu);
+          auto& v = ep->eq->eps;
+          v.erase(std::remove(v.begin(), v.end(), ep), v.end());
+        }
+        unbind_ref(ep->tx_cq);
+        unbind_ref(ep->rx_cq);
+        for (Cntr* c :
+             {ep->send_cntr, ep->recv_cntr, ep->read_cntr, ep->write_cntr, ep->remote_write_cntr}) {
+          unbind_ref(c);
+        }
+        delete ep->connreq;
+        fi_freeinfo(ep->info);
+        d->refs--;
+        delete ep;
+        return 0;
+      },
+      -FI_EOTHER);
+}
+
+ssize_t ep_cancel(fid_t, void*) noexcept {
+  return -FI_ENOENT;
+}
+int ep_getopt(fid_t, int, int, void*, size_t*) noexcept {
+  return -FI_ENOPROTOOPT;
+}
+int ep_setopt(fid_t, int, int, const void*, size_t) noexcept {
+  return -FI_ENOPROTOOPT;
+}
+int no_ctx(fid_ep*, int, fi_tx_attr*, fid_ep**, void*) noexcept {
+  return -FI_ENOSYS;
+}
+int no_rx_ctx(fid_ep*, int, fi_rx_attr*, fid_ep**, void*) noexcept {
+  return -FI_ENOSYS;
+}
+ssize_t rx_size_left(fid_ep* f) noexcept {
+  Ep* ep = as_ep(&f->fid);
+  std::lock_guard lock(ep->domain->mu);
+  return static_cast<ssize_t>(ep->rx_size - ep->rx_outstanding);
+}
+ssize_t tx_size_left(fid_ep* f) noexcept {
+  Ep* ep = as_ep(&f->fid);
+  std::lock_guard lock(ep->domain->mu);
+  return static_cast<ssize_t>(ep->tx_size - ep->tx_outstanding);
+}
+
+fi_ops g_ep_fid_ops = {sizeof(fi_ops), ep_close, ep_bind, ep_control, nullptr, nullptr, nullptr};
+fi_ops_ep g_ep_ops = {sizeof(fi_ops_ep), ep_cancel,    ep_getopt,   ep_setopt, no_ctx,
+                      no_rx_ctx,         rx_size_left, tx_size_left};
+
+int pep_bind(fid* f, fid* b, uint64_t) noexcept {
+  return guard(
+      [&]() -> int {
+        if (b->fclass != FI_CLASS_EQ) return -FI_EINVAL;
+        Pep* pep = as_pep(f);
+        Eq* eq = reinterpret_cast<Eq*>(b);
+        pep->eq = eq;
+        std::lock_guard lock(eq->mu);
+        eq->peps.push_back(pep);
+        return 0;
+      },
+      -FI_EOTHER);
+}
+
+int pep_close(fid* f) noexcept {
+  return guard(
+      [&]() -> int {
+        Pep* pep = as_pep(f);
+        if (pep->listening) (void)host::udp_roce_unlisten(*pep->transport, pep->port);
+        if (pep->eq != nullptr) {
+          std::lock_guard lock(pep->eq->mu);
+          auto& v = pep->eq->peps;
+          v.erase(std::remove(v.begin(), v.end(), pep), v.end());
+        }
+        fi_freeinfo(pep->info);
+        delete pep;
+        return 0;
+      },
+      -FI_EOTHER);
+}
+
+fi_ops g_pep_fid_ops = {sizeof(fi_ops), pep_close, pep_bind, nullptr, nullptr, nullptr, nullptr};
+fi_ops_ep g_pep_ops = {sizeof(fi_ops_ep), ep_cancel, ep_getopt, ep_setopt, no_ctx,
+                       no_rx_ctx,         nullptr,   nullptr};
+
+}  // namespace
+
+void route_request(Pep& pep, const host::ConnectRequest& r) {
+  if (pep.eq == nullptr || r.cm_port != pep.port) {
+    (void)host::udp_roce_reject(*pep.transport, r.id);
+    return;
+  }
+  auto cr = std::make_unique<ConnReq>();
+  cr->self.fclass = FI_CLASS_CONNREQ;
+  cr->self.ops = &g_connreq_ops;
+  cr->transport = pep.transport;
+  cr->id = r.id;
+  const sockaddr_in dest = make_sin(r.remote_ip, r.remote_port);
+  fi_info* info = make_info(pep.info, pep.transport->local_ip(), pep.port, &dest);
+  if (info == nullptr) {
+    (void)host::udp_roce_reject(*pep.transport, r.id);
+    return;
+  }
+  info->handle = &cr.release()->self;
+  pep.eq->push(cm_event(FI_CONNREQ, &pep.fid.fid, info, r.private_data));
+}
+
+int pep_open(fid_fabric* fabric, fi_info* info, fid_pep** out, void* context) noexcept {
+  return guard(
+      [&]() -> int {
+        if (info == nullptr) return -FI_EINVAL;
+        std::uint32_t ip = default_local_ip();
+        std::uint16_t port = 0;
+        if (info->src_addr != nullptr && !parse_sin(info->src_addr, info->src_addrlen, ip, port)) {
+          return -FI_EINVAL;
+        }
+        auto pep = std::make_unique<Pep>();
+        pep->fid.fid.fclass = FI_CLASS_PEP;
+        pep->fid.fid.context = context;
+        pep->fid.fid.ops = &g_pep_fid_ops;
+        pep->fid.ops = &g_pep_ops;
+        pep->fid.cm = &g_pep_cm_ops;
+        pep->fabric = reinterpret_cast<Fabric*>(fabric);
+        bool auto_progress =
+            info->domain_attr != nullptr && info->domain_attr->data_progress == FI_PROGRESS_AUTO;
+        int err = 0;
+        std::string detail;
+        pep->transport = transport_for(ip, auto_progress, err, detail);
+        if (!pep->transport) return err;
+        pep->port = port;
+        pep->info = fi_dupinfo(info);
+        if (pep->info == nullptr) return -FI_ENOMEM;
+        *out = &pep.release()->fid;
+        return 0;
+      },
+      -FI_ENOMEM);
+}
+
+int ep_open(fid_domain* domain, fi_info* info, fid_ep** out, void* context) noexcept {
+  return guard(
+      [&]() -> int {
+        if (info == nullptr || (info->ep_attr != nullptr && info->ep_attr->type != FI_EP_MSG &&
+                                info->ep_attr->type != FI_EP_UNSPEC)) {
+          return -FI_EINVAL;
+        }
+        Domain* d = reinterpret_cast<Domain*>(domain);
+        auto ep = std::make_unique<Ep>();
+        ep->fid.fid.fclass = FI_CLASS_EP;
+        ep->fid.fid.context = context;
+        ep->fid.fid.ops = &g_ep_fid_ops;
+        ep->fid.ops = &g_ep_ops;
+        ep->fid.cm = &g_ep_cm_ops;
+        ep->fid.msg = &g_msg_ops;
+        ep->fid.rma = &g_rma_ops;
+        ep->domain = d;
+        if (info->tx_attr != nullptr && info->tx_attr->size != 0) {
+          ep->tx_size = std::min(info->tx_attr->size, kMaxQueueSize);
+        }
+        if (info->rx_attr != nullptr && info->rx_attr->size != 0) {
+          ep->rx_size = std::min(info->rx_attr->size, kMaxQueueSize);
+        }
+        ep->inject_buf.resize(ep->tx_size * kInjectSize);
+        if (d->transport->register_memory(ep->inject_buf.data(), ep->inject_buf.size(),
+                                          host::Access::local_write, ep->inject_mr)) {
+          return -FI_ENOMEM;
+        }
+        for (int i = static_cast<int>(ep->tx_size) - 1; i >= 0; --i)
+          ep->free_slots.push_back(i);
+        if (info->handle != nullptr && info->handle->fclass == FI_CLASS_CONNREQ) {
+          // The connection request becomes this endpoint's (fi_accept or fi_close frees it).
+          ep->connreq = reinterpret_cast<ConnReq*>(info->handle);
+          std::uint32_t ip = 0;
+          std::uint16_t port = 0;
+          if (parse_sin(info->dest_addr, info->dest_addrlen, ip, port)) {
+            ep->peer_ip = ip;
+            ep->peer_port = port;
+          }
+        }
+        ep->info = fi_dupinfo(info);
+        if (ep->info == nullptr) return -FI_ENOMEM;
+        ep->info->handle = nullptr;
+        {
+          std::lock_guard lock(d->mu);
+          d->eps.push_back(ep.get());
+        }
+        d->refs++;
+        *out = &ep.release()->fid;
+        return 0;
+      },
+      -FI_ENOMEM);
+}
+
+}  // namespace naa::ofi

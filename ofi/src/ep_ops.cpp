@@ -1,0 +1,286 @@
+// The data operations of an endpoint: fi_send/recv/inject/sendmsg/senddata, fi_write/writedata/
+// read and their msg, vector and inject forms, over one RC QP. The transmit queue is bounded
+// (tx_attr->size): a post while that many operations are queued or in flight answers -FI_EAGAIN
+// and changes nothing, as the GNI provider's transmit descriptors do. With manual progress a post
+// only queues; the CQ and counter reads submit (Domain::progress).
+#include <cstring>
+
+#include "naa_fi.hpp"
+
+namespace naa::ofi {
+namespace {
+
+Ep* as_ep(fid_ep* f) {
+  return reinterpret_cast<Ep*>(f);
+}
+
+struct Tx {
+  host::WrOpcode opcode = host::WrOpcode::send;
+  const void* buf = nullptr;
+  std::size_t len = 0;
+  void* desc = nullptr;
+  std::uint64_t remote_addr = 0;
+  std::uint64_t key = 0;
+  std::uint64_t data = 0;
+  void* context = nullptr;
+  std::uint64_t flags = 0;  // completion flags
+  bool inject = false;
+  bool completion = false;  // FI_COMPLETION asked for (selective completion)
+};
+
+// The SGE of [buf, buf + len) in the MR `desc` (FI_MR_LOCAL), or false if it lies outside.
+bool local_sge(const void* buf, std::size_t len, void* desc, host::Sge& sge) {
+  sge.addr = reinterpret_cast<std::uint64_t>(buf);
+  sge.length = static_cast<std::uint32_t>(len);
+  sge.lkey = 0;
+  if (len == 0) return true;
+  if (desc == nullptr) return false;
+  const host::MemoryRegion& r = static_cast<Mr*>(desc)->region;
+  const auto base = reinterpret_cast<std::uint64_t>(r.addr);
+  if (sge.addr < base || sge.addr + len > base + r.length) return false;
+  sge.lkey = r.lkey;
+  return true;
+}
+
+ssize_t post_tx(Ep& ep, const Tx& t) {
+  if (t.len > kMaxMsgSize) return -FI_EMSGSIZE;
+  if (t.key > 0xFFFFFFFFULL) return -FI_EINVAL;  // 4-byte keys (mr_key_size)
+  if (t.inject && t.len > kInjectSize) return -FI_EMSGSIZE;
+  Domain& d = *ep.domain;
+  std::lock_guard lock(d.mu);
+  if (ep.state.load() != EpState::connected || !ep.qp) return -FI_ENOTCONN;
+  if (ep.tx_outstanding >= ep.tx_size) return -FI_EAGAIN;  // the bounded transmit queue
+  host::SendWr wr;
+  int slot = -1;
+  if (t.inject) {
+    slot = ep.free_slots.back();
+    ep.free_slots.pop_back();
+    std::uint8_t* p = ep.inject_buf.data() + static_cast<std::size_t>(slot) * kInjectSize;
+    if (t.len > 0) std::memcpy(p, t.buf, t.len);
+    wr.sge = {reinterpret_cast<std::uint64_t>(p), static_cast<std::uint32_t>(t.len),
+              ep.inject_mr.lkey};
+  } else if (!local_sge(t.buf, t.len, t.desc, wr.sge)) {
+    return -FI_EINVAL;
+  }
+  wr.wr_id = ep.next_wr_id++;
+  wr.opcode = t.opcode;
+  wr.remote_addr = t.remote_addr;
+  wr.rkey = static_cast<std::uint32_t>(t.key);
+  wr.imm = static_cast<std::uint32_t>(t.data);
+  wr.signaled = true;  // always: the queue slot is freed by the completion
+  Op op;
+  op.context = t.context;
+  op.flags = t.flags;
+  op.len = t.len;
+  op.buf = const_cast<void*>(t.buf);
+  op.tx = true;
+  op.report = !t.inject && (!ep.tx_selective || t.completion);
+  op.inject_slot = slot;
+  ep.ops.emplace(wr.wr_id, op);
+  ++ep.tx_outstanding;
+  if (!d.auto_progress) {
+    ep.unsubmitted.push_back(wr);
+    return 0;
+  }
+  if (const std::error_code ec = ep.qp->post_send(wr)) {
+    ep.ops.erase(wr.wr_id);
+    --ep.tx_outstanding;
+    if (slot >= 0) ep.free_slots.push_back(slot);
+    return -fi_error_of(ec);
+  }
+  return 0;
+}
+
+ssize_t post_rx(Ep& ep, void* buf, std::size_t len, void* desc, void* context) {
+  if (len > kMaxMsgSize) return -FI_EMSGSIZE;
+  Domain& d = *ep.domain;
+  std::lock_guard lock(d.mu);
+  if (ep.rx_outstanding >= ep.rx_size) return -FI_EAGAIN;
+  host::RecvWr wr;
+  if (!local_sge(buf, len, desc, wr.sge)) return -FI_EINVAL;
+  wr.wr_id = ep.next_wr_id++;
+  Op op;
+  op.context = context;
+  op.flags = FI_RECV | FI_MSG;
+  op.len = len;
+  op.buf = buf;
+  op.tx = false;
+  op.report = true;
+  ep.ops.emplace(wr.wr_id, op);
+  ++ep.rx_outstanding;
+  if (!ep.qp) {
+    ep.unposted.push_back(wr);  // posted when the connection is up (fi_enable, then fi_connect)
+    return 0;
+  }
+  if (const std::error_code ec = ep.qp->post_recv(wr)) {
+    ep.ops.erase(wr.wr_id);
+    --ep.rx_outstanding;
+    return -fi_error_of(ec);
+  }
+  return 0;
+}
+
+bool default_completion(const Ep& ep) {
+  return ep.info != nullptr && ep.info->tx_attr != nullptr &&
+         (ep.info->tx_attr->op_flags & FI_COMPLETION) != 0;
+}
+
+template <class F>
+ssize_t call(F&& f) noexcept {
+  return guard(std::forward<F>(f), ssize_t{-FI_ENOMEM});
+}
+
+ssize_t send_common(fid_ep* f, const void* buf, size_t len, void* desc, uint64_t data,
+                    bool has_data, void* context, bool inject, bool completion) {
+  Tx t;
+  t.opcode = has_data ? host::WrOpcode::send_with_imm : host::WrOpcode::send;
+  t.buf = buf;
+  t.len = len;
+  t.desc = desc;
+  t.data = data;
+  t.context = context;
+  t.flags = FI_SEND | FI_MSG;
+  t.inject = inject;
+  t.completion = completion;
+  return post_tx(*as_ep(f), t);
+}
+
+ssize_t rma_common(fid_ep* f, host::WrOpcode opcode, const void* buf, size_t len, void* desc,
+                   uint64_t addr, uint64_t key, uint64_t data, void* context, bool inject,
+                   bool completion) {
+  Tx t;
+  t.opcode = opcode;
+  t.buf = buf;
+  t.len = len;
+  t.desc = desc;
+  t.remote_addr = addr;
+  t.key = key;
+  t.data = data;
+  t.context = context;
+  t.flags = FI_RMA | (opcode == host::WrOpcode::rdma_read ? FI_READ : FI_WRITE);
+  t.inject = inject;
+  t.completion = completion;
+  return post_tx(*as_ep(f), t);
+}
+
+ssize_t m_recv(fid_ep* f, void* buf, size_t len, void* desc, fi_addr_t, void* ctx) noexcept {
+  return call([&] { return post_rx(*as_ep(f), buf, len, desc, ctx); });
+}
+ssize_t m_recvv(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t,
+                void* ctx) noexcept {
+  if (count > 1) return -FI_EINVAL;  // iov_limit 1
+  if (count == 0) return call([&] { return post_rx(*as_ep(f), nullptr, 0, nullptr, ctx); });
+  return call([&] {
+    return post_rx(*as_ep(f), iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : nullptr, ctx);
+  });
+}
+ssize_t m_recvmsg(fid_ep* f, const fi_msg* msg, uint64_t) noexcept {
+  return m_recvv(f, msg->msg_iov, msg->desc, msg->iov_count, msg->addr, msg->context);
+}
+ssize_t m_send(fid_ep* f, const void* buf, size_t len, void* desc, fi_addr_t, void* ctx) noexcept {
+  return call([&] {
+    return send_common(f, buf, len, desc, 0, false, ctx, false, default_completion(*as_ep(f)));
+  });
+}
+ssize_t m_sendv(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t a,
+                void* ctx) noexcept {
+  if (count > 1) return -FI_EINVAL;
+  if (count == 0) return m_send(f, nullptr, 0, nullptr, a, ctx);
+  return m_send(f, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : nullptr, a, ctx);
+}
+ssize_t m_sendmsg(fid_ep* f, const fi_msg* msg, uint64_t flags) noexcept {
+  if (msg->iov_count > 1) return -FI_EINVAL;
+  const void* buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr;
+  const size_t len = msg->iov_count ? msg->msg_iov[0].iov_len : 0;
+  void* desc = msg->iov_count && msg->desc ? msg->desc[0] : nullptr;
+  return call([&] {
+    return send_common(f, buf, len, desc, msg->data, (flags & FI_REMOTE_CQ_DATA) != 0, msg->context,
+                       (flags & FI_INJECT) != 0, (flags & FI_COMPLETION) != 0);
+  });
+}
+ssize_t m_inject(fid_ep* f, const void* buf, size_t len, fi_addr_t) noexcept {
+  return call([&] { return send_common(f, buf, len, nullptr, 0, false, nullptr, true, false); });
+}
+ssize_t m_senddata(fid_ep* f, const void* buf, size_t len, void* desc, uint64_t data, fi_addr_t,
+                   void* ctx) noexcept {
+  return call([&] {
+    return send_common(f, buf, len, desc, data, true, ctx, false, default_completion(*as_ep(f)));
+  });
+}
+ssize_t m_injectdata(fid_ep* f, const void* buf, size_t len, uint64_t data, fi_addr_t) noexcept {
+  return call([&] { return send_common(f, buf, len, nullptr, data, true, nullptr, true, false); });
+}
+
+ssize_t r_read(fid_ep* f, void* buf, size_t len, void* desc, fi_addr_t, uint64_t addr, uint64_t key,
+               void* ctx) noexcept {
+  return call([&] {
+    return rma_common(f, host::WrOpcode::rdma_read, buf, len, desc, addr, key, 0, ctx, false,
+                      default_completion(*as_ep(f)));
+  });
+}
+ssize_t r_readv(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t a, uint64_t addr,
+                uint64_t key, void* ctx) noexcept {
+  if (count != 1) return -FI_EINVAL;
+  return r_read(f, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : nullptr, a, addr, key, ctx);
+}
+ssize_t r_readmsg(fid_ep* f, const fi_msg_rma* m, uint64_t flags) noexcept {
+  if (m->iov_count != 1 || m->rma_iov_count != 1) return -FI_EINVAL;
+  return call([&] {
+    return rma_common(f, host::WrOpcode::rdma_read, m->msg_iov[0].iov_base, m->msg_iov[0].iov_len,
+                      m->desc ? m->desc[0] : nullptr, m->rma_iov[0].addr, m->rma_iov[0].key, 0,
+                      m->context, false, (flags & FI_COMPLETION) != 0);
+  });
+}
+ssize_t r_write(fid_ep* f, const void* buf, size_t len, void* desc, fi_addr_t, uint64_t addr,
+                uint64_t key, void* ctx) noexcept {
+  return call([&] {
+    return rma_common(f, host::WrOpcode::rdma_write, buf, len, desc, addr, key, 0, ctx, false,
+                      default_completion(*as_ep(f)));
+  });
+}
+ssize_t r_writev(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t a, uint64_t addr,
+                 uint64_t key, void* ctx) noexcept {
+  if (count != 1) return -FI_EINVAL;
+  return r_write(f, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : nullptr, a, addr, key, ctx);
+}
+ssize_t r_writemsg(fid_ep* f, const fi_msg_rma* m, uint64_t flags) noexcept {
+  if (m->iov_count != 1 || m->rma_iov_count != 1) return -FI_EINVAL;
+  const bool imm = (flags & FI_REMOTE_CQ_DATA) != 0;
+  return call([&] {
+    return rma_common(f, imm ? host::WrOpcode::rdma_write_with_imm : host::WrOpcode::rdma_write,
+                      m->msg_iov[0].iov_base, m->msg_iov[0].iov_len, m->desc ? m->desc[0] : nullptr,
+                      m->rma_iov[0].addr, m->rma_iov[0].key, m->data, m->context,
+                      (flags & FI_INJECT) != 0, (flags & FI_COMPLETION) != 0);
+  });
+}
+ssize_t r_inject(fid_ep* f, const void* buf, size_t len, fi_addr_t, uint64_t addr,
+                 uint64_t key) noexcept {
+  return call([&] {
+    return rma_common(f, host::WrOpcode::rdma_write, buf, len, nullptr, addr, key, 0, nullptr, true,
+                      false);
+  });
+}
+// fi_writedata: RDMA WRITE WITH IMMEDIATE; the peer's receive completes with FI_REMOTE_CQ_DATA.
+ssize_t r_writedata(fid_ep* f, const void* buf, size_t len, void* desc, uint64_t data, fi_addr_t,
+                    uint64_t addr, uint64_t key, void* ctx) noexcept {
+  return call([&] {
+    return rma_common(f, host::WrOpcode::rdma_write_with_imm, buf, len, desc, addr, key, data, ctx,
+                      false, default_completion(*as_ep(f)));
+  });
+}
+ssize_t r_injectdata(fid_ep* f, const void* buf, size_t len, uint64_t data, fi_addr_t,
+                     uint64_t addr, uint64_t key) noexcept {
+  return call([&] {
+    return rma_common(f, host::WrOpcode::rdma_write_with_imm, buf, len, nullptr, addr, key, data,
+                      nullptr, true, false);
+  });
+}
+
+}  // namespace
+
+fi_ops_msg g_msg_ops = {sizeof(fi_ops_msg), m_recv,   m_recvv,    m_recvmsg,   m_send, m_sendv,
+                        m_sendmsg,          m_inject, m_senddata, m_injectdata};
+fi_ops_rma g_rma_ops = {sizeof(fi_ops_rma), r_read,     r_readv,  r_readmsg,   r_write,
+                        r_writev,           r_writemsg, r_inject, r_writedata, r_injectdata};
+
+}  // namespace naa::ofi

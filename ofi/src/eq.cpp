@@ -1,0 +1,219 @@
+// Event queues: FI_CONNREQ (a REQ for a listening passive endpoint, with its private data),
+// FI_CONNECTED, FI_SHUTDOWN (the peer's DREQ), and errors for fi_eq_readerr (a REJ:
+// FI_ECONNREFUSED, prov_errno the REJ reason, err_data its private data). With manual progress the
+// connection events arrive while the application reads the EQ (poll_sources progresses the
+// transports).
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "naa/host/error.hpp"
+#include "naa/host/udp_listen.hpp"
+#include "naa_fi.hpp"
+
+namespace naa::ofi {
+
+// ep_cm.cpp: turns a request taken from `pep`'s transport into a FI_CONNREQ on its EQ.
+void route_request(Pep& pep, const host::ConnectRequest& request);
+
+namespace {
+
+Eq* as_eq(fid_eq* e) {
+  return reinterpret_cast<Eq*>(e);
+}
+
+void signal_fd(int fd) {
+  if (fd < 0) return;
+  const std::uint64_t one = 1;
+  (void)!::write(fd, &one, sizeof one);
+}
+
+void drain_fd(int fd) {
+  if (fd < 0) return;
+  std::uint64_t v = 0;
+  (void)!::read(fd, &v, sizeof v);
+}
+
+ssize_t take(Eq& eq, uint32_t* event, void* buf, size_t len, uint64_t flags) {
+  std::lock_guard lock(eq.mu);
+  if (eq.events.empty()) return -FI_EAGAIN;
+  EqEvent& e = eq.events.front();
+  if (e.error) return -FI_EAVAIL;
+  if (len < std::min<std::size_t>(e.data.size(), sizeof(fi_eq_cm_entry))) return -FI_ETOOSMALL;
+  const std::size_t n = std::min(len, e.data.size());
+  if (event != nullptr) *event = e.event;
+  if (buf != nullptr) std::memcpy(buf, e.data.data(), n);
+  if (!(flags & FI_PEEK)) {
+    eq.events.pop_front();
+    if (eq.events.empty()) drain_fd(eq.wait_fd);
+  }
+  return static_cast<ssize_t>(n);
+}
+
+ssize_t eq_read(fid_eq* f, uint32_t* event, void* buf, size_t len, uint64_t flags) noexcept {
+  return guard(
+      [&]() -> ssize_t {
+        Eq& eq = *as_eq(f);
+        eq.poll_sources();
+        return take(eq, event, buf, len, flags);
+      },
+      ssize_t{-FI_EOTHER});
+}
+
+ssize_t eq_readerr(fid_eq* f, fi_eq_err_entry* buf, uint64_t flags) noexcept {
+  return guard(
+      [&]() -> ssize_t {
+        Eq& eq = *as_eq(f);
+        std::lock_guard lock(eq.mu);
+        if (eq.events.empty() || !eq.events.front().error) return -FI_EAGAIN;
+        eq.last_error = eq.events.front();
+        if (!(flags & FI_PEEK)) eq.events.pop_front();
+        const std::vector<std::uint8_t>& d = eq.last_error.err_data;
+        fi_eq_err_entry out = eq.last_error.err;
+        if (buf->err_data != nullptr && buf->err_data_size > 0) {
+          // libfabric >= 1.5: the caller's buffer, if it gave one.
+          const std::size_t n = std::min(buf->err_data_size, d.size());
+          std::memcpy(buf->err_data, d.data(), n);
+          out.err_data = buf->err_data;
+          out.err_data_size = n;
+        } else {
+          out.err_data = d.empty() ? nullptr : const_cast<std::uint8_t*>(d.data());
+          out.err_data_size = d.size();
+        }
+        *buf = out;
+        return static_cast<ssize_t>(sizeof(fi_eq_err_entry));
+      },
+      ssize_t{-FI_EOTHER});
+}
+
+ssize_t eq_write(fid_eq* f, uint32_t event, const void* buf, size_t len, uint64_t) noexcept {
+  return guard(
+      [&]() -> ssize_t {
+        EqEvent e;
+        e.event = event;
+        const auto* p = static_cast<const std::uint8_t*>(buf);
+        e.data.assign(p, p + len);
+        as_eq(f)->push(std::move(e));
+        return static_cast<ssize_t>(len);
+      },
+      ssize_t{-FI_ENOMEM});
+}
+
+ssize_t eq_sread(fid_eq* f, uint32_t* event, void* buf, size_t len, int timeout,
+                 uint64_t flags) noexcept {
+  return guard(
+      [&]() -> ssize_t {
+        Eq& eq = *as_eq(f);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
+        for (;;) {
+          eq.poll_sources();
+          const ssize_t r = take(eq, event, buf, len, flags);
+          if (r != -FI_EAGAIN) return r;
+          if (timeout >= 0 && std::chrono::steady_clock::now() >= deadline) return -FI_EAGAIN;
+          std::unique_lock lock(eq.mu);
+          eq.cv.wait_for(lock, std::chrono::milliseconds(2), [&] { return !eq.events.empty(); });
+        }
+      },
+      ssize_t{-FI_EOTHER});
+}
+
+const char* eq_strerror(fid_eq*, int prov_errno, const void*, char* buf, size_t len) noexcept {
+  return prov_strerror(prov_errno, buf, len);
+}
+
+int eq_close(fid* f) noexcept {
+  Eq* eq = reinterpret_cast<Eq*>(f);
+  {
+    std::lock_guard lock(eq->mu);
+    if (!eq->peps.empty() || !eq->eps.empty()) return -FI_EBUSY;
+  }
+  if (eq->wait_fd >= 0) ::close(eq->wait_fd);
+  delete eq;
+  return 0;
+}
+
+int eq_control(fid* f, int command, void* arg) noexcept {
+  Eq* eq = reinterpret_cast<Eq*>(f);
+  if (command != FI_GETWAIT || eq->wait_fd < 0) return -FI_ENOSYS;
+  *static_cast<int*>(arg) = eq->wait_fd;
+  return 0;
+}
+
+fi_ops g_eq_fid_ops = {sizeof(fi_ops), eq_close, nullptr, eq_control, nullptr, nullptr, nullptr};
+fi_ops_eq g_eq_ops = {sizeof(fi_ops_eq), eq_read, eq_readerr, eq_write, eq_sread, eq_strerror};
+
+}  // namespace
+
+void Eq::push(EqEvent e) {
+  {
+    std::lock_guard lock(mu);
+    events.push_back(std::move(e));
+  }
+  signal_fd(wait_fd);
+  cv.notify_all();
+}
+
+void Eq::poll_sources() {
+  std::vector<Pep*> listening;
+  std::vector<Ep*> connected;
+  {
+    std::lock_guard lock(mu);
+    listening = peps;
+    connected = eps;
+  }
+  for (Pep* pep : listening) {
+    if (!pep->listening) continue;
+    pep->transport->progress(std::chrono::nanoseconds(0));  // manual progress; a no-op if auto
+    while (auto r = host::udp_roce_next_request(*pep->transport, std::chrono::nanoseconds(0))) {
+      route_request(*pep, *r);
+    }
+  }
+  for (Ep* ep : connected) {
+    if (ep->state.load() != EpState::connected) continue;
+    ep->domain->transport->progress(std::chrono::nanoseconds(0));
+    std::lock_guard dl(ep->domain->mu);
+    if (ep->shutdown_reported || !ep->qp) continue;
+    if (ep->qp->error() == make_error_code(host::Errc::disconnected)) {
+      // The peer's DREQ (a local fi_shutdown marks the endpoint reported first).
+      ep->shutdown_reported = true;
+      ep->state = EpState::shut;
+      EqEvent e;
+      e.event = FI_SHUTDOWN;
+      fi_eq_cm_entry entry{};
+      entry.fid = &ep->fid.fid;
+      e.data.resize(sizeof entry);
+      std::memcpy(e.data.data(), &entry, sizeof entry);
+      push(std::move(e));
+    }
+  }
+}
+
+int eq_open(fid_fabric* fabric, fi_eq_attr* attr, fid_eq** out, void* context) noexcept {
+  return guard(
+      [&]() -> int {
+        if (attr != nullptr && attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC &&
+            attr->wait_obj != FI_WAIT_FD) {
+          return -FI_ENOSYS;
+        }
+        auto eq = std::make_unique<Eq>();
+        eq->fid.fid.fclass = FI_CLASS_EQ;
+        eq->fid.fid.context = context;
+        eq->fid.fid.ops = &g_eq_fid_ops;
+        eq->fid.ops = &g_eq_ops;
+        eq->fabric = reinterpret_cast<Fabric*>(fabric);
+        eq->wait_obj = attr != nullptr ? attr->wait_obj : FI_WAIT_NONE;
+        if (eq->wait_obj == FI_WAIT_FD) {
+          eq->wait_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+          if (eq->wait_fd < 0) return -FI_EMFILE;
+        }
+        *out = &eq.release()->fid;
+        return 0;
+      },
+      -FI_ENOMEM);
+}
+
+}  // namespace naa::ofi

@@ -1,0 +1,343 @@
+// The provider's entry point (fi_prov_ini, the only exported symbol), fi_getinfo and the fi_info
+// it answers, the fabric, and the process-wide table of UdpRoce transports (one per local
+// address). docs/host/libfabric.md describes what the attributes promise.
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <rdma/providers/fi_prov.h>
+#include <sys/socket.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "naa/host/error.hpp"
+#include "naa/host/udp_roce.hpp"
+#include "naa_fi.hpp"
+
+namespace naa::ofi {
+namespace {
+
+std::mutex g_transports_mu;
+struct OpenTransport {
+  std::weak_ptr<host::Transport> transport;
+  bool auto_progress = false;
+};
+std::map<std::uint32_t, OpenTransport> g_transports;
+
+bool resolve_ipv4(const char* node, std::uint32_t& ip) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(node, nullptr, &hints, &res) != 0 || res == nullptr) return false;
+  ip = ntohl(reinterpret_cast<const sockaddr_in*>(res->ai_addr)->sin_addr.s_addr);
+  ::freeaddrinfo(res);
+  return true;
+}
+
+bool parse_port(const char* service, std::uint16_t& port) {
+  if (service == nullptr) return true;
+  char* end = nullptr;
+  const long v = std::strtol(service, &end, 10);
+  if (end == service || *end != '\0' || v < 0 || v > 65535) return false;
+  port = static_cast<std::uint16_t>(v);
+  return true;
+}
+
+void* dup_sin(const sockaddr_in& sin) {
+  void* p = std::calloc(1, sizeof sin);
+  if (p != nullptr) std::memcpy(p, &sin, sizeof sin);
+  return p;
+}
+
+// What the hints ask for that we do not offer: tagged messages, atomics, other endpoint types,
+// address formats or MR modes (docs/host/libfabric.md "Out of scope").
+bool hints_ok(const fi_info* hints) {
+  if (hints == nullptr) return true;
+  if (hints->caps & ~(kCaps | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SOURCE)) return false;
+  if (hints->addr_format != FI_FORMAT_UNSPEC && hints->addr_format != FI_SOCKADDR &&
+      hints->addr_format != FI_SOCKADDR_IN) {
+    return false;
+  }
+  if (hints->ep_attr != nullptr) {
+    if (hints->ep_attr->type != FI_EP_UNSPEC && hints->ep_attr->type != FI_EP_MSG) return false;
+    if (hints->ep_attr->protocol != FI_PROTO_UNSPEC &&
+        hints->ep_attr->protocol != FI_PROTO_RDMA_CM_IB_RC) {
+      return false;
+    }
+    if (hints->ep_attr->max_msg_size > kMaxMsgSize) return false;
+  }
+  if (hints->fabric_attr != nullptr && hints->fabric_attr->name != nullptr &&
+      std::strcmp(hints->fabric_attr->name, kProviderName) != 0) {
+    return false;
+  }
+  if (hints->domain_attr != nullptr) {
+    const fi_domain_attr& d = *hints->domain_attr;
+    if (d.name != nullptr && std::strcmp(d.name, kProviderName) != 0) return false;
+    // We need registered local buffers, virtual addresses and our own keys: an application that
+    // cannot do those cannot use us (FI_MR_BASIC is the old name of the last three).
+    const int needed = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+    const bool basic = d.mr_mode == FI_MR_BASIC;
+    if (!basic && d.mr_mode != FI_MR_UNSPEC && (d.mr_mode & needed) != needed) return false;
+    if (d.cq_data_size > 4) return false;
+  }
+  if (hints->tx_attr != nullptr) {
+    if (hints->tx_attr->size > kMaxQueueSize || hints->tx_attr->inject_size > kInjectSize) {
+      return false;
+    }
+  }
+  if (hints->rx_attr != nullptr && hints->rx_attr->size > kMaxQueueSize) return false;
+  return true;
+}
+
+int getinfo(uint32_t /*version*/, const char* node, const char* service, uint64_t flags,
+            const fi_info* hints, fi_info** info) noexcept {
+  return guard(
+      [&]() -> int {
+        *info = nullptr;
+        if (!hints_ok(hints)) return -FI_ENODATA;
+        std::uint32_t src_ip = default_local_ip();
+        std::uint16_t src_port = 0;
+        sockaddr_in dest{};
+        bool have_dest = false;
+        std::uint32_t ip = 0;
+        std::uint16_t port = 0;
+        if (node != nullptr && !resolve_ipv4(node, ip)) return -FI_ENODATA;
+        if (!parse_port(service, port)) return -FI_EINVAL;
+        if (flags & FI_SOURCE) {
+          if (node != nullptr) src_ip = ip;
+          src_port = port;
+        } else if (node != nullptr) {
+          dest = make_sin(ip, port);
+          have_dest = true;
+        } else if (service != nullptr) {
+          src_port = port;  // a service without a node is ours to listen on
+        }
+        if (hints != nullptr) {
+          std::uint32_t hip = 0;
+          std::uint16_t hport = 0;
+          if (hints->src_addr != nullptr) {
+            if (!parse_sin(hints->src_addr, hints->src_addrlen, hip, hport)) return -FI_ENODATA;
+            src_ip = hip;
+            src_port = hport;
+          }
+          if (hints->dest_addr != nullptr) {
+            if (!parse_sin(hints->dest_addr, hints->dest_addrlen, hip, hport)) {
+              return -FI_ENODATA;
+            }
+            dest = make_sin(hip, hport);
+            have_dest = true;
+          }
+        }
+        fi_info* out = make_info(hints, src_ip, src_port, have_dest ? &dest : nullptr);
+        if (out == nullptr) return -FI_ENOMEM;
+        *info = out;
+        return 0;
+      },
+      -FI_ENOMEM);
+}
+
+void cleanup() noexcept {}
+
+fi_provider g_provider = {
+    .version = kProviderVersion,
+    .fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
+    .context = {},
+    .name = kProviderName,
+    .getinfo = getinfo,
+    .fabric = fabric_open,
+    .cleanup = cleanup,
+};
+
+int fabric_close(fid* f) noexcept {
+  delete reinterpret_cast<Fabric*>(f);
+  return 0;
+}
+
+fi_ops g_fabric_fid_ops = {
+    .size = sizeof(fi_ops),
+    .close = fabric_close,
+    .bind = nullptr,
+    .control = nullptr,
+    .ops_open = nullptr,
+    .tostr = nullptr,
+    .ops_set = nullptr,
+};
+
+int no_wait_open(fid_fabric*, fi_wait_attr*, fid_wait**) noexcept {
+  return -FI_ENOSYS;
+}
+
+fi_ops_fabric g_fabric_ops = {
+    .size = sizeof(fi_ops_fabric),
+    .domain = domain_open,
+    .passive_ep = pep_open,
+    .eq_open = eq_open,
+    .wait_open = no_wait_open,
+    .trywait = fabric_trywait,
+    .domain2 = nullptr,
+};
+
+}  // namespace
+
+std::uint32_t default_local_ip() noexcept {
+  const char* a = std::getenv("FI_NAA_ADDR");
+  in_addr in{};
+  if (a == nullptr || ::inet_pton(AF_INET, a, &in) != 1) return 0;
+  return ntohl(in.s_addr);
+}
+
+sockaddr_in make_sin(std::uint32_t ip, std::uint16_t port) noexcept {
+  sockaddr_in s{};
+  s.sin_family = AF_INET;
+  s.sin_addr.s_addr = htonl(ip);
+  s.sin_port = htons(port);
+  return s;
+}
+
+bool parse_sin(const void* addr, std::size_t len, std::uint32_t& ip, std::uint16_t& port) noexcept {
+  if (addr == nullptr || len < sizeof(sockaddr_in)) return false;
+  sockaddr_in s;
+  std::memcpy(&s, addr, sizeof s);
+  if (s.sin_family != AF_INET) return false;
+  ip = ntohl(s.sin_addr.s_addr);
+  port = ntohs(s.sin_port);
+  return true;
+}
+
+fi_info* make_info(const fi_info* hints, std::uint32_t src_ip, std::uint16_t src_port,
+                   const sockaddr_in* dest) noexcept {
+  fi_info* fi = fi_dupinfo(nullptr);
+  if (fi == nullptr) return nullptr;
+  const bool rx_cq_data = hints == nullptr || (hints->mode & FI_RX_CQ_DATA) != 0;
+  fi->caps = kCaps;
+  fi->mode = rx_cq_data ? FI_RX_CQ_DATA : 0;
+  fi->addr_format = FI_SOCKADDR_IN;
+  const sockaddr_in src = make_sin(src_ip, src_port);
+  fi->src_addr = dup_sin(src);
+  fi->src_addrlen = sizeof src;
+  if (dest != nullptr) {
+    fi->dest_addr = dup_sin(*dest);
+    fi->dest_addrlen = sizeof *dest;
+  }
+  std::size_t tx_size = kDefaultQueueSize;
+  std::size_t rx_size = kDefaultQueueSize;
+  if (hints != nullptr && hints->tx_attr != nullptr && hints->tx_attr->size != 0) {
+    tx_size = hints->tx_attr->size;
+  }
+  if (hints != nullptr && hints->rx_attr != nullptr && hints->rx_attr->size != 0) {
+    rx_size = hints->rx_attr->size;
+  }
+  fi_tx_attr& tx = *fi->tx_attr;
+  tx.caps = kCaps & ~(FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE);
+  tx.mode = 0;
+  tx.op_flags = 0;
+  // An RC QP executes and completes in order (PROTOCOL.md 3).
+  tx.msg_order = FI_ORDER_SAS | FI_ORDER_RAW | FI_ORDER_RAR | FI_ORDER_WAW | FI_ORDER_WAR |
+                 FI_ORDER_SAW | FI_ORDER_SAR | FI_ORDER_RAS | FI_ORDER_WAS;
+  tx.comp_order = FI_ORDER_STRICT;
+  tx.inject_size = kInjectSize;
+  tx.size = tx_size;
+  tx.iov_limit = 1;
+  tx.rma_iov_limit = 1;
+  fi_rx_attr& rx = *fi->rx_attr;
+  rx.caps = kCaps & ~(FI_SEND | FI_READ | FI_WRITE);
+  rx.mode = fi->mode;
+  rx.op_flags = 0;
+  rx.msg_order = tx.msg_order;
+  rx.comp_order = FI_ORDER_STRICT;
+  rx.total_buffered_recv = 0;
+  rx.size = rx_size;
+  rx.iov_limit = 1;
+  fi_ep_attr& ep = *fi->ep_attr;
+  ep.type = FI_EP_MSG;
+  ep.protocol = FI_PROTO_RDMA_CM_IB_RC;
+  ep.protocol_version = 1;
+  ep.max_msg_size = kMaxMsgSize;
+  ep.msg_prefix_size = 0;
+  ep.max_order_raw_size = kMaxMsgSize;
+  ep.max_order_war_size = kMaxMsgSize;
+  ep.max_order_waw_size = kMaxMsgSize;
+  ep.mem_tag_format = 0;
+  ep.tx_ctx_cnt = 1;
+  ep.rx_ctx_cnt = 1;
+  fi_domain_attr& d = *fi->domain_attr;
+  d.name = ::strdup(kProviderName);
+  d.threading = FI_THREAD_SAFE;
+  fi_progress progress = FI_PROGRESS_MANUAL;
+  if (hints != nullptr && hints->domain_attr != nullptr &&
+      hints->domain_attr->data_progress == FI_PROGRESS_AUTO) {
+    progress = FI_PROGRESS_AUTO;
+  }
+  d.control_progress = progress;
+  d.data_progress = progress;
+  d.resource_mgmt = FI_RM_ENABLED;
+  d.av_type = FI_AV_UNSPEC;
+  d.mr_mode = kMrMode;
+  d.mr_key_size = 4;   // a UdpRoce rkey (PROTOCOL.md: RETH R_Key is 32 bits)
+  d.cq_data_size = 4;  // the ImmDt of SEND / RDMA WRITE WITH IMMEDIATE
+  d.cq_cnt = 1024;
+  d.ep_cnt = 1024;
+  d.tx_ctx_cnt = 1024;
+  d.rx_ctx_cnt = 1024;
+  d.max_ep_tx_ctx = 1;
+  d.max_ep_rx_ctx = 1;
+  d.max_ep_stx_ctx = 0;
+  d.max_ep_srx_ctx = 0;
+  d.cntr_cnt = 1024;
+  d.mr_iov_limit = 1;
+  d.caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+  d.mr_cnt = 65536;
+  d.max_err_data = kRejectDataSize;
+  fi->fabric_attr->name = ::strdup(kProviderName);
+  fi->fabric_attr->prov_version = kProviderVersion;
+  return fi;
+}
+
+std::shared_ptr<host::Transport> transport_for(std::uint32_t ip, bool& auto_progress, int& err,
+                                               std::string& detail) {
+  std::lock_guard lock(g_transports_mu);
+  if (ip != 0) {
+    auto it = g_transports.find(ip);
+    if (it != g_transports.end()) {
+      if (auto t = it->second.transport.lock()) {
+        auto_progress = it->second.auto_progress;
+        return t;
+      }
+    }
+  }
+  host::UdpRoceOptions o;
+  if (ip != 0) o.local_ip = ip;
+  o.progress = auto_progress ? host::Progress::automatic : host::Progress::manual;
+  if (const char* pcap = std::getenv("FI_NAA_PCAP")) o.pcap_path = pcap;
+  std::error_code ec;
+  auto t = host::open_udp_roce(o, ec, &detail);
+  if (!t) {
+    err = ec == host::Errc::address_in_use ? -FI_EADDRINUSE : -FI_EADDRNOTAVAIL;
+    return nullptr;
+  }
+  g_transports[t->local_ip()] = OpenTransport{t, auto_progress};
+  return t;
+}
+
+int fabric_open(fi_fabric_attr* attr, fid_fabric** fabric, void* context) noexcept {
+  return guard(
+      [&]() -> int {
+        if (attr != nullptr && attr->name != nullptr &&
+            std::strcmp(attr->name, kProviderName) != 0) {
+          return -FI_EINVAL;
+        }
+        auto* f = new Fabric{};
+        f->fid.fid.fclass = FI_CLASS_FABRIC;
+        f->fid.fid.context = context;
+        f->fid.fid.ops = &g_fabric_fid_ops;
+        f->fid.ops = &g_fabric_ops;
+        *fabric = &f->fid;
+        return 0;
+      },
+      -FI_ENOMEM);
+}
+
+}  // namespace naa::ofi
+
+extern "C" FI_EXT_INI {
+  return &naa::ofi::g_provider;
+}
