@@ -307,7 +307,11 @@ std::shared_ptr<host::Transport> transport_for(std::uint32_t ip, bool& auto_prog
   host::UdpRoceOptions o;
   if (ip != 0) o.local_ip = ip;
   o.progress = auto_progress ? host::Progress::automatic : host::Progress::manual;
-  if (const char* pcap = std::getenv("FI_NAA_PCAP")) o.pcap_path = pcap;
+  // FI_NAA_PCAP=<prefix>: each transport captures to <prefix>-<n>.pcap (docs/host/libfabric.md).
+  static int pcaps = 0;
+  if (const char* pcap = std::getenv("FI_NAA_PCAP")) {
+    o.pcap_path = std::string(pcap) + "-" + std::to_string(pcaps++) + ".pcap";
+  }
   std::error_code ec;
   auto t = host::open_udp_roce(o, ec, &detail);
   if (!t) {
