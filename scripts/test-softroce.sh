@@ -10,7 +10,7 @@
 #   4. in the VM (testbench/softroce/guest_run.sh): every built-in kernel with verified results
 #      (1 MiB in and out), 100 calls on one connection, solicited-only CQ arming, the C API with
 #      NAA_TRANSPORT=verbs, softroce-probe's scenarios (READ, RNR, abort, bad rkey, ...), and
-#      several clients at once;
+#      several clients at once; ofi_call (ofi/examples) through libfabric's verbs provider;
 #   5. stock rdma-core against naa-sim's CM: rping to a port nobody listens on (REJ 8), rping to
 #      the NAA's port (REP, then a clean DREQ/DREP); and our UdpRoce endpoint against `rping -s`;
 #   6. checks: tshark decodes the whole capture with no malformed frame; every RoCE frame the NAA
@@ -84,12 +84,12 @@ if [ "$do_build" -eq 1 ]; then
       -DNAA_WARNINGS_AS_ERRORS=ON -DNAA_BUILD_RTL=OFF -DNAA_WITH_VERBS=ON >"$build/softroce-cmake.log" 2>&1 ||
       { tail -20 "$build/softroce-cmake.log"; echo "test-softroce: configure failed"; exit 1; }
   fi
-  cmake --build "$build" -j2 --target naa-sim naa-call naa-example-c softroce-probe \
+  cmake --build "$build" -j2 --target naa-sim naa-call naa-example-c softroce-probe ofi_call \
     >"$build/softroce-build.log" 2>&1 ||
     { cat "$build/softroce-build.log"; echo "test-softroce: build failed"; exit 1; }
   tail -1 "$build/softroce-build.log"
 fi
-for b in naa-sim naa-call naa-example-c softroce-probe; do
+for b in naa-sim naa-call naa-example-c softroce-probe ofi_call; do
   [ -x "$bin/$b" ] || { echo "test-softroce: $bin/$b missing (build it or drop --no-build)"; exit 1; }
 done
 ldd "$bin/naa-call" | grep -q libibverbs ||
@@ -161,6 +161,25 @@ failed=0
 vm -t 1500 "bash /mnt/share/guest_run.sh $naa_ip" | tee "$out/guest.log"
 grep -q '^FAIL' "$out/guest.log" && failed=1
 grep -q '^PASS concurrent-clients' "$out/guest.log" || failed=1
+
+# ---- 4b. libfabric's own verbs provider ---------------------------------------------------------
+# ofi_call (ofi/examples, libfabric API only) through libfabric's verbs provider: FI_EP_MSG over
+# rdma_cm on rxe0 against naa-sim (issue 18); it verifies every result byte itself.
+say "in the VM: ofi_call through libfabric's verbs provider (FI_EP_MSG, rdma_cm, rxe0)"
+"$kit/put.sh" "$bin/ofi_call" >/dev/null
+vm -t 600 'export FI_PROVIDER=verbs
+fi_info -p verbs -t FI_EP_MSG 2>&1 | head -6
+for a in "--fn vadd_i32 --size 65536 --calls 3 --seed 7" "--fn add1 --size 1048576 --calls 2 --seed 9"; do
+  if timeout 120 /mnt/share/ofi_call --provider verbs --naa 10.77.0.1 $a; then
+    echo "PASS ofi_call verbs $a"
+  else
+    echo "FAIL ofi_call verbs $a: exit $?"
+  fi
+done' 2>&1 | tee "$out/ofi_call.log"
+if [ "$(grep -c '^PASS ofi_call verbs' "$out/ofi_call.log")" -ne 2 ]; then
+  echo "FAIL ofi_call through libfabric's verbs provider (the image needs libfabric1: build-image.sh)"
+  failed=1
+fi
 
 # ---- 5. stock rdma-core against the NAA's CM -----------------------------------------------------
 say "stock rdma-core: rping against naa-sim"

@@ -363,14 +363,22 @@ int no_rx_ctx(fid_ep*, int, fi_rx_attr*, fid_ep**, void*) noexcept {
   return -FI_ENOSYS;
 }
 ssize_t rx_size_left(fid_ep* f) noexcept {
-  Ep* ep = as_ep(&f->fid);
-  std::lock_guard lock(ep->domain->mu);
-  return static_cast<ssize_t>(ep->rx_size - ep->rx_outstanding);
+  return guard(
+      [&] {
+        Ep* ep = as_ep(&f->fid);
+        std::lock_guard lock(ep->domain->mu);
+        return static_cast<ssize_t>(ep->rx_size - ep->rx_outstanding);
+      },
+      ssize_t{-FI_EOTHER});
 }
 ssize_t tx_size_left(fid_ep* f) noexcept {
-  Ep* ep = as_ep(&f->fid);
-  std::lock_guard lock(ep->domain->mu);
-  return static_cast<ssize_t>(ep->tx_size - ep->tx_outstanding);
+  return guard(
+      [&] {
+        Ep* ep = as_ep(&f->fid);
+        std::lock_guard lock(ep->domain->mu);
+        return static_cast<ssize_t>(ep->tx_size - ep->tx_outstanding);
+      },
+      ssize_t{-FI_EOTHER});
 }
 
 fi_ops g_ep_fid_ops = {sizeof(fi_ops), ep_close, ep_bind, ep_control, nullptr, nullptr, nullptr};

@@ -126,14 +126,18 @@ const char* eq_strerror(fid_eq*, int prov_errno, const void*, char* buf, size_t 
 }
 
 int eq_close(fid* f) noexcept {
-  Eq* eq = reinterpret_cast<Eq*>(f);
-  {
-    std::lock_guard lock(eq->mu);
-    if (!eq->peps.empty() || !eq->eps.empty()) return -FI_EBUSY;
-  }
-  if (eq->wait_fd >= 0) ::close(eq->wait_fd);
-  delete eq;
-  return 0;
+  return guard(
+      [&]() -> int {
+        Eq* eq = reinterpret_cast<Eq*>(f);
+        {
+          std::lock_guard lock(eq->mu);
+          if (!eq->peps.empty() || !eq->eps.empty()) return -FI_EBUSY;
+        }
+        if (eq->wait_fd >= 0) ::close(eq->wait_fd);
+        delete eq;
+        return 0;
+      },
+      -FI_EOTHER);
 }
 
 int eq_control(fid* f, int command, void* arg) noexcept {

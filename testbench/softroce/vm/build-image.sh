@@ -25,7 +25,7 @@ SECURITY=${NAA_VM_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 PKGS="systemd-sysv udev dbus kmod linux-image-amd64 initramfs-tools iproute2 iputils-ping procps
   less psmisc ethtool netcat-openbsd strace tcpdump qemu-guest-agent rdma-core ibverbs-providers
   ibverbs-utils rdmacm-utils perftest infiniband-diags python3-pyverbs libibverbs-dev librdmacm-dev
-  gcc g++ make cmake pkg-config"
+  gcc g++ make cmake pkg-config libfabric1 libfabric-bin"
 ROOT=$H/rootfs
 T0=$SECONDS
 log() { echo "[build-image +$((SECONDS - T0))s] $*"; }
