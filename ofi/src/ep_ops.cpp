@@ -68,6 +68,9 @@ ssize_t post_tx(Ep& ep, const Tx& t) {
   wr.rkey = static_cast<std::uint32_t>(t.key);
   wr.imm = static_cast<std::uint32_t>(t.data);
   wr.signaled = true;  // always: the queue slot is freed by the completion
+  // SE on every message the peer's receive completes for (PROTOCOL.md 5.1, 5.2 ask it of a host
+  // talking to an NAA; libfabric has no flag for it, and SE only wakes solicited-armed waiters).
+  wr.solicited = t.opcode != host::WrOpcode::rdma_write && t.opcode != host::WrOpcode::rdma_read;
   Op op;
   op.context = t.context;
   op.flags = t.flags;
