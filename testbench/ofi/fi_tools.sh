@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interop with libfabric's own tools (libfabric-bin) through the provider naa (ofi/):
 #   fi_tools.sh info LIBDIR       `fi_info -p naa` lists the FI_EP_MSG entry with its attributes
-#                                 (FI_MSG and FI_RMA; no tagged messages or atomics; 4-byte keys)
+#                                 (FI_MSG and FI_RMA; no tagged messages or atomics; 4-byte keys),
+#                                 and libnaa-fi.so exports fi_prov_ini alone
 #   fi_tools.sh pingpong LIBDIR   `fi_pingpong -p naa -e msg` server and client, on two loopback
 #                                 addresses of this test's own block, pass at the default sizes
 # Exit 77 (CTest "Skipped") when fi_info / fi_pingpong are missing, unless NAA_REQUIRE_TOOLS=1.
@@ -22,6 +23,11 @@ status=0
 fail() { echo "FAIL: $*"; status=1; }
 
 if [ "$mode" = info ]; then
+  # Only the entry point is exported (hidden visibility and ofi/naa-fi.map).
+  if command -v nm >/dev/null 2>&1; then
+    syms=$(nm -D --defined-only "$libdir/libnaa-fi.so" | awk '{print $3}' | tr '\n' ' ')
+    [ "$syms" = "fi_prov_ini " ] || fail "libnaa-fi.so exports '$syms', not only fi_prov_ini"
+  fi
   out=$(timeout 30 fi_info -p naa -t FI_EP_MSG -v 2>&1) || { echo "$out"; fail "fi_info exited $?"; }
   echo "$out"
   check() { grep -Eq -- "$1" <<<"$out" || fail "fi_info: no line matching '$1'"; }
