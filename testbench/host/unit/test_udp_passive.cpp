@@ -219,3 +219,35 @@ TEST_CASE("udp passive: a REQ for a port nobody listens on is refused (REJ reaso
   CHECK(ec == make_error_code(Errc::connection_refused));
   CHECK_FALSE(host::udp_roce_next_request(*server, 0ms));
 }
+
+TEST_CASE("udp passive: a lost REP is sent again when the active side retries its REQ",
+          "[udp_passive]") {
+  auto server = open_at(27, host::Progress::automatic);
+  auto client = open_at(28, host::Progress::automatic);
+  REQUIRE_FALSE(host::udp_roce_listen(*server, kPort));
+  host::ConnectParams p;
+  p.remote_ip = server->local_ip();
+  p.cm_port = kPort;
+  p.timeout = 4000ms;  // REQ retries every 500 ms
+  auto fut = std::async(std::launch::async, [&] {
+    std::error_code ec;
+    auto qp = client->connect(p, ec);
+    return std::make_pair(std::move(qp), ec);
+  });
+  auto req = host::udp_roce_next_request(*server, 5s);
+  REQUIRE(req);
+  host::FaultOptions drop_all;
+  drop_all.loss = 1.0;
+  REQUIRE(host::set_udp_roce_faults(*server, {}, drop_all));
+  std::error_code ec;
+  auto sqp = host::udp_roce_accept(*server, req->id, {}, ec);
+  REQUIRE(sqp);
+  CHECK(server->stats().fault_tx_loss == 1);  // the REP
+  REQUIRE(host::set_udp_roce_faults(*server, {}, {}));
+  auto [cqp, cec] = fut.get();
+  REQUIRE_FALSE(cec);
+  REQUIRE(cqp);
+  CHECK(cqp->remote_qp_num() == sqp->qp_num());
+  // The retried REQ was no new request.
+  CHECK_FALSE(host::udp_roce_next_request(*server, 0ms));
+}
