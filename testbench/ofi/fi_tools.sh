@@ -5,6 +5,7 @@
 #                                 and libnaa-fi.so exports fi_prov_ini alone
 #   fi_tools.sh pingpong LIBDIR   `fi_pingpong -p naa -e msg` server and client, on two loopback
 #                                 addresses of this test's own block, pass at the default sizes
+#                                 (-c: fi_pingpong checks the bytes of every message)
 # Exit 77 (CTest "Skipped") when fi_info / fi_pingpong are missing, unless NAA_REQUIRE_TOOLS=1.
 set -u
 mode=$1 libdir=$2
@@ -60,11 +61,11 @@ server=$NAA_TEST_BLOCK.1 client=$NAA_TEST_BLOCK.2
 port=$((40000 + ${NAA_TEST_BLOCK##*.} % 20000))
 work=$(mktemp -d)
 trap 'kill $spid 2>/dev/null; wait $spid 2>/dev/null; rm -rf "$work"' EXIT
-FI_NAA_ADDR=$server timeout 120 fi_pingpong -p naa -e msg -B "$port" >"$work/server" 2>&1 &
+FI_NAA_ADDR=$server timeout 120 fi_pingpong -p naa -e msg -c -B "$port" >"$work/server" 2>&1 &
 spid=$!
 ok=1
 for i in $(seq 100); do
-  if FI_NAA_ADDR=$client timeout 120 fi_pingpong -p naa -e msg -P "$port" "$server" \
+  if FI_NAA_ADDR=$client timeout 120 fi_pingpong -p naa -e msg -c -P "$port" "$server" \
       >"$work/client" 2>&1; then ok=0; break; fi
   # The server may not listen yet on its control port: retry while it runs.
   grep -q "Connection refused\|connect" "$work/client" && kill -0 $spid 2>/dev/null || break
