@@ -43,6 +43,12 @@ Options:
   --kernel-timeout-cycles N
                      watchdog: a kernel costing more than N cycles is stopped, its results are
                      discarded and the call answers return code 0x02 (default 0 = no limit)
+  --hpus N           streaming handlers: handler processing units, 1..256 (default 8)
+  --hpu-mem SIZE     HPU memory: handler state + packets waiting for an HPU; suffixes K, M
+                     (default 256K); a packet that finds neither is RNR-NAKed
+  --hpu-width N      bytes per cycle of the handlers' cost models (default 8)
+  --hpu-max-cycles N a handler invocation over N cycles is stopped (0x02; default 0 = only
+                     the --kernel-timeout-cycles watchdog) (docs/sim/handler_engine.md)
   --idle-timeout-ms N
                      idle liveness: a connection that heard nothing from its host for N ms
                      gets a zero-length RDMA WRITE probe; if the retries run out its QP,
@@ -182,7 +188,11 @@ Options parse_options(int argc, char* argv[]) {
     kKernels,
     kTrace,
     kMrTableVariant,
-    kHelp
+    kHelp,
+    kHpus,
+    kHpuMem,
+    kHpuWidth,
+    kHpuMaxCycles
   };
   static const option kOptions[] = {
       {"listen", required_argument, nullptr, kListen},
@@ -208,6 +218,10 @@ Options parse_options(int argc, char* argv[]) {
       // only to show lockstep catching a bug (testbench/sim/test_rtl_lockstep.cpp).
       {"mr-table-variant", required_argument, nullptr, kMrTableVariant},
       {"help", no_argument, nullptr, kHelp},
+      {"hpus", required_argument, nullptr, kHpus},
+      {"hpu-mem", required_argument, nullptr, kHpuMem},
+      {"hpu-width", required_argument, nullptr, kHpuWidth},
+      {"hpu-max-cycles", required_argument, nullptr, kHpuMaxCycles},
       {nullptr, 0, nullptr, 0},
   };
   opterr = 0;
@@ -258,6 +272,20 @@ Options parse_options(int argc, char* argv[]) {
       }
       case kKernelTimeout:
         cfg.kernel_timeout_cycles = parse_u64(optarg, "--kernel-timeout-cycles", UINT64_MAX);
+        break;
+      case kHpus:
+        cfg.hpus = static_cast<std::uint32_t>(parse_u64(optarg, "--hpus", 256));
+        if (cfg.hpus == 0) usage_error("--hpus must be 1..256");
+        break;
+      case kHpuMem:
+        cfg.hpu_mem = parse_size(optarg);
+        break;
+      case kHpuWidth:
+        cfg.hpu_width = static_cast<std::uint32_t>(parse_u64(optarg, "--hpu-width", 4096));
+        if (cfg.hpu_width == 0) usage_error("--hpu-width must be > 0");
+        break;
+      case kHpuMaxCycles:
+        cfg.hpu_max_cycles = parse_u64(optarg, "--hpu-max-cycles", UINT64_MAX);
         break;
       case kIdleTimeout:
         // At most a year: the value becomes an sc_time in milliseconds.

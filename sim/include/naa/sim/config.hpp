@@ -72,6 +72,12 @@ struct SimConfig {
   std::uint32_t mem_width = 64;      // DDR bytes per cycle
   std::uint32_t txpipe_latency = 4;  // header build + ICRC
 
+  // ---- streaming handlers (docs/sim/handler_engine.md, seed 004 sPIN) ----
+  std::uint32_t hpus = 8;              // --hpus: handler processing units
+  std::uint64_t hpu_mem = 256 * 1024;  // --hpu-mem: handler state + packets waiting for an HPU
+  std::uint32_t hpu_width = 8;         // --hpu-width: bytes per cycle of an HPU's cost models
+  std::uint64_t hpu_max_cycles = 0;    // --hpu-max-cycles: per invocation, 0 = the watchdog only
+
   [[nodiscard]] sc_core::sc_time cycle() const {
     return sc_core::sc_time(1000.0 / clock_mhz, sc_core::SC_NS);
   }
