@@ -56,6 +56,14 @@ Options:
                      a reordered datagram is overtaken by the next N, default 3); counted as
                      net_port.fault_rx.* (docs/reliability.md)
   --fault-tx SPEC    the same for datagrams the NAA sends (net_port.fault_tx.*)
+  --link-gbps F      line rate of the link in front of the port, each way, in Gb/s
+                     (default 100; 0 = no link model: datagrams enter when read). Arrivals
+                     are spaced at this rate counting Ethernet wire bytes (headers, FCS,
+                     preamble, inter-frame gap), transmissions leave at it (docs/sim/net_port.md)
+  --link-latency-ns N
+                     one-way propagation delay of the link (default 0)
+  --link-hold-us N   wall time to wait for the next datagram of a stream before simulated
+                     time passes its earliest arrival (default 20000; docs/sim/timing.md)
   --stats            print statistics on exit (they are always printed on SIGUSR1)
   --stats-file FILE  write statistics to FILE (replaced atomically) instead of stdout; implies
                      --stats
@@ -175,6 +183,9 @@ Options parse_options(int argc, char* argv[]) {
     kSeed,
     kFaultRx,
     kFaultTx,
+    kLinkGbps,
+    kLinkLatency,
+    kLinkHold,
     kStats,
     kStatsFile,
     kLogLevel,
@@ -198,6 +209,9 @@ Options parse_options(int argc, char* argv[]) {
       {"seed", required_argument, nullptr, kSeed},
       {"fault-rx", required_argument, nullptr, kFaultRx},
       {"fault-tx", required_argument, nullptr, kFaultTx},
+      {"link-gbps", required_argument, nullptr, kLinkGbps},
+      {"link-latency-ns", required_argument, nullptr, kLinkLatency},
+      {"link-hold-us", required_argument, nullptr, kLinkHold},
       {"stats", no_argument, nullptr, kStats},
       {"stats-file", required_argument, nullptr, kStatsFile},
       {"log-level", required_argument, nullptr, kLogLevel},
@@ -274,6 +288,20 @@ Options parse_options(int argc, char* argv[]) {
         }
         break;
       }
+      case kLinkGbps: {
+        char* end = nullptr;
+        cfg.link_gbps = std::strtod(optarg, &end);
+        if (end == optarg || *end != '\0' || !(cfg.link_gbps >= 0.0 && cfg.link_gbps <= 10000.0)) {
+          usage_error(std::string("bad --link-gbps (0..10000): ") + optarg);
+        }
+        break;
+      }
+      case kLinkLatency:
+        cfg.link_latency_ns = parse_u64(optarg, "--link-latency-ns", 1'000'000'000ULL);
+        break;
+      case kLinkHold:
+        cfg.link_hold_us = parse_u64(optarg, "--link-hold-us", 60'000'000ULL);
+        break;
       case kStats:
         opts.stats_on_exit = true;
         break;
