@@ -298,7 +298,7 @@ void NetPort::rx_thread() {
       sc_core::wait(p->arrival - now);
     }
     rx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));
-    impair::pass(rx_fault_, rx_held_, p, sc_core::sc_time_stamp() + hold, steps);
+    impair::pass(rx_fault_, rx_held_, p, p->bytes(), sc_core::sc_time_stamp() + hold, steps);
   }
 }
 
@@ -398,7 +398,7 @@ void NetPort::tx_thread() {
     } else {
       tx_arrival_ = sc_core::sc_time_stamp();
     }
-    impair::pass(tx_fault_, tx_held_, p, sc_core::sc_time_stamp() + hold, steps);
+    impair::pass(tx_fault_, tx_held_, p, p->bytes(), sc_core::sc_time_stamp() + hold, steps);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -56,6 +57,9 @@ Options:
                      a reordered datagram is overtaken by the next N, default 3); counted as
                      net_port.fault_rx.* (docs/reliability.md)
   --fault-tx SPEC    the same for datagrams the NAA sends (net_port.fault_tx.*)
+  --fault-key K      what both directions' fault decisions are drawn for: sequence (the
+                     datagram order, default) or packet (QPN, PSN, attempt: the same losses
+                     whatever the transport sends; docs/adr/0003); also key=K in a SPEC
   --link-gbps F      line rate of the link in front of the port, each way, in Gb/s
                      (default 100; 0 = no link model: datagrams enter when read). Arrivals
                      are spaced at this rate counting Ethernet wire bytes (headers, FCS,
@@ -161,6 +165,7 @@ struct Options {
   std::string mr_table_variant = "reference";
   std::string command_line;  // quoted for a shell: what a divergence report says to run again
   bool help = false;
+  std::optional<naa::impair::FaultKey> fault_key;  // --fault-key
 };
 
 // Reads the command line; a bad option prints usage and exits 2 (usage_error).
@@ -183,6 +188,7 @@ Options parse_options(int argc, char* argv[]) {
     kSeed,
     kFaultRx,
     kFaultTx,
+    kFaultKey,
     kLinkGbps,
     kLinkLatency,
     kLinkHold,
@@ -209,6 +215,7 @@ Options parse_options(int argc, char* argv[]) {
       {"seed", required_argument, nullptr, kSeed},
       {"fault-rx", required_argument, nullptr, kFaultRx},
       {"fault-tx", required_argument, nullptr, kFaultTx},
+      {"fault-key", required_argument, nullptr, kFaultKey},
       {"link-gbps", required_argument, nullptr, kLinkGbps},
       {"link-latency-ns", required_argument, nullptr, kLinkLatency},
       {"link-hold-us", required_argument, nullptr, kLinkHold},
@@ -288,6 +295,14 @@ Options parse_options(int argc, char* argv[]) {
         }
         break;
       }
+      case kFaultKey: {
+        naa::impair::FaultKey k{};
+        if (!naa::impair::parse_fault_key(optarg, k)) {
+          usage_error(std::string("--fault-key must be sequence or packet, not ") + optarg);
+        }
+        o.fault_key = k;
+        break;
+      }
       case kLinkGbps: {
         char* end = nullptr;
         cfg.link_gbps = std::strtod(optarg, &end);
@@ -351,6 +366,7 @@ Options parse_options(int argc, char* argv[]) {
     }
   }
   if (optind < argc) usage_error(std::string("unexpected argument: ") + argv[optind]);
+  if (o.fault_key) cfg.fault_rx.key = cfg.fault_tx.key = *o.fault_key;  // whatever the order
   return o;
 }
 
