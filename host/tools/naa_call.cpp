@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -52,9 +53,13 @@ Options:
                           packet as they arrive (docs/protocol.md "Streaming regions")
       --stream-arg N      the handlers' 64-bit argument (unpack_strided: stride << 32 | block)
       --fault-rx SPEC     udp: inject faults into received datagrams; SPEC is
-                          loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P (docs/reliability.md)
+                          loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P,key=K
+                          (docs/reliability.md)
       --fault-tx SPEC     udp: the same for sent datagrams
       --fault-seed N      seed of the fault decisions (default 1)
+      --fault-key K       what both directions' decisions are drawn for: sequence (the datagram
+                          order, default) or packet (QPN, PSN, attempt: the same losses for any
+                          transport; docs/adr/0003)
   -q, --quiet             print only the summary line
   -h, --help              this help
 
@@ -255,8 +260,10 @@ CallOptions parse_options(int argc, char** argv) {
     kFaultTx,
     kFaultSeed,
     kStream,
-    kStreamArg
+    kStreamArg,
+    kFaultKey
   };
+  std::optional<naa::impair::FaultKey> fault_key;
   naa::host::FaultOptions& fault_rx = o.fault_rx;
   naa::host::FaultOptions& fault_tx = o.fault_tx;
   std::uint64_t& fault_seed = o.fault_seed;
@@ -287,6 +294,7 @@ CallOptions parse_options(int argc, char** argv) {
       {"fault-seed", required_argument, nullptr, kFaultSeed},
       {"stream", no_argument, nullptr, kStream},
       {"stream-arg", required_argument, nullptr, kStreamArg},
+      {"fault-key", required_argument, nullptr, kFaultKey},
       {"quiet", no_argument, nullptr, 'q'},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
@@ -398,6 +406,14 @@ CallOptions parse_options(int argc, char** argv) {
       case kFaultSeed:
         fault_seed = std::strtoull(arg.c_str(), nullptr, 0);
         break;
+      case kFaultKey: {
+        naa::impair::FaultKey k{};
+        if (!naa::impair::parse_fault_key(arg, k)) {
+          usage_error("--fault-key must be sequence or packet, not " + arg);
+        }
+        fault_key = k;
+        break;
+      }
       case 'q':
         quiet = true;
         break;
@@ -418,6 +434,7 @@ CallOptions parse_options(int argc, char** argv) {
       if ((r.flags & naa::host::Region::kInput) != 0) r.flags |= naa::host::Region::kStream;
     }
   }
+  if (fault_key) fault_rx.key = fault_tx.key = *fault_key;  // whatever order the options came in
   if (timeout_ms > 0) {
     opts.connect_timeout = std::chrono::milliseconds(timeout_ms);
     opts.mrsp_timeout = opts.connect_timeout;
