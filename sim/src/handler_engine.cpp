@@ -37,6 +37,8 @@ HandlerEngine::HandlerEngine(sc_core::sc_module_name name, ModelContext& ctx,
       calls_(ctx.qps.size()) {
   if (ctx.cfg.hpus == 0 || ctx.cfg.hpus > 256)
     model_fatal("handler_engine", "--hpus must be 1..256");
+  dma_meter_ = std::make_unique<CycleMeter>(ctx.cfg);
+  SC_THREAD(dma_thread);
   for (std::uint32_t i = 0; i < ctx.cfg.hpus; ++i) {
     meters_.push_back(std::make_unique<CycleMeter>(ctx.cfg));
     sc_core::sc_spawn_options opts;
@@ -143,6 +145,32 @@ void HandlerEngine::release(Qp& qp) {
   CallState& c = calls_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
   c.state.clear();
   c.state.shrink_to_fit();
+}
+
+void HandlerEngine::dma_thread() {
+  for (;;) {
+    while (dma_.empty()) {
+      dma_idle_.notify(sc_core::SC_ZERO_TIME);
+      sc_core::wait(dma_work_);
+    }
+    dma_busy_ = true;
+    Deposit d = std::move(dma_.front());
+    dma_.pop_front();
+    const Qp& qp = ctx_.qps[d.qp_index];
+    if (qp.generation != d.generation || qp.state != QpState::rts) {
+      dma_busy_ = false;
+      continue;  // its regions are cleared and may belong to the next connection (5.1)
+    }
+    if (!mem.write(d.addr, d.bytes.data(), d.bytes.size(), *dma_meter_)) {
+      model_fatal(name(), "deposit outside the memory");
+    }
+    dma_busy_ = false;
+  }
+}
+
+void HandlerEngine::wait_deposits() {
+  while (!dma_.empty() || dma_busy_)
+    sc_core::wait(dma_idle_);
 }
 
 void HandlerEngine::hpu(std::uint32_t index) {
@@ -380,9 +408,10 @@ bool HandlerEngine::apply(Qp& qp, std::uint32_t generation, const std::vector<Re
     const bool last = n + 1 == actions.size();
     if (a.kind == Kind::deposit) {
       ++deposits_;
-      if (!a.bytes.empty() &&
-          !mem.write(reg.naa_address + a.offset, a.bytes.data(), a.bytes.size(), meter)) {
-        model_fatal(name(), "deposit outside the memory");
+      if (!a.bytes.empty()) {
+        dma_.push_back(Deposit{reg.naa_address + a.offset, std::move(a.bytes),
+                               static_cast<std::uint32_t>(&qp - ctx_.qps.data()), generation});
+        dma_work_.notify(sc_core::SC_ZERO_TIME);
       }
       continue;
     }
@@ -394,6 +423,7 @@ bool HandlerEngine::apply(Qp& qp, std::uint32_t generation, const std::vector<Re
       ++replies_;
       w.data = std::move(a.bytes);
     } else {
+      wait_deposits();  // the region must hold every deposit before it is read back
       w.data.resize(a.length);
       if (a.length != 0 && !mem.read(reg.naa_address + a.offset, w.data.data(), a.length, meter)) {
         model_fatal(name(), "write-back outside the memory");

@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <numeric>
 
 #include "naa/protocol/crc32.hpp"
@@ -42,6 +44,72 @@ TestPeer::ConnectOptions mtu4k() {
 
 std::uint64_t stat(NaaSim& naa, const std::string& key) {
   return NaaSim::stat_in(naa.stats_text(), key);
+}
+
+// A call as naa-sim's capture saw it, in simulated time: the first input packet's arrival, the
+// reply (the NAA's WRITE_WITH_IMM) leaving, and each result WRITE ONLY leaving.
+struct CallTimes {
+  std::uint64_t first_input = UINT64_MAX, reply = 0;
+  std::vector<std::uint64_t> results;
+  [[nodiscard]] std::uint64_t span() const { return reply - first_input; }
+};
+
+CallTimes call_times(const std::string& pcap) {
+  CallTimes t;
+  for (const auto& f : sim_frames(pcap, naa_address())) {
+    const bool data = f.opcode >= p::opcode::kWriteFirst && f.opcode <= p::opcode::kWriteOnly;
+    if (!f.from_naa && data) t.first_input = std::min(t.first_input, f.t_ns);
+    if (f.from_naa &&
+        (f.opcode == p::opcode::kWriteOnlyImm || f.opcode == p::opcode::kWriteLastImm)) {
+      t.reply = std::max(t.reply, f.t_ns);
+    }
+    if (f.from_naa && f.opcode == p::opcode::kWriteOnly) t.results.push_back(f.t_ns);
+  }
+  return t;
+}
+
+struct Add1Run {
+  CallTimes times;
+  // The NAA's own simulated time for the call (sim.work_cycles: without the time that only
+  // followed the peer's wall clock, docs/sim/timing.md), in ns at 250 MHz.
+  double work_ns = 0;
+  std::uint64_t memory_bytes = 0;
+  std::vector<std::uint8_t> result;
+};
+
+// add1 over one in/out region of `size` bytes at 4 KiB MTU, stored (stream = false) or streaming.
+Add1Run add1_run(bool stream, const std::vector<std::string>& args = {},
+                 std::uint32_t size = 1 << 20) {
+  ScratchPcap pcap;
+  std::vector<std::string> a = {"--pcap", pcap.path, "--idle-timeout-ms", "0"};
+  a.insert(a.end(), args.begin(), args.end());
+  SimAndPeer rig(a);
+  auto& [naa, peer] = rig;
+  Connection c;
+  auto o = mtu4k();
+  o.host_mem_size = size;
+  REQUIRE(peer.connect(c, o) == 0);
+  std::vector<p::MrspRequestEntry> e = {
+      entry(stream ? kStreamInOut : p::kMrspFlagInput | p::kMrspFlagOutput, 0x1000000, size, c)};
+  if (stream) e.push_back(descriptor(1, 0x100000, 64));
+  const auto regs = peer.mrsp(c, e);
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+  const auto before = naa.stats_text();
+  const auto imm = peer.call(c, *regs, {{0, pattern(size, 42)}}, 1);
+  REQUIRE(imm);
+  REQUIRE(*imm == 0);
+  const auto after = naa.stats_text();
+  auto d = [&](const char* k) { return NaaSim::stat_in(after, k) - NaaSim::stat_in(before, k); };
+  Add1Run r;
+  r.memory_bytes = d("memory.bytes_read") + d("memory.bytes_written");
+  r.work_ns = static_cast<double>(d("sim.work_cycles")) * 1e3 /
+              static_cast<double>(NaaSim::stat_in(after, "sim.clock_mhz"));
+  r.result = c.host_mem;
+  peer.disconnect(c);
+  REQUIRE(naa.stop() == 0);
+  r.times = call_times(pcap.path);
+  return r;
 }
 
 }  // namespace
@@ -91,6 +159,20 @@ TEST_CASE("streaming add1: 256 KiB at 4 KiB MTU runs 1 header 64 payload 1 compl
   CHECK(stat(naa, "handler.max_idle_start_delay_cycles") <= 2);
   peer.disconnect(c);
   REQUIRE(naa.stop() == 0);
+
+  // naa-sim's capture (simulated time): the first result WRITE leaves before the last input
+  // packet arrives.
+  const auto frames = sim_frames(pcap.path, naa_address());
+  std::uint64_t first_result = UINT64_MAX, last_input = 0;
+  for (const auto& f : frames) {
+    const bool write = f.opcode >= p::opcode::kWriteFirst && f.opcode <= p::opcode::kWriteOnly;
+    if (f.from_naa && f.opcode == p::opcode::kWriteOnly) {
+      first_result = std::min(first_result, f.t_ns);
+    }
+    if (!f.from_naa && write) last_input = std::max(last_input, f.t_ns);
+  }
+  INFO("first result at " << first_result << " ns, last input at " << last_input << " ns");
+  CHECK(first_result < last_input);
 }
 
 TEST_CASE("streaming: duplicated packets never re-run a handler", "[sim][streaming]") {
@@ -286,4 +368,89 @@ TEST_CASE("streaming limits: HPU memory 0x7D and the watchdog 0x02", "[sim][stre
   CHECK(stat(naa, "handler.memory_exceeded") == 1);
   peer.disconnect(c);
   peer.disconnect(m);
+}
+
+TEST_CASE(
+    "streaming add1 on 1 MiB: at most 0.6x the stored time, same bytes, half the memory traffic",
+    "[sim][streaming][figures]") {
+  const Add1Run stored = add1_run(false);
+  const Add1Run streamed = add1_run(true);
+  REQUIRE(stored.result.size() == streamed.result.size());
+  CHECK(stored.result == streamed.result);
+  const auto in = pattern(1 << 20, 42);
+  CHECK(streamed.result[12345] == static_cast<std::uint8_t>(in[12345] + 1));
+  std::cout << "add1 1 MiB stored: " << stored.work_ns << " ns NAA time (capture: first input to "
+            << "reply " << stored.times.span() << " ns), memory " << stored.memory_bytes
+            << " B; streaming: " << streamed.work_ns << " ns (capture " << streamed.times.span()
+            << " ns), memory " << streamed.memory_bytes << " B\n";
+  CHECK(streamed.work_ns <= 0.6 * stored.work_ns);
+  CHECK(streamed.memory_bytes * 2 <= stored.memory_bytes);
+}
+
+// sum_u64 streaming over `size` bytes with `hpus` HPUs: the NAA's simulated time for the call
+// (the result is 8 bytes, so only the handlers and the input link set the pace).
+double sum_work_ns(std::uint32_t hpus, std::uint32_t size, double* cycles_per_packet) {
+  SimAndPeer rig({"--idle-timeout-ms", "0", "--hpus", std::to_string(hpus), "--hpu-mem", "8M"});
+  auto& [naa, peer] = rig;
+  Connection c;
+  REQUIRE(peer.connect(c, mtu4k()) == 0);
+  const auto regs =
+      peer.mrsp(c, {entry(kStreamIn, 0x1000000, size, c), entry(p::kMrspFlagOutput, 0x100000, 8, c),
+                    descriptor(5, 0x200000, 64)});
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+  const auto in = pattern(size, 7);
+  std::uint64_t want = 0;
+  for (std::size_t i = 0; i + 4 <= in.size(); i += 4)
+    want += p::load_le32(in.data() + i);
+  const auto before = naa.stats_text();
+  const auto imm = peer.call(c, *regs, {{0, in}}, 5);
+  REQUIRE(imm);
+  REQUIRE(*imm == 0);
+  const auto after = naa.stats_text();
+  CHECK((p::load_le32(c.host_mem.data()) | std::uint64_t{p::load_le32(c.host_mem.data() + 4)}
+                                               << 32) == want);
+  CHECK(NaaSim::stat_in(after, "handler.payloads") == size / 4096);
+  CHECK(NaaSim::stat_in(after, "handler.rnr_naks") == 0);
+  // The handler's cost per packet as it ran (the model's, or the RTL kernel's count in rtl mode),
+  // plus the dispatch cycle; the completion handler's few cycles are negligible.
+  *cycles_per_packet = static_cast<double>(NaaSim::stat_in(after, "handler.compute_cycles")) /
+                           static_cast<double>(size / 4096) +
+                       1;
+  peer.disconnect(c);
+  return static_cast<double>(NaaSim::stat_in(after, "sim.work_cycles") -
+                             NaaSim::stat_in(before, "sim.work_cycles")) *
+         1e3 / static_cast<double>(NaaSim::stat_in(after, "sim.clock_mhz"));
+}
+
+TEST_CASE(
+    "streaming throughput vs --hpus reaches line rate at ceil(handler cost / packet interval)",
+    "[sim][streaming][figures]") {
+  // The packet interval at 100 Gb/s: a 4 KiB WRITE MIDDLE is 4178 wire bytes (net_port.md).
+  const double interval_ns = 4178 * 8 / 100.0;
+  const double line_gbps = 4096 * 8 / interval_ns;
+  std::vector<double> gbps(9, 0.0);
+  double cost_cycles = 0;
+  constexpr std::uint32_t kBytes = 4 << 20;  // 1024 packets: the pipeline fill is < 1 %
+  for (std::uint32_t k = 1; k <= 8; ++k) {
+    gbps[k] = kBytes * 8.0 / sum_work_ns(k, kBytes, &cost_cycles);
+    std::cout << "hpus " << k << ": " << gbps[k] << " Gb/s of input (" << gbps[k] / line_gbps
+              << " of line rate)\n";
+  }
+  // sum_u64 at --hpu-width 8 on 4 KiB in the model: 4 + (4 + 512) cycles + 1 dispatch = 521.
+  const auto need = static_cast<std::uint32_t>(std::ceil(cost_cycles * 4.0 / interval_ns));
+  std::cout << "handler cost " << cost_cycles << " cycles, packet interval " << interval_ns / 4.0
+            << " cycles: line rate needs " << need << " HPUs\n";
+  REQUIRE(need >= 2);
+  REQUIRE(need <= 8);
+  for (std::uint32_t k = 1; k <= 8; ++k) {
+    INFO("hpus " << k);
+    if (k >= need) {
+      CHECK(gbps[k] >= 0.98 * line_gbps);
+    } else {
+      CHECK(gbps[k] < 0.98 * line_gbps);
+      // Below the knee each HPU adds its share: k packets per handler cost.
+      CHECK(gbps[k] == Approx(k * 4096 * 8 / (cost_cycles * 4.0)).epsilon(0.03));
+    }
+  }
 }

@@ -189,6 +189,19 @@ class HandlerEngine : public sc_core::sc_module, public StreamHandlers, public C
   void fail(CallState& call, std::uint32_t rc);
   CallState& call_of(std::uint32_t qp_index, std::uint32_t generation);
   [[nodiscard]] std::uint64_t buffered_bytes() const;
+  // Deposits are posted DMA writes (seed B.6 nonblocking DMA): the HPU goes on, one DMA process
+  // writes them to Memory in order. A write-back waits until every earlier deposit is in memory.
+  struct Deposit {
+    std::uint64_t addr = 0;
+    std::vector<std::uint8_t> bytes;
+    std::uint32_t qp_index = 0, generation = 0;  // a connection that ended writes nothing more
+  };
+  void dma_thread();
+  void wait_deposits();
+  std::deque<Deposit> dma_;
+  bool dma_busy_ = false;
+  sc_core::sc_event dma_work_, dma_idle_;
+  std::unique_ptr<CycleMeter> dma_meter_;
 
   ModelContext& ctx_;
   HandlerRegistry registry_;
