@@ -88,10 +88,10 @@ void run_streaming(const Config& c, const std::shared_ptr<naa::host::Transport>&
        "set terminal pngcairo size 1000,650 noenhanced\nset output 'streaming.png'\n"
        "set title 'add1 on one in/out region: stored vs streaming (simulated NAA time)'\n"
        "set logscale xy\nset xlabel 'region size (bytes)'\nset ylabel 'simulated us'\n"
-       "plot 'streaming.csv' using 1:(strcol(2) eq 'stored' ? $3/1e3 : 1/0) with linespoints "
-       "title 'stored', \\\n"
-       "     '' using 1:(strcol(2) eq 'streaming' ? $3/1e3 : 1/0) with linespoints "
-       "title 'streaming'\n";
+       "plot \"< grep ',stored,' streaming.csv\" using 1:($3/1e3) with linespoints "
+       "title 'stored (store-and-forward)', \\\n"
+       "     \"< grep ',streaming,' streaming.csv\" using 1:($3/1e3) with linespoints "
+       "title 'streaming handlers'\n";
   g.close();
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) return;
   const std::string cmd = "cd '" + c.out_dir + "' && gnuplot streaming.gp 2>>gnuplot.log";
