@@ -184,10 +184,12 @@ void remember_endpoint(const SessionOptions& opts, std::shared_ptr<Transport> tr
 
 extern "C" {
 
-int naa_create(const naa_function_code_t function_code, naa_param_t* input_params,
-               unsigned int input_amount, naa_param_t* output_params, unsigned int output_amount,
-               naa_handle* handle) {
-  static const char* const kFn = "naa_create";
+namespace {
+
+int create_handle(const char* kFn, const naa_function_code_t function_code,
+                  naa_param_t* input_params, unsigned int input_amount, naa_param_t* output_params,
+                  unsigned int output_amount, const bool* stream_inputs,
+                  std::uint64_t stream_argument, naa_handle* handle) {
   if (handle == nullptr) return fail(nullptr, kFn, "handle is NULL");
   handle->function_code = function_code;
   handle->comm_ctx = nullptr;
@@ -246,6 +248,7 @@ int naa_create(const naa_function_code_t function_code, naa_param_t* input_param
     const naa_param_t& p = input_params[i];
     regions.push_back(p.single_send ? Region::single_send(p.addr, p.size)
                                     : Region::input(p.addr, p.size));
+    if (stream_inputs != nullptr && stream_inputs[i]) regions.back().stream();
   }
   for (unsigned i = 0; i < output_amount; ++i) {
     const naa_param_t& p = output_params[i];
@@ -264,6 +267,12 @@ int naa_create(const naa_function_code_t function_code, naa_param_t* input_param
     total += (r.size + 4095) / 4096 * 4096 + (r.size == 0 ? 4096 : 0);
 
   naa::host::SessionOptions opts;
+  if (stream_inputs != nullptr) {
+    // The stream descriptor (docs/protocol.md "Streaming regions"): the handle's function.
+    opts.stream_function = static_cast<std::uint8_t>(function_code);
+    opts.stream_argument = stream_argument;
+    total += 4096;
+  }
   opts.naa_address = item.address;
   opts.cm_port = item.port;
   if (const char* v = env("NAA_LOCAL_IP")) opts.local_address = v;
@@ -302,6 +311,26 @@ int naa_create(const naa_function_code_t function_code, naa_param_t* input_param
   handle->comm_ctx = reinterpret_cast<naaice_communication_context*>(ctx.release());
   t_last_error.clear();
   return 0;
+}
+
+}  // namespace
+
+int naa_create(const naa_function_code_t function_code, naa_param_t* input_params,
+               unsigned int input_amount, naa_param_t* output_params, unsigned int output_amount,
+               naa_handle* handle) {
+  return create_handle("naa_create", function_code, input_params, input_amount, output_params,
+                       output_amount, nullptr, 0, handle);
+}
+
+int naa_create_streaming(const naa_function_code_t function_code, naa_param_t* input_params,
+                         unsigned int input_amount, naa_param_t* output_params,
+                         unsigned int output_amount, const bool* stream_inputs,
+                         uint64_t stream_argument, naa_handle* handle) {
+  if (stream_inputs == nullptr) {
+    return fail(nullptr, "naa_create_streaming", "stream_inputs is NULL");
+  }
+  return create_handle("naa_create_streaming", function_code, input_params, input_amount,
+                       output_params, output_amount, stream_inputs, stream_argument, handle);
 }
 
 int naa_invoke(naa_handle* handle) {

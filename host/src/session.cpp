@@ -81,8 +81,13 @@ std::error_code SessionCore::setup(std::vector<Region> regions, std::string& det
   for (std::size_t i = 0; i < regions.size(); ++i) {
     const Region& r = regions[i];
     const std::string where = "region " + std::to_string(i) + ": ";
-    if ((r.flags & ~0x0FU) != 0) {
+    if ((r.flags & ~0x1FU) != 0) {
       detail = where + "unknown flags";
+      return Errc::invalid_argument;
+    }
+    if ((r.flags & Region::kStream) != 0 &&
+        ((r.flags & Region::kInternal) != 0 || (r.flags & Region::kInput) == 0)) {
+      detail = where + "streaming applies to inputs";
       return Errc::invalid_argument;
     }
     if ((r.flags & Region::kInternal) != 0) {
@@ -112,6 +117,18 @@ std::error_code SessionCore::setup(std::vector<Region> regions, std::string& det
                " bytes is larger than 2 GiB, the largest RDMA message (PROTOCOL.md 7)";
       return Errc::invalid_argument;
     }
+  }
+  // The stream descriptor (docs/protocol.md "Streaming regions"): an INTERNAL|STREAM entry after
+  // the internal regions, only when a region streams, so a stock call's MRSP is unchanged.
+  if (std::any_of(regions.begin(), regions.end(),
+                  [](const Region& r) { return (r.flags & Region::kStream) != 0; })) {
+    if (opts_.stream_function < 1 || opts_.stream_function > 127) {
+      detail = "streaming regions need SessionOptions::stream_function 1..127";
+      return Errc::invalid_argument;
+    }
+    Region d = Region::internal(std::max<std::uint32_t>(opts_.stream_state_bytes, 1));
+    d.flags |= Region::kStream;
+    regions.push_back(d);
   }
   if (regions.size() > protocol::kMrspMaxEntries) {
     detail = "at most 255 regions fit an MRSP message";
@@ -220,6 +237,9 @@ std::error_code SessionCore::run_mrsp(std::string& detail) {
         e.host_va = reinterpret_cast<std::uintptr_t>(st.region.data);  // NOLINT: VAs on the wire
         e.host_rkey = st.mr.rkey;
         st.placement = entries.size();
+      } else if ((st.region.flags & Region::kStream) != 0) {
+        e.host_va = opts_.stream_argument;    // the stream descriptor's argument
+        e.host_rkey = opts_.stream_function;  // and its function code
       }
       entries.push_back(e);
     }

@@ -43,6 +43,7 @@
 #include "bench/options.hpp"
 #include "bench/output.hpp"
 #include "bench/sim_probe.hpp"
+#include "bench/streaming.hpp"
 #include "bench/udp_baseline.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/session.hpp"
@@ -261,6 +262,8 @@ int run(Options o) {
                          "sessions " + std::to_string(k));
       }
     }
+
+    if (c.do_streaming) run_streaming(c, transport, sim, say);
 
     if (c.do_targets) {
       // 64 B nop call vs a 64 B UDP ping-pong (the same datagram sizes).

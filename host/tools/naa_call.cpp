@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -48,10 +49,17 @@ Options:
                           one routing to the NAA; --pcap and --manual do not apply)
       --solicited-only    verbs: arm the CQ for solicited events only, as the NAAICE library
       --verify            check the results of the built-in kernels on the host
+      --stream            the inputs stream: the NAA's handlers for --fn process them packet by
+                          packet as they arrive (docs/protocol.md "Streaming regions")
+      --stream-arg N      the handlers' 64-bit argument (unpack_strided: stride << 32 | block)
       --fault-rx SPEC     udp: inject faults into received datagrams; SPEC is
-                          loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P (docs/reliability.md)
+                          loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P,key=K
+                          (docs/reliability.md)
       --fault-tx SPEC     udp: the same for sent datagrams
       --fault-seed N      seed of the fault decisions (default 1)
+      --fault-key K       what both directions' decisions are drawn for: sequence (the datagram
+                          order, default) or packet (QPN, PSN, attempt: the same losses for any
+                          transport; docs/adr/0003)
   -q, --quiet             print only the summary line
   -h, --help              this help
 
@@ -223,6 +231,7 @@ struct CallOptions {
   std::uint64_t fault_seed = 1;
   naa::host::TransportKind transport_kind = naa::host::TransportKind::udp;
   bool solicited_only = false;
+  bool stream = false;
 };
 
 // Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.
@@ -249,8 +258,12 @@ CallOptions parse_options(int argc, char** argv) {
     kNaaBase,
     kFaultRx,
     kFaultTx,
-    kFaultSeed
+    kFaultSeed,
+    kStream,
+    kStreamArg,
+    kFaultKey
   };
+  std::optional<naa::impair::FaultKey> fault_key;
   naa::host::FaultOptions& fault_rx = o.fault_rx;
   naa::host::FaultOptions& fault_tx = o.fault_tx;
   std::uint64_t& fault_seed = o.fault_seed;
@@ -279,6 +292,9 @@ CallOptions parse_options(int argc, char** argv) {
       {"fault-rx", required_argument, nullptr, kFaultRx},
       {"fault-tx", required_argument, nullptr, kFaultTx},
       {"fault-seed", required_argument, nullptr, kFaultSeed},
+      {"stream", no_argument, nullptr, kStream},
+      {"stream-arg", required_argument, nullptr, kStreamArg},
+      {"fault-key", required_argument, nullptr, kFaultKey},
       {"quiet", no_argument, nullptr, 'q'},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
@@ -378,9 +394,26 @@ CallOptions parse_options(int argc, char** argv) {
         }
         break;
       }
+      case kStream:
+        o.stream = true;
+        break;
+      case kStreamArg: {
+        char* end = nullptr;
+        opts.stream_argument = std::strtoull(arg.c_str(), &end, 0);
+        if (arg.empty() || *end != '\0') usage_error("bad --stream-arg " + arg);
+        break;
+      }
       case kFaultSeed:
         fault_seed = std::strtoull(arg.c_str(), nullptr, 0);
         break;
+      case kFaultKey: {
+        naa::impair::FaultKey k{};
+        if (!naa::impair::parse_fault_key(arg, k)) {
+          usage_error("--fault-key must be sequence or packet, not " + arg);
+        }
+        fault_key = k;
+        break;
+      }
       case 'q':
         quiet = true;
         break;
@@ -395,6 +428,13 @@ CallOptions parse_options(int argc, char** argv) {
   }
   if (optind < argc) usage_error(std::string("unexpected argument ") + argv[optind]);
   if (fn == 0) usage_error("--fn is required");
+  if (o.stream) {
+    opts.stream_function = static_cast<std::uint8_t>(fn);
+    for (RegionArg& r : regs) {
+      if ((r.flags & naa::host::Region::kInput) != 0) r.flags |= naa::host::Region::kStream;
+    }
+  }
+  if (fault_key) fault_rx.key = fault_tx.key = *fault_key;  // whatever order the options came in
   if (timeout_ms > 0) {
     opts.connect_timeout = std::chrono::milliseconds(timeout_ms);
     opts.mrsp_timeout = opts.connect_timeout;

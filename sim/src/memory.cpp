@@ -57,11 +57,17 @@ void SparseStore::clear(std::uint64_t addr, std::uint64_t len) {
 }
 
 Memory::Memory(sc_core::sc_module_name name, const SimConfig& cfg)
-    : sc_module(name), socket("socket"), kernel_socket("kernel_socket"), cfg_(cfg) {
+    : sc_module(name),
+      socket("socket"),
+      kernel_socket("kernel_socket"),
+      handler_socket("handler_socket"),
+      cfg_(cfg) {
   socket.register_b_transport(this, &Memory::b_transport);
   socket.register_transport_dbg(this, &Memory::transport_dbg);
   kernel_socket.register_b_transport(this, &Memory::b_transport);
   kernel_socket.register_transport_dbg(this, &Memory::transport_dbg);
+  handler_socket.register_b_transport(this, &Memory::b_transport);
+  handler_socket.register_transport_dbg(this, &Memory::transport_dbg);
 }
 
 void Memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {

@@ -53,6 +53,8 @@ Naa::Naa(sc_core::sc_module_name name, const SimConfig& cfg, const Log& log, Pee
   transport_ = std::make_unique<Transport>("transport", ctx_);
   mrsp_ = std::make_unique<MrspHandler>("mrsp_handler", ctx_);
   kernels_ = std::make_unique<KernelEngine>("kernel_engine", ctx_, std::move(registry));
+  handlers_ = std::make_unique<HandlerEngine>(
+      "handler_engine", ctx_, HandlerRegistry::with_builtins(), kernels_->registry());
   tx_ = std::make_unique<TxPipe>("tx_pipe", ctx_);
   mr_ports_ = std::make_unique<MrTablePorts>(*mr_);
   bind_ports();
@@ -95,6 +97,12 @@ void Naa::bind_ports() {
   // own socket on a second target port (see Memory).
   kernels_->mem.socket.bind(mem_->kernel_socket);
 
+  // Streaming handlers (docs/sim/handler_engine.md): STREAM regions' payload and their calls.
+  transport_->streams(*handlers_);
+  handlers_->directory(*mrsp_);
+  handlers_->sends(*transport_);
+  handlers_->mem.socket.bind(mem_->handler_socket);
+
   tx_->addresses(*net_);
   tx_->to_net(*net_);
 }
@@ -110,6 +118,7 @@ void Naa::report(std::ostream& os) const {
   mrsp_->report(os);
   mem_->report(os);
   kernels_->report(os);
+  handlers_->report(os);
   tx_->report(os);
   if (cfg_.blocks) cfg_.blocks->report(os);
   os << "packet_pool.available=" << pool_.available() << '\n'

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <cerrno>
 #include <cstring>
@@ -75,7 +76,10 @@ NetPort::NetPort(sc_core::sc_module_name name, ModelContext& ctx, asio::io_conte
       rx_meter_(ctx.cfg),
       tx_meter_(ctx.cfg),
       rx_fault_(ctx.cfg.fault_rx, impair::direction_seed(ctx.fault_seed, impair::Direction::rx)),
-      tx_fault_(ctx.cfg.fault_tx, impair::direction_seed(ctx.fault_seed, impair::Direction::tx)) {
+      tx_fault_(ctx.cfg.fault_tx, impair::direction_seed(ctx.fault_seed, impair::Direction::tx)),
+      rx_link_(ctx.cfg.link_gbps,
+               sc_core::sc_time(static_cast<double>(ctx.cfg.link_latency_ns), sc_core::SC_NS)),
+      tx_link_(rx_link_) {
   SC_THREAD(rx_thread);
   SC_THREAD(tx_thread);
 }
@@ -176,7 +180,7 @@ std::size_t NetPort::poll_receive(std::size_t budget) {
         rx_socket_drops_ = dropped;  // cumulative since the socket opened
       }
     }
-    p->arrival = sc_core::sc_time_stamp();
+    stamp_arrival(*p);
     ++rx_datagrams_;
     rx_bytes_ += p->size;
     (void)rx_in_.try_put(p);
@@ -195,11 +199,42 @@ bool NetPort::inject(protocol::ByteView datagram, std::uint32_t peer_ip, std::ui
   p->peer_port = peer_port;
   p->local_ip = local_ip;
   p->ip_id = 0;
-  p->arrival = sc_core::sc_time_stamp();
+  stamp_arrival(*p);
   ++rx_datagrams_;
   rx_bytes_ += p->size;
   (void)rx_in_.try_put(p);
   return true;
+}
+
+void NetPort::stamp_arrival(Packet& p) {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  if (!rx_link_.enabled()) {
+    p.arrival = now;
+    return;
+  }
+  // In a stream the datagram follows the previous one on the wire even if the model has run a
+  // little past the moment the wire freed (never past stream_horizon()): the time it was read in
+  // wall time plays no part.
+  p.arrival = rx_link_.send(now, p.size, rx_hold_ != StreamHold::none).arrival;
+  if (p.arrival < now) ++rx_late_;  // the model ran past the horizon (a hold that timed out)
+  rx_hold_ = stream_hold_after(p.bytes());
+}
+
+std::optional<sc_core::sc_time> NetPort::stream_horizon() const {
+  if (rx_hold_ == StreamHold::none || !rx_link_.enabled()) return std::nullopt;
+  return rx_link_.next_arrival_bound();
+}
+
+std::uint64_t NetPort::stream_hold_us() const {
+  return rx_hold_ == StreamHold::between_messages
+             ? std::min(ctx_.cfg.link_hold_us, kBetweenMessagesHoldUs)
+             : ctx_.cfg.link_hold_us;
+}
+
+void NetPort::end_stream_hold() {
+  if (rx_hold_ == StreamHold::none) return;
+  if (rx_hold_ == StreamHold::in_message) ++stream_hold_timeouts_;
+  rx_hold_ = StreamHold::none;
 }
 
 Packet* NetPort::copy_of(const Packet& p) {
@@ -258,8 +293,12 @@ void NetPort::rx_thread() {
     wait_with_held(rx_in_, rx_held_, to_rx_pipe);
     Packet* p = rx_in_.get();
     last_size = p->size;
+    // Link model: the datagram is there once its last bit has arrived.
+    if (const sc_core::sc_time now = sc_core::sc_time_stamp(); p->arrival > now) {
+      sc_core::wait(p->arrival - now);
+    }
     rx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));
-    impair::pass(rx_fault_, rx_held_, p, sc_core::sc_time_stamp() + hold, steps);
+    impair::pass(rx_fault_, rx_held_, p, p->bytes(), sc_core::sc_time_stamp() + hold, steps);
   }
 }
 
@@ -350,7 +389,16 @@ void NetPort::tx_thread() {
     wait_with_held(tx_in_, tx_held_, emit);
     Packet* p = tx_in_.get();
     tx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));
-    impair::pass(tx_fault_, tx_held_, p, sc_core::sc_time_stamp() + hold, steps);
+    if (tx_link_.enabled()) {
+      // Link model: the MAC sends one frame after the other at the line rate; the datagram is
+      // handed on (socket, capture, in-memory link) once its last bit is on the wire.
+      const auto slot = tx_link_.send(sc_core::sc_time_stamp(), p->size);
+      tx_arrival_ = slot.arrival;
+      sc_core::wait(slot.end - sc_core::sc_time_stamp());
+    } else {
+      tx_arrival_ = sc_core::sc_time_stamp();
+    }
+    impair::pass(tx_fault_, tx_held_, p, p->bytes(), sc_core::sc_time_stamp() + hold, steps);
   }
 }
 
@@ -367,7 +415,15 @@ void NetPort::report(std::ostream& os) const {
      << "net_port.tx_errors=" << tx_errors_ << '\n'
      << "net_port.source_port_fallbacks=" << port_fallbacks_ << '\n'
      << "net_port.pcap_frames=" << pcap_.frames_written() << '\n'
-     << "net_port.pcap_write_errors=" << pcap_.write_errors() << '\n';
+     << "net_port.pcap_write_errors=" << pcap_.write_errors() << '\n'
+     << "net_port.link_gbps=" << ctx_.cfg.link_gbps << '\n'
+     << "net_port.link_latency_ns=" << ctx_.cfg.link_latency_ns << '\n'
+     << "net_port.rx_wire_bytes=" << rx_link_.wire_bytes() << '\n'
+     << "net_port.rx_link_busy_ns=" << to_ns(rx_link_.busy()) << '\n'
+     << "net_port.tx_wire_bytes=" << tx_link_.wire_bytes() << '\n'
+     << "net_port.tx_link_busy_ns=" << to_ns(tx_link_.busy()) << '\n'
+     << "net_port.stream_hold_timeouts=" << stream_hold_timeouts_ << '\n'
+     << "net_port.rx_late=" << rx_late_ << '\n';
   rx_fault_.report(os, "net_port.fault_rx.");
   tx_fault_.report(os, "net_port.fault_tx.");
 }

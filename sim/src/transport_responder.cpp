@@ -126,19 +126,37 @@ void Transport::responder(Qp& qp, Packet* /*p*/, const protocol::PacketView& v) 
         send_ack(qp, psn, protocol::rnr_nak_syndrome(ctx_.cfg.rnr_timer_code));
         return;  // ePSN unchanged: the peer retries this packet
       }
+      // A STREAM region's payload goes to the handlers, not to Memory; with no HPU and no HPU
+      // memory free the packet is RNR-NAKed like a missing receive (flow control, nothing lost).
+      const bool streamed = len != 0 && streams.size() != 0 && streams->streams(qp, qp.write_va);
+      if (streamed && !streams->can_take(qp, len)) {
+        naks_.add(static_cast<std::size_t>(NakSent::rnr));
+        send_ack(qp, psn, protocol::rnr_nak_syndrome(ctx_.cfg.rnr_timer_code));
+        return;
+      }
       qp.in_message = Qp::InMessage::write;
       const std::uint32_t gen = qp.generation;
-      wait_posted_write();
-      if (qp.generation != gen || qp.state == QpState::free) return;  // released meanwhile
-      if (len != 0 && !post_write(qp.write_va, v.payload.data(), len)) {
-        model_fatal(name(), "memory write outside the memory passed the MR check");
+      if (streamed) {
+        streams->take(qp, qp.write_va, v.payload, info.starts_message());
+      } else {
+        wait_posted_write();
+        if (qp.generation != gen || qp.state == QpState::free) return;  // released meanwhile
+        if (len != 0 && !post_write(qp.write_va, v.payload.data(), len)) {
+          model_fatal(name(), "memory write outside the memory passed the MR check");
+        }
       }
       qp.write_va += len;
       qp.write_remaining -= len;
       if (info.ends_message()) {
         qp.in_message = Qp::InMessage::none;
         qp.msn = psn_add(qp.msn, 1);
-        if (v.headers.immediate) calls->post_call(qp, *v.headers.immediate);
+        if (v.headers.immediate) {
+          if (streams.size() != 0 && streams->owns_calls(qp)) {
+            streams->complete(qp, *v.headers.immediate);
+          } else {
+            calls->post_call(qp, *v.headers.immediate);
+          }
+        }
       }
       break;
     }

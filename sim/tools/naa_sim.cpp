@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -43,6 +44,12 @@ Options:
   --kernel-timeout-cycles N
                      watchdog: a kernel costing more than N cycles is stopped, its results are
                      discarded and the call answers return code 0x02 (default 0 = no limit)
+  --hpus N           streaming handlers: handler processing units, 1..256 (default 8)
+  --hpu-mem SIZE     HPU memory: handler state + packets waiting for an HPU; suffixes K, M
+                     (default 256K); a packet that finds neither is RNR-NAKed
+  --hpu-width N      bytes per cycle of the handlers' cost models (default 8)
+  --hpu-max-cycles N a handler invocation over N cycles is stopped (0x02; default 0 = only
+                     the --kernel-timeout-cycles watchdog) (docs/sim/handler_engine.md)
   --idle-timeout-ms N
                      idle liveness: a connection that heard nothing from its host for N ms
                      gets a zero-length RDMA WRITE probe; if the retries run out its QP,
@@ -56,6 +63,17 @@ Options:
                      a reordered datagram is overtaken by the next N, default 3); counted as
                      net_port.fault_rx.* (docs/reliability.md)
   --fault-tx SPEC    the same for datagrams the NAA sends (net_port.fault_tx.*)
+  --fault-key K      what both directions' fault decisions are drawn for: sequence (the
+                     datagram order, default) or packet (QPN, PSN, attempt: the same losses
+                     whatever the transport sends; docs/adr/0003); also key=K in a SPEC
+  --link-gbps F      line rate of the link in front of the port, each way, in Gb/s
+                     (default 100; 0 = no link model: datagrams enter when read). Arrivals
+                     are spaced at this rate counting Ethernet wire bytes (headers, FCS,
+                     preamble, inter-frame gap), transmissions leave at it (docs/sim/net_port.md)
+  --link-latency-ns N
+                     one-way propagation delay of the link (default 0)
+  --link-hold-us N   wall time to wait for the next datagram of a stream before simulated
+                     time passes its earliest arrival (default 20000; docs/sim/timing.md)
   --stats            print statistics on exit (they are always printed on SIGUSR1)
   --stats-file FILE  write statistics to FILE (replaced atomically) instead of stdout; implies
                      --stats
@@ -153,6 +171,7 @@ struct Options {
   std::string mr_table_variant = "reference";
   std::string command_line;  // quoted for a shell: what a divergence report says to run again
   bool help = false;
+  std::optional<naa::impair::FaultKey> fault_key;  // --fault-key
 };
 
 // Reads the command line; a bad option prints usage and exits 2 (usage_error).
@@ -175,6 +194,10 @@ Options parse_options(int argc, char* argv[]) {
     kSeed,
     kFaultRx,
     kFaultTx,
+    kFaultKey,
+    kLinkGbps,
+    kLinkLatency,
+    kLinkHold,
     kStats,
     kStatsFile,
     kLogLevel,
@@ -182,7 +205,11 @@ Options parse_options(int argc, char* argv[]) {
     kKernels,
     kTrace,
     kMrTableVariant,
-    kHelp
+    kHelp,
+    kHpus,
+    kHpuMem,
+    kHpuWidth,
+    kHpuMaxCycles
   };
   static const option kOptions[] = {
       {"listen", required_argument, nullptr, kListen},
@@ -198,6 +225,10 @@ Options parse_options(int argc, char* argv[]) {
       {"seed", required_argument, nullptr, kSeed},
       {"fault-rx", required_argument, nullptr, kFaultRx},
       {"fault-tx", required_argument, nullptr, kFaultTx},
+      {"fault-key", required_argument, nullptr, kFaultKey},
+      {"link-gbps", required_argument, nullptr, kLinkGbps},
+      {"link-latency-ns", required_argument, nullptr, kLinkLatency},
+      {"link-hold-us", required_argument, nullptr, kLinkHold},
       {"stats", no_argument, nullptr, kStats},
       {"stats-file", required_argument, nullptr, kStatsFile},
       {"log-level", required_argument, nullptr, kLogLevel},
@@ -208,6 +239,10 @@ Options parse_options(int argc, char* argv[]) {
       // only to show lockstep catching a bug (testbench/sim/test_rtl_lockstep.cpp).
       {"mr-table-variant", required_argument, nullptr, kMrTableVariant},
       {"help", no_argument, nullptr, kHelp},
+      {"hpus", required_argument, nullptr, kHpus},
+      {"hpu-mem", required_argument, nullptr, kHpuMem},
+      {"hpu-width", required_argument, nullptr, kHpuWidth},
+      {"hpu-max-cycles", required_argument, nullptr, kHpuMaxCycles},
       {nullptr, 0, nullptr, 0},
   };
   opterr = 0;
@@ -259,6 +294,20 @@ Options parse_options(int argc, char* argv[]) {
       case kKernelTimeout:
         cfg.kernel_timeout_cycles = parse_u64(optarg, "--kernel-timeout-cycles", UINT64_MAX);
         break;
+      case kHpus:
+        cfg.hpus = static_cast<std::uint32_t>(parse_u64(optarg, "--hpus", 256));
+        if (cfg.hpus == 0) usage_error("--hpus must be 1..256");
+        break;
+      case kHpuMem:
+        cfg.hpu_mem = parse_size(optarg);
+        break;
+      case kHpuWidth:
+        cfg.hpu_width = static_cast<std::uint32_t>(parse_u64(optarg, "--hpu-width", 4096));
+        if (cfg.hpu_width == 0) usage_error("--hpu-width must be > 0");
+        break;
+      case kHpuMaxCycles:
+        cfg.hpu_max_cycles = parse_u64(optarg, "--hpu-max-cycles", UINT64_MAX);
+        break;
       case kIdleTimeout:
         // At most a year: the value becomes an sc_time in milliseconds.
         cfg.idle_timeout_ms = parse_u64(optarg, "--idle-timeout-ms", 365ULL * 24 * 3600 * 1000);
@@ -274,6 +323,28 @@ Options parse_options(int argc, char* argv[]) {
         }
         break;
       }
+      case kFaultKey: {
+        naa::impair::FaultKey k{};
+        if (!naa::impair::parse_fault_key(optarg, k)) {
+          usage_error(std::string("--fault-key must be sequence or packet, not ") + optarg);
+        }
+        o.fault_key = k;
+        break;
+      }
+      case kLinkGbps: {
+        char* end = nullptr;
+        cfg.link_gbps = std::strtod(optarg, &end);
+        if (end == optarg || *end != '\0' || !(cfg.link_gbps >= 0.0 && cfg.link_gbps <= 10000.0)) {
+          usage_error(std::string("bad --link-gbps (0..10000): ") + optarg);
+        }
+        break;
+      }
+      case kLinkLatency:
+        cfg.link_latency_ns = parse_u64(optarg, "--link-latency-ns", 1'000'000'000ULL);
+        break;
+      case kLinkHold:
+        cfg.link_hold_us = parse_u64(optarg, "--link-hold-us", 60'000'000ULL);
+        break;
       case kStats:
         opts.stats_on_exit = true;
         break;
@@ -323,6 +394,7 @@ Options parse_options(int argc, char* argv[]) {
     }
   }
   if (optind < argc) usage_error(std::string("unexpected argument: ") + argv[optind]);
+  if (o.fault_key) cfg.fault_rx.key = cfg.fault_tx.key = *o.fault_key;  // whatever the order
   return o;
 }
 

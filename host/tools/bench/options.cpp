@@ -60,6 +60,8 @@ Benchmarks calls to a (simulated) NAA and prints/writes the figures of docs/perf
               100 GbE line rate; simulator speed (simulated cycles per wall second)
   sessions    call throughput with 1 .. --sessions concurrent sessions (--call-size each)
   targets     64 B nop call vs 64 B UDP ping-pong, 64 MiB call vs UDP bulk, naa-sim idle CPU
+  streaming   add1 on one in/out region of 64 KiB x4 .. --max (<= 16 MiB), store-and-forward
+              vs streaming handlers: streaming.csv (bytes,mode,sim_ns,wall_s,memory_bytes)
 Every point has wall time and the NAA's simulated time (cycles, ns) with the per-block busy
 cycles (transport, memory, kernel, ...), taken from naa-sim's statistics.
 
@@ -71,7 +73,9 @@ Options:
       --sim-stats FILE    with --naa: that naa-sim's --stats-file
       --net A.B.C | N     the /24 of local addresses: naa-sim .1, endpoint .2, UDP baseline
                           .200/.201 (N: 127.40.N; default 127.40.1)
-  -w, --what LIST         comma-separated: latency,stream,sessions,targets (default: all)
+  -w, --what LIST         comma-separated: latency,stream,sessions,targets,streaming
+                          (default: the first four)
+      --streaming         only the streaming sweep (= --what streaming)
   -m, --max SIZE          largest latency-sweep size (default 64M, at most 1G)
       --min SIZE          smallest latency-sweep size (default 1)
       --factor F          latency-sweep factor (default 1.5)
@@ -146,7 +150,8 @@ Options parse_options(int argc, char** argv) {
     kTargetReps,
     kIdle,
     kMtu,
-    kPlot
+    kPlot,
+    kStreaming
   };
   static const option long_opts[] = {{"naa", required_argument, nullptr, 'a'},
                                      {"sim", required_argument, nullptr, kSim},
@@ -170,6 +175,7 @@ Options parse_options(int argc, char** argv) {
                                      {"mtu", required_argument, nullptr, kMtu},
                                      {"out", required_argument, nullptr, 'o'},
                                      {"plot", required_argument, nullptr, kPlot},
+                                     {"streaming", no_argument, nullptr, kStreaming},
                                      {"quiet", no_argument, nullptr, 'q'},
                                      {"help", no_argument, nullptr, 'h'},
                                      {nullptr, 0, nullptr, 0}};
@@ -209,7 +215,7 @@ Options parse_options(int argc, char** argv) {
         }
         break;
       case 'w': {
-        c.do_latency = c.do_stream = c.do_sessions = c.do_targets = false;
+        c.do_latency = c.do_stream = c.do_sessions = c.do_targets = c.do_streaming = false;
         std::istringstream in(arg);
         for (std::string w; std::getline(in, w, ',');) {
           if (w == "latency") {
@@ -220,6 +226,8 @@ Options parse_options(int argc, char** argv) {
             c.do_sessions = true;
           } else if (w == "targets") {
             c.do_targets = true;
+          } else if (w == "streaming") {
+            c.do_streaming = true;
           } else if (w == "all") {
             c.do_latency = c.do_stream = c.do_sessions = c.do_targets = true;
           } else {
@@ -284,6 +292,10 @@ Options parse_options(int argc, char** argv) {
       }
       case 'o':
         c.out_dir = arg;
+        break;
+      case kStreaming:
+        c.do_latency = c.do_stream = c.do_sessions = c.do_targets = false;
+        c.do_streaming = true;
         break;
       case kPlot:
         if (arg != "png" && arg != "svg" && arg != "both" && arg != "none") {

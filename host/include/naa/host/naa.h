@@ -88,6 +88,16 @@ int naa_create(const naa_function_code_t function_code, naa_param_t* input_param
                unsigned int input_amount, naa_param_t* output_params, unsigned int output_amount,
                naa_handle* handle);
 
+/* Extension (docs/protocol.md "Streaming regions"): naa_create, but input i streams when
+ * stream_inputs[i] is true: the NAA's handlers for function_code process it packet by packet as it
+ * arrives and results may come back before the last input packet was sent. stream_argument is
+ * the handlers' 64-bit argument (unpack_strided: stride << 32 | blocksize; else 0). Routines on
+ * the handle must use function_code. 0 on success, -1 on failure. */
+int naa_create_streaming(const naa_function_code_t function_code, naa_param_t* input_params,
+                         unsigned int input_amount, naa_param_t* output_params,
+                         unsigned int output_amount, const bool* stream_inputs,
+                         uint64_t stream_argument, naa_handle* handle);
+
 /* Writes the inputs to the NAA and starts the routine (the last write carries the function code in
  * its immediate). Returns at once; 0 on success, -1 on failure. */
 int naa_invoke(naa_handle* handle);

@@ -45,6 +45,9 @@ struct Region {
   static constexpr std::uint8_t kSingleSend = 0x02;
   static constexpr std::uint8_t kInput = 0x04;
   static constexpr std::uint8_t kOutput = 0x08;
+  // Extension (docs/protocol.md "Streaming regions"): the NAA's streaming handlers process this
+  // input packet by packet as it arrives (SessionOptions::stream_function names them).
+  static constexpr std::uint8_t kStream = 0x10;
 
   void* data = nullptr;  // host buffer (null for internal regions)
   std::size_t size = 0;  // bytes (at most 4 GiB - 1, the MRSP size field)
@@ -79,6 +82,11 @@ struct Region {
   static Region single_send(C& c) {
     return single_send(std::data(c), std::size(c) * sizeof(*std::data(c)));
   }
+  // Marks an input region as streaming (kStream).
+  Region& stream() {
+    flags |= kStream;
+    return *this;
+  }
   Region& at(std::uint64_t address) {
     naa_address = address;
     return *this;
@@ -102,6 +110,13 @@ struct SessionOptions {
   std::uint8_t retry_count = 7;
   std::uint8_t rnr_retry_count = 7;
   std::uint64_t naa_base_address = 0;
+  // Streaming (docs/protocol.md "Streaming regions"): with a Region::stream() region, the MRSP
+  // request carries a stream descriptor naming the handlers' function code (1..127; calls must
+  // use it), their 64-bit argument (unpack_strided: stride << 32 | blocksize) and the HPU state
+  // bytes they may use. Without a stream() region none is sent and calls are store-and-forward.
+  std::uint8_t stream_function = 0;
+  std::uint64_t stream_argument = 0;
+  std::uint32_t stream_state_bytes = 4096;
 };
 
 // Where the NAA placed a non-internal region (its MRSP 0x02 entry).

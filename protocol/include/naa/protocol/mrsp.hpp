@@ -52,6 +52,11 @@ inline constexpr std::uint8_t kMrspFlagSingleSend = 0x02;  // input written by t
 inline constexpr std::uint8_t kMrspFlagInput = 0x04;
 inline constexpr std::uint8_t kMrspFlagOutput = 0x08;  // written back to host_va with host_rkey
 inline constexpr std::uint8_t kMrspKnownFlags = 0x0F;
+// Extension (docs/protocol.md "Streaming regions"): 0x10 STREAM marks an INPUT region whose
+// payload the NAA's streaming handlers process packet by packet, and on an INTERNAL entry the
+// stream descriptor (host rkey field = function code, host VA field = handler argument). A stock
+// host never sets it, so is_known_mrsp_flags() keeps describing PROTOCOL.md 5.1 alone.
+inline constexpr std::uint8_t kMrspFlagStream = 0x10;
 // PROTOCOL.md 5.1 does not say what the upper four flag bits mean; decode keeps them as data and
 // leaves the policy to the receiver, which can ask this.
 [[nodiscard]] constexpr bool is_known_mrsp_flags(std::uint8_t flags) noexcept {

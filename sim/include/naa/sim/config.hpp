@@ -46,6 +46,13 @@ struct SimConfig {
   FaultSpec fault_rx;  // --fault-rx: datagrams arriving at NetPort
   FaultSpec fault_tx;  // --fault-tx: datagrams NetPort sends
 
+  // ---- link (docs/sim/net_port.md "Link model") ----
+  double link_gbps = 100.0;           // --link-gbps: line rate each way; 0 = no link model
+  std::uint64_t link_latency_ns = 0;  // --link-latency-ns: one-way propagation
+  // --link-hold-us: wall time the runner waits for the next datagram of a stream before letting
+  // simulated time pass the link's next possible arrival (docs/sim/timing.md "Link model").
+  std::uint64_t link_hold_us = 20'000;
+
   // ---- block implementations (docs/sim/rtl.md) ----
   // Other implementations of the blocks that exist as RTL (--mr-table, --kernels: model, RTL or
   // lockstep), supplied by the program; null = the C++ models.
@@ -71,6 +78,12 @@ struct SimConfig {
   std::uint32_t mem_latency = 20;    // DDR access latency
   std::uint32_t mem_width = 64;      // DDR bytes per cycle
   std::uint32_t txpipe_latency = 4;  // header build + ICRC
+
+  // ---- streaming handlers (docs/sim/handler_engine.md, seed 004 sPIN) ----
+  std::uint32_t hpus = 8;              // --hpus: handler processing units
+  std::uint64_t hpu_mem = 256 * 1024;  // --hpu-mem: handler state + packets waiting for an HPU
+  std::uint32_t hpu_width = 8;         // --hpu-width: bytes per cycle of an HPU's cost models
+  std::uint64_t hpu_max_cycles = 0;    // --hpu-max-cycles: per invocation, 0 = the watchdog only
 
   [[nodiscard]] sc_core::sc_time cycle() const {
     return sc_core::sc_time(1000.0 / clock_mhz, sc_core::SC_NS);

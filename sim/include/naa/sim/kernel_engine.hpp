@@ -34,6 +34,8 @@ class KernelEngine : public sc_core::sc_module, public CallQueue, public Connect
   void post_call(Qp& qp, std::uint32_t imm) override;
   void release(Qp& qp) override;
   [[nodiscard]] std::uint64_t dispatches() const { return dispatches_; }
+  // The kernels it runs (model or RTL): the HandlerEngine computes per packet with them.
+  [[nodiscard]] const KernelRegistry& registry() const { return registry_; }
   void report(std::ostream& os) const;
 
  private:

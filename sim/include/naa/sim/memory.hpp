@@ -35,6 +35,7 @@ class Memory : public sc_core::sc_module, public MemoryScrub {
   // Two target ports (a simple_target_socket takes one initiator): Transport and KernelEngine.
   tlm_utils::simple_target_socket<Memory> socket;
   tlm_utils::simple_target_socket<Memory> kernel_socket;
+  tlm_utils::simple_target_socket<Memory> handler_socket;  // HandlerEngine
 
   Memory(sc_core::sc_module_name name, const SimConfig& cfg);
   // Untimed access for the statistics and for clearing (modelled as a background scrub).

@@ -15,6 +15,7 @@
 #include "naa/sim/cm_agent.hpp"
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
+#include "naa/sim/handler_engine.hpp"
 #include "naa/sim/kernel_engine.hpp"
 #include "naa/sim/kernels.hpp"
 #include "naa/sim/memory.hpp"
@@ -58,6 +59,7 @@ class Naa : public sc_core::sc_module {
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<MrspHandler> mrsp_;
   std::unique_ptr<KernelEngine> kernels_;
+  std::unique_ptr<HandlerEngine> handlers_;
   std::unique_ptr<TxPipe> tx_;
 };
 

@@ -14,6 +14,14 @@
 // impairment model the host endpoint uses too (naa::impair, docs/adr/0003). Corruption flips one
 // bit of the datagram and leaves detection to RxPipe's ICRC check (or the peer's).
 //
+// Link model (--link-gbps, --link-latency-ns; docs/sim/net_port.md "Link model"): received
+// datagrams are not stamped with the moment they were read but with the time their last bit
+// arrives over a link of that rate and latency (link_model.hpp), one after the other; transmitted
+// ones leave at the link's rate too. While a stream is in progress (link_stream.hpp: more follows
+// without waiting for the NAA), the next datagram is taken to follow back to back, and
+// stream_horizon() tells the runner how far the model may run before it has to read it
+// (docs/sim/timing.md).
+//
 // Without a socket (in-process harnesses such as the fuzzer): inject() feeds datagrams in and
 // set_tx_tap() receives what the NAA sends; no socket is ever opened.
 #pragma once
@@ -22,6 +30,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -35,6 +44,8 @@
 #include "naa/sim/block_interfaces.hpp"
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
+#include "naa/sim/link_model.hpp"
+#include "naa/sim/link_stream.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -95,6 +106,20 @@ class NetPort : public sc_core::sc_module,
 
   void report(std::ostream& os) const;
 
+  // Link model, runner side. While a stream is in progress: the simulated time up to which the
+  // model may run without reading the next datagram (nullopt: no stream, no limit).
+  [[nodiscard]] std::optional<sc_core::sc_time> stream_horizon() const;
+  // The runner waited --link-hold-us of wall time at the horizon and nothing came: the stream has
+  // ended (or the sender is slower than the wire); the next datagram starts after a gap.
+  void end_stream_hold();
+  // How long (wall microseconds) the runner waits at the horizon for the next datagram.
+  [[nodiscard]] std::uint64_t stream_hold_us() const;
+  // The receive and transmit links (statistics; the tx slot of the datagram being tapped).
+  [[nodiscard]] const LinkModel& rx_link() const { return rx_link_; }
+  [[nodiscard]] const LinkModel& tx_link() const { return tx_link_; }
+  // During a tx tap call: when that datagram's last bit reaches the peer (simulated time).
+  [[nodiscard]] sc_core::sc_time tx_arrival() const { return tx_arrival_; }
+
   // A reordered datagram that fewer than reorder_delay datagrams overtake is released after this
   // much simulated time.
   static constexpr double kReorderHoldNs = 100'000.0;
@@ -112,6 +137,8 @@ class NetPort : public sc_core::sc_module,
   template <class Release>
   void wait_with_held(Channel<Packet*>& in, HeldQueue& held, Release release);
   Packet* copy_of(const Packet& p);  // nullptr if the pool is empty
+  // Stamps a received datagram with its simulated arrival (the link model, or now).
+  void stamp_arrival(Packet& p);
 
   ModelContext& ctx_;
   std::unique_ptr<Sockets> sockets_;
@@ -126,6 +153,10 @@ class NetPort : public sc_core::sc_module,
   impair::Injector rx_fault_, tx_fault_;
   HeldQueue rx_held_, tx_held_;
   std::function<void(const Packet&, std::uint16_t)> tx_tap_;
+  LinkModel rx_link_, tx_link_;
+  StreamHold rx_hold_ = StreamHold::none;  // what the last datagram read implies (link model)
+  sc_core::sc_time tx_arrival_ = sc_core::SC_ZERO_TIME;
+  std::uint64_t stream_hold_timeouts_ = 0, rx_late_ = 0;
 };
 
 }  // namespace naa::sim

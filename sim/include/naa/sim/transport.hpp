@@ -24,6 +24,7 @@
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
 #include "naa/sim/memory_port.hpp"
+#include "naa/sim/stream_interfaces.hpp"
 
 namespace naa::sim {
 
@@ -59,6 +60,9 @@ class Transport : public sc_core::sc_module,
   sc_core::sc_port<CallQueue> calls{"calls"};              // KernelEngine: WRITE_WITH_IMM
   sc_core::sc_port<RemoteAccessCheck> access{"access"};    // MrTable: every remote access
   MemoryPort mem;                                          // Memory (TLM): payload, READs
+  // HandlerEngine: payload of STREAM regions and their calls (docs/sim/handler_engine.md).
+  // Optional: unbound (a test harness), every WRITE goes to Memory as before.
+  sc_core::sc_port<StreamHandlers, 1, sc_core::SC_ZERO_OR_MORE_BOUND> streams{"streams"};
 
   void put(Packet* p) override { in_.put(p); }
   // A freshly allocated QP: PSN spaces from the CM (send = the REQ's starting PSN, receive = the

@@ -1,0 +1,478 @@
+// HandlerEngine: the HPU pool, flow control, the per-call state and the actions' checks
+// (handler_engine.hpp, docs/sim/handler_engine.md). The built-in handlers are in handlers.cpp.
+#include "naa/sim/handler_engine.hpp"
+
+// sc_spawn for the HPUs (see kernel_engine.cpp).
+#include <sysc/kernel/sc_dynamic_processes.h>
+
+#include <algorithm>
+
+#include "naa/protocol/immediate.hpp"
+#include "naa/protocol/mrsp.hpp"
+
+namespace naa::sim {
+namespace {
+
+constexpr std::uint8_t kDescriptorFlags = protocol::kMrspFlagInternal | protocol::kMrspFlagStream;
+constexpr std::uint8_t kStreamInputFlags = protocol::kMrspFlagInput | protocol::kMrspFlagStream;
+
+bool is_stream_input(const Region& r) {
+  return (r.flags & protocol::kMrspFlagInternal) == 0 &&
+         (r.flags & kStreamInputFlags) == kStreamInputFlags;
+}
+
+std::uint64_t ps_of(const sc_core::sc_time& t) {
+  return static_cast<std::uint64_t>(t.to_seconds() * 1e12 + 0.5);
+}
+
+}  // namespace
+
+HandlerEngine::HandlerEngine(sc_core::sc_module_name name, ModelContext& ctx,
+                             HandlerRegistry registry, const KernelRegistry& kernels)
+    : sc_module(name),
+      mem("mem"),
+      ctx_(ctx),
+      registry_(std::move(registry)),
+      kernels_(kernels),
+      calls_(ctx.qps.size()) {
+  if (ctx.cfg.hpus == 0 || ctx.cfg.hpus > 256)
+    model_fatal("handler_engine", "--hpus must be 1..256");
+  dma_meter_ = std::make_unique<CycleMeter>(ctx.cfg);
+  SC_THREAD(dma_thread);
+  for (std::uint32_t i = 0; i < ctx.cfg.hpus; ++i) {
+    meters_.push_back(std::make_unique<CycleMeter>(ctx.cfg));
+    sc_core::sc_spawn_options opts;
+    sc_core::sc_spawn([this, i] { hpu(i); }, sc_core::sc_gen_unique_name("hpu"), &opts);
+  }
+}
+
+std::optional<HandlerEngine::Descriptor> HandlerEngine::descriptor(const Qp& qp) const {
+  // docs/protocol.md "Streaming regions": an INTERNAL|STREAM entry; its host rkey field holds
+  // the function code, its host VA field the handler's argument, its size the HPU state.
+  for (const Region& r : directory->regions(qp.qpn)) {
+    if ((r.flags & kDescriptorFlags) == kDescriptorFlags) {
+      return Descriptor{static_cast<std::uint8_t>(r.host_rkey & 0x7FU), r.host_va, r.size};
+    }
+  }
+  return std::nullopt;
+}
+
+bool HandlerEngine::owns_calls(const Qp& qp) const {
+  if (!descriptor(qp)) return false;
+  const auto& regions = directory->regions(qp.qpn);
+  return std::any_of(regions.begin(), regions.end(), is_stream_input);
+}
+
+bool HandlerEngine::streams(const Qp& qp, std::uint64_t va) const {
+  if (!owns_calls(qp)) return false;
+  for (const Region& r : directory->regions(qp.qpn)) {
+    if (is_stream_input(r) && va >= r.naa_address && va < r.naa_address + r.size) return true;
+  }
+  return false;
+}
+
+std::uint64_t HandlerEngine::buffered_bytes() const {
+  // HPU memory in use: waiting packets and the state of live calls (a connection that ended
+  // leaves its state behind until the QP is reused; it no longer counts).
+  std::uint64_t n = queued_bytes_;
+  for (std::size_t i = 0; i < calls_.size(); ++i) {
+    const Qp& qp = ctx_.qps[i];
+    if (qp.state == QpState::rts && qp.generation == calls_[i].generation) {
+      n += calls_[i].state.size();
+    }
+  }
+  return n;
+}
+
+bool HandlerEngine::can_take(Qp& qp, std::size_t len) {
+  const bool hpu_idle = idle_hpus_ > queue_.size();
+  if (hpu_idle) return true;
+  // No HPU free: the packet waits in HPU memory if it fits (seed 3, flow control otherwise).
+  CallState& call = call_of(static_cast<std::uint32_t>(&qp - ctx_.qps.data()), qp.generation);
+  if (buffered_bytes() + len <= ctx_.cfg.hpu_mem) {
+    ++held_;
+    return true;
+  }
+  ++rnr_;
+  if (!call.flow_control) ++flow_control_calls_;
+  call.flow_control = true;
+  return false;
+}
+
+HandlerEngine::CallState& HandlerEngine::call_of(std::uint32_t qp_index, std::uint32_t generation) {
+  CallState& c = calls_[qp_index];
+  if (c.generation != generation) {
+    c = CallState{};
+    c.generation = generation;
+  }
+  return c;
+}
+
+void HandlerEngine::take(Qp& qp, std::uint64_t va, std::span<const std::uint8_t> payload,
+                         bool message_start) {
+  const auto index = static_cast<std::uint32_t>(&qp - ctx_.qps.data());
+  CallState& call = call_of(index, qp.generation);
+  ++call.outstanding;
+  // Seed 3: no payload handler of a message starts before its header handler has completed.
+  if (message_start) ++call.headers_running;
+  Task t;
+  t.kind = TaskKind::payload;
+  t.qp_index = index;
+  t.generation = qp.generation;
+  t.va = va;
+  t.message_start = message_start;
+  t.data.assign(payload.begin(), payload.end());
+  t.handed_over = sc_core::sc_time_stamp();
+  queued_bytes_ += t.data.size();
+  queue_.push_back(std::move(t));
+  work_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void HandlerEngine::complete(Qp& qp, std::uint32_t imm) {
+  Task t;
+  t.kind = TaskKind::completion;
+  t.qp_index = static_cast<std::uint32_t>(&qp - ctx_.qps.data());
+  t.generation = qp.generation;
+  t.imm = imm;
+  t.handed_over = sc_core::sc_time_stamp();
+  (void)call_of(t.qp_index, qp.generation);
+  queue_.push_back(std::move(t));
+  work_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void HandlerEngine::release(Qp& qp) {
+  // Queued tasks carry the generation and are discarded by the HPUs; the state goes now.
+  CallState& c = calls_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+  c.state.clear();
+  c.state.shrink_to_fit();
+}
+
+void HandlerEngine::dma_thread() {
+  for (;;) {
+    while (dma_.empty()) {
+      dma_idle_.notify(sc_core::SC_ZERO_TIME);
+      sc_core::wait(dma_work_);
+    }
+    dma_busy_ = true;
+    Deposit d = std::move(dma_.front());
+    dma_.pop_front();
+    const Qp& qp = ctx_.qps[d.qp_index];
+    if (qp.generation != d.generation || qp.state != QpState::rts) {
+      dma_busy_ = false;
+      continue;  // its regions are cleared and may belong to the next connection (5.1)
+    }
+    if (!mem.write(d.addr, d.bytes.data(), d.bytes.size(), *dma_meter_)) {
+      model_fatal(name(), "deposit outside the memory");
+    }
+    dma_busy_ = false;
+  }
+}
+
+void HandlerEngine::wait_deposits() {
+  while (!dma_.empty() || dma_busy_)
+    sc_core::wait(dma_idle_);
+}
+
+void HandlerEngine::hpu(std::uint32_t index) {
+  for (;;) {
+    ++idle_hpus_;
+    while (queue_.empty())
+      sc_core::wait(work_);
+    --idle_hpus_;
+    Task t = std::move(queue_.front());
+    queue_.pop_front();
+    if (t.kind == TaskKind::payload) {
+      queued_bytes_ -= t.data.size();
+      run_payload(index, t);
+    } else {
+      run_completion(index, t);
+    }
+  }
+}
+
+void HandlerEngine::fail(CallState& call, std::uint32_t rc) {
+  if (call.rc == 0) call.rc = rc;  // seed B.4: only the first error is reported
+  ++failed_;
+}
+
+HandlerRun HandlerEngine::watchdog(HandlerRun run, CallState& call) {
+  // The kernel watchdog (--kernel-timeout-cycles) and the per-invocation limit (--hpu-max-cycles):
+  // a runaway handler is stopped at the limit and the call answers 0x02 kernel timeout.
+  std::uint64_t limit = ctx_.cfg.kernel_timeout_cycles;
+  if (ctx_.cfg.hpu_max_cycles != 0 && (limit == 0 || ctx_.cfg.hpu_max_cycles < limit)) {
+    limit = ctx_.cfg.hpu_max_cycles;
+  }
+  if (limit != 0 && run.cycles > limit) {
+    ++timeouts_;
+    fail(call, static_cast<std::uint32_t>(protocol::ReturnCode::kernel_timeout));
+    return HandlerRun{HandlerRc::fail, limit};
+  }
+  return run;
+}
+
+void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
+  CycleMeter& meter = *meters_[hpu_index];
+  Qp& qp = ctx_.qps[t.qp_index];
+  CallState& call = calls_[t.qp_index];
+  auto done = [&] {
+    if (call.generation != t.generation) return;
+    --call.outstanding;
+    if (t.message_start && call.headers_running > 0) --call.headers_running;
+    call.changed->notify(sc_core::SC_ZERO_TIME);
+  };
+  const bool was_idle_dispatch = sc_core::sc_time_stamp() == t.handed_over;
+  // The packet is in the HPU's buffer one cycle after the Transport handed it over (seed 3:
+  // "execution can start within a cycle after a packet arrived").
+  meter.spend(1);
+  auto valid = [&] { return qp.generation == t.generation && qp.state == QpState::rts; };
+  if (!valid() || call.generation != t.generation) return done();
+  const auto d = descriptor(qp);
+  const Handler* h = d ? registry_.find(d->fn) : nullptr;
+  const std::vector<Region> regions = directory->regions(qp.qpn);
+  std::size_t r = regions.size();
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    if (is_stream_input(regions[i]) && t.va >= regions[i].naa_address &&
+        t.va < regions[i].naa_address + regions[i].size) {
+      r = i;
+    }
+  }
+  if (h == nullptr || r == regions.size()) {
+    fail(call, static_cast<std::uint32_t>(protocol::ReturnCode::unknown_function));
+  } else if (call.state.empty() && d->state_size != 0 && call.rc == 0) {
+    // First packet of the call: HPU memory for the handler's state (seed B.2.1 max_handler_mem).
+    std::uint64_t stream_bytes = 0;
+    for (const Region& reg : regions)
+      stream_bytes += is_stream_input(reg) ? reg.size : 0;
+    const auto packets = static_cast<std::uint32_t>((stream_bytes + qp.mtu - 1) / qp.mtu);
+    const std::uint64_t need = h->state_bytes(ctx_.cfg.hpus, packets);
+    if (need > d->state_size || d->state_size > ctx_.cfg.hpu_mem) {
+      ++memory_exceeded_;
+      fail(call, kRcHandlerMemory);
+    } else {
+      call.state.assign(d->state_size, 0);
+    }
+  }
+  const std::uint64_t offset = r < regions.size() ? t.va - regions[r].naa_address : 0;
+  if (call.rc != 0) {
+    call.dropped += t.data.size();
+    ++dropped_packets_;
+    return done();
+  }
+  if (!call.seen.emplace(r, offset).second) {  // a duplicate never re-runs a handler
+    ++duplicates_;
+    return done();
+  }
+  HandlerContext hc;
+  hc.hpu = hpu_index;
+  hc.hpus = ctx_.cfg.hpus;
+  hc.width = ctx_.cfg.hpu_width;
+  hc.arg = d->arg;
+  hc.state = call.state;
+  hc.regions = regions;
+  hc.kernel = kernels_.find(d->fn);
+  if (t.message_start) {
+    const HandlerRun hr = watchdog(h->header(hc, r), call);
+    handler_cycles_ += hr.cycles;
+    meter.spend(hr.cycles);
+    ++headers_;
+    if (hr.rc == HandlerRc::fail && call.rc == 0) fail(call, kRcHandlerFail);
+    --call.headers_running;
+    call.changed->notify(sc_core::SC_ZERO_TIME);
+    t.message_start = false;
+  } else {
+    while (call.headers_running > 0 && call.generation == t.generation)
+      sc_core::wait(*call.changed);
+  }
+  if (!first_seen_) {
+    first_seen_ = true;
+    first_start_ps_ = ps_of(sc_core::sc_time_stamp());
+    first_handover_ps_ = ps_of(t.handed_over);
+  }
+  if (was_idle_dispatch) {
+    const auto delay = static_cast<std::uint64_t>(
+        (sc_core::sc_time_stamp() - t.handed_over) / meter.cycle() + 0.5);
+    max_idle_start_delay_cycles_ = std::max(max_idle_start_delay_cycles_, delay);
+  }
+  const HandlerRun run = watchdog(h->payload(hc, PayloadArgs{r, offset, t.data}), call);
+  ++payloads_;
+  handler_cycles_ += run.cycles;
+  meter.spend(run.cycles);
+  if (!valid() || call.generation != t.generation) return done();
+  if (run.rc == HandlerRc::fail) {
+    if (call.rc == 0) fail(call, kRcHandlerFail);
+  } else if (run.rc == HandlerRc::drop) {
+    call.dropped += t.data.size();
+  } else if (run.rc == HandlerRc::segv) {
+    ++segv_;
+    fail(call, kRcHandlerSegv);
+  } else if (call.rc == 0) {
+    call.bytes += t.data.size();
+    (void)apply(qp, t.generation, regions, hc.actions, false, 0, meter);
+  }
+  done();
+}
+
+void HandlerEngine::run_completion(std::uint32_t hpu_index, Task& t) {
+  CycleMeter& meter = *meters_[hpu_index];
+  Qp& qp = ctx_.qps[t.qp_index];
+  CallState& call = calls_[t.qp_index];
+  auto valid = [&] {
+    return qp.generation == t.generation && qp.state == QpState::rts &&
+           call.generation == t.generation;
+  };
+  // Seed 3: the completion handler runs after every header and payload handler of the call.
+  while (valid() && call.outstanding > 0)
+    sc_core::wait(*call.changed);
+  if (!valid()) return;
+  meter.spend(1);
+  auto reset = [&] {
+    CallState next;
+    next.generation = call.generation;
+    call = std::move(next);
+  };
+  const auto imm = protocol::decode_call_immediate(t.imm);
+  if (!imm || imm->aborted) return reset();  // not a call, or immediate 0: no reply
+  const auto d = descriptor(qp);
+  const Handler* h = d ? registry_.find(d->fn) : nullptr;
+  if (h == nullptr) {
+    fail(call, static_cast<std::uint32_t>(protocol::ReturnCode::unknown_function));
+  } else if (imm->fn != d->fn) {
+    // The stream regions hold what the handlers deposited, not the input: a call of another
+    // function on this connection has no valid arguments (docs/protocol.md).
+    ++mismatched_fn_;
+    fail(call, static_cast<std::uint32_t>(protocol::ReturnCode::invalid_arguments));
+  }
+  const std::vector<Region> regions = directory->regions(qp.qpn);
+  if (call.rc == 0) {
+    HandlerContext hc;
+    hc.hpu = hpu_index;
+    hc.hpus = ctx_.cfg.hpus;
+    hc.width = ctx_.cfg.hpu_width;
+    hc.arg = d->arg;
+    hc.state = call.state;
+    hc.regions = regions;
+    hc.kernel = kernels_.find(d->fn);
+    const CompletionArgs args{call.flow_control, call.dropped, call.bytes};
+    const HandlerRun run = watchdog(h->completion(hc, args), call);
+    ++completions_;
+    if (call.flow_control) ++completions_saw_flow_control_;
+    handler_cycles_ += run.cycles;
+    meter.spend(run.cycles);
+    if (!valid()) return;
+    if (run.rc == HandlerRc::fail && call.rc == 0) fail(call, kRcHandlerFail);
+    if (run.rc == HandlerRc::segv) {
+      ++segv_;
+      fail(call, kRcHandlerSegv);
+    }
+    if (call.rc == 0 && apply(qp, t.generation, regions, hc.actions, true,
+                              protocol::encode_result_immediate(d->fn, 0), meter)) {
+      return reset();
+    }
+  }
+  if (!valid()) return;
+  // Failure: a zero-length WRITE_WITH_IMM with the return code (PROTOCOL.md 5.2).
+  SendWqe w;
+  w.op = SendWqe::Op::write;
+  w.imm = protocol::encode_result_immediate(imm->fn, call.rc & 0xFFFFFFU);
+  w.solicited = true;
+  sends->post_send(qp, std::move(w));
+  reset();
+}
+
+bool HandlerEngine::apply(Qp& qp, std::uint32_t generation, const std::vector<Region>& regions,
+                          std::vector<HandlerContext::Action>& actions, bool with_imm,
+                          std::uint32_t imm, CycleMeter& meter) {
+  using Kind = HandlerContext::Action::Kind;
+  CallState& call = calls_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+  // All or nothing: every action is checked against the call's regions before any is applied.
+  for (const auto& a : actions) {
+    const bool in_range = a.region < regions.size();
+    const Region* reg = in_range ? &regions[a.region] : nullptr;
+    const std::uint64_t len = a.kind == Kind::write_back ? a.length : a.bytes.size();
+    bool ok = reg != nullptr && a.offset <= reg->size && len <= reg->size - a.offset;
+    if (ok && a.kind != Kind::deposit) {
+      ok = (reg->flags & protocol::kMrspFlagOutput) != 0 &&
+           (reg->flags & protocol::kMrspFlagInternal) == 0;
+    }
+    if (ok && a.kind == Kind::reply) ok = len <= qp.mtu;
+    if (!ok) {
+      ++segv_;
+      fail(call, kRcHandlerSegv);
+      return false;
+    }
+  }
+  for (std::size_t n = 0; n < actions.size(); ++n) {
+    auto& a = actions[n];
+    if (qp.generation != generation || qp.state != QpState::rts) return false;
+    const Region& reg = regions[a.region];
+    const bool last = n + 1 == actions.size();
+    if (a.kind == Kind::deposit) {
+      ++deposits_;
+      if (!a.bytes.empty()) {
+        dma_.push_back(Deposit{reg.naa_address + a.offset, std::move(a.bytes),
+                               static_cast<std::uint32_t>(&qp - ctx_.qps.data()), generation});
+        dma_work_.notify(sc_core::SC_ZERO_TIME);
+      }
+      continue;
+    }
+    SendWqe w;
+    w.op = SendWqe::Op::write;
+    w.remote_va = reg.host_va + a.offset;
+    w.rkey = reg.host_rkey;
+    if (a.kind == Kind::reply) {
+      ++replies_;
+      w.data = std::move(a.bytes);
+    } else {
+      wait_deposits();  // the region must hold every deposit before it is read back
+      w.data.resize(a.length);
+      if (a.length != 0 && !mem.read(reg.naa_address + a.offset, w.data.data(), a.length, meter)) {
+        model_fatal(name(), "write-back outside the memory");
+      }
+      if (qp.generation != generation || qp.state != QpState::rts) return false;
+    }
+    if (last && with_imm) {
+      w.imm = imm;
+      w.solicited = true;
+      with_imm = false;
+    }
+    sends->post_send(qp, std::move(w));
+  }
+  if (with_imm) {  // nothing carried the result: a zero-length WRITE_WITH_IMM (PROTOCOL.md 5.2)
+    SendWqe w;
+    w.op = SendWqe::Op::write;
+    w.imm = imm;
+    w.solicited = true;
+    sends->post_send(qp, std::move(w));
+  }
+  return true;
+}
+
+void HandlerEngine::report(std::ostream& os) const {
+  std::uint64_t busy = 0;
+  for (const auto& m : meters_)
+    busy += m->busy_cycles();
+  os << "handler.hpus=" << ctx_.cfg.hpus << '\n'
+     << "handler.busy_cycles=" << busy << '\n'
+     << "handler.compute_cycles=" << handler_cycles_ << '\n'
+     << "handler.headers=" << headers_ << '\n'
+     << "handler.payloads=" << payloads_ << '\n'
+     << "handler.completions=" << completions_ << '\n'
+     << "handler.duplicates=" << duplicates_ << '\n'
+     << "handler.held=" << held_ << '\n'
+     << "handler.rnr_naks=" << rnr_ << '\n'
+     << "handler.flow_control_calls=" << flow_control_calls_ << '\n'
+     << "handler.completion_saw_flow_control=" << completions_saw_flow_control_ << '\n'
+     << "handler.dropped_packets=" << dropped_packets_ << '\n'
+     << "handler.failed=" << failed_ << '\n'
+     << "handler.segv=" << segv_ << '\n'
+     << "handler.timeouts=" << timeouts_ << '\n'
+     << "handler.memory_exceeded=" << memory_exceeded_ << '\n'
+     << "handler.mismatched_function=" << mismatched_fn_ << '\n'
+     << "handler.deposits=" << deposits_ << '\n'
+     << "handler.replies=" << replies_ << '\n'
+     << "handler.first_payload_handover_ps=" << first_handover_ps_ << '\n'
+     << "handler.first_payload_start_ps=" << first_start_ps_ << '\n'
+     << "handler.max_idle_start_delay_cycles=" << max_idle_start_delay_cycles_ << '\n';
+}
+
+}  // namespace naa::sim
