@@ -45,7 +45,8 @@ Cosim::Cosim(const CosimConfig& cfg) : cfg_(cfg) {
   // PCIe. sc_pause(): the host must see it at exactly that time, so the kernel stops there.
   net.set_tx_tap([this](const sim::Packet& p, std::uint16_t src_port) {
     InFlight f;
-    f.at = model_->naa.net().tx_arrival() + ns(cfg_.host.nic_ns + cfg_.host.pcie_ns);
+    f.at = model_->naa.net().tx_arrival() +
+           ns(cfg_.host.nic_ns + cfg_.host.pcie_ns + cfg_.host.sw_rx_ns);
     f.bytes.assign(p.data.begin(), p.data.begin() + static_cast<std::ptrdiff_t>(p.size));
     f.src_port = src_port;
     to_host_.push_back(std::move(f));
@@ -150,10 +151,9 @@ bool Cosim::deliver_due() {
 }
 
 void Cosim::wait_until(SteadyClock::time_point until_tp) {
-  const auto until_ps =
-      std::chrono::duration_cast<std::chrono::duration<std::int64_t, std::pico>>(
-          until_tp.time_since_epoch())
-          .count();
+  const auto until_ps = std::chrono::duration_cast<std::chrono::duration<std::int64_t, std::pico>>(
+                            until_tp.time_since_epoch())
+                            .count();
   const sc_time until(static_cast<double>(std::max<std::int64_t>(until_ps, 0)), sc_core::SC_PS);
   for (;;) {
     push_to_naa();
@@ -173,6 +173,22 @@ void Cosim::wait_until(SteadyClock::time_point until_tp) {
     // Runs the model to `stop` (or until NetPort sends something: sc_pause in the tap).
     sc_core::sc_start(stop - now_t, sc_core::SC_RUN_TO_TIME);
   }
+}
+
+}  // namespace naa::cosim
+
+namespace naa::cosim {
+
+void apply_naaice_calibration(CosimConfig& cfg) {
+  // docs/sim/calibration.md has the source of each value.
+  cfg.sim.link_gbps = 100.0;
+  cfg.sim.link_latency_ns = 300;
+  cfg.host.pcie_ns = 500;
+  cfg.host.nic_ns = 300;
+  cfg.host.sw_per_packet_ns = 0;
+  cfg.host.sw_rx_ns = 23'000;
+  cfg.sim.width = 2048;
+  cfg.sim.mem_width = 2048;
 }
 
 }  // namespace naa::cosim

@@ -23,6 +23,7 @@
 #include "naa/impair/fault_spec.hpp"
 #include "naa/protocol/immediate.hpp"
 #include "naa/tools/size_arg.hpp"
+#include "naaice_sweep.hpp"
 
 namespace {
 
@@ -46,6 +47,17 @@ Options:
       --host-sw-ns F      host software per datagram sent (default 0; docs/sim/calibration.md)
       --host-pcie-ns F    host PCIe latency one way (default 0)
       --host-nic-ns F     host NIC latency each way (default 0)
+      --host-rx-ns F      host software latency of a received datagram (default 0)
+      --clock-mhz F       NAA clock (default 250)
+      --width N           NAA datapath bytes per cycle (default 64)
+      --mem-width N       NAA memory bytes per cycle (default 64)
+      --naaice-sweep CSV  instead of one session: NAAICE's sweep (fn --fn, default 1, one
+                          in/out region per size up to --max) into CSV, NAAICE's form, with a
+                          gnuplot script beside it; --reference FILE: deviation per size range
+      --max SIZE          largest size of the sweep (default 64M)
+      --reference FILE    NAAICE-form CSV to compare with (the FPGA's published means)
+      --calibrated        the NAAICE-calibrated parameters (docs/sim/calibration.md); options
+                          after it override them
       --stats             print the NAA model's statistics at the end
   -q, --quiet             only the phase lines
   -h, --help              this help
@@ -74,6 +86,7 @@ struct Options {
   std::vector<RegionArg> regions;
   bool stats = false;
   bool quiet = false;
+  naa::cosim::SweepOptions sweep;  // csv_path set: --naaice-sweep
 };
 
 std::uint64_t parse_u64(const char* s, const char* what, std::uint64_t max) {
@@ -118,38 +131,70 @@ Options parse_options(int argc, char* argv[]) {
   Options o;
   std::optional<naa::impair::FaultKey> key;
   enum : int {
-    kMtu = 256, kSeed, kPcap, kFaultRx, kFaultTx, kFaultKey, kLinkGbps, kLinkLatency, kSw,
-    kPcie, kNic, kStats, kIn, kOut, kInout
+    kMtu = 256,
+    kSeed,
+    kPcap,
+    kFaultRx,
+    kFaultTx,
+    kFaultKey,
+    kLinkGbps,
+    kLinkLatency,
+    kSw,
+    kPcie,
+    kNic,
+    kStats,
+    kIn,
+    kOut,
+    kInout,
+    kRx,
+    kClock,
+    kWidth,
+    kMemWidth,
+    kCalibrated,
+    kSweep,
+    kMax,
+    kReference
   };
-  static const option kOptions[] = {
-      {"fn", required_argument, nullptr, 'f'},
-      {"repeat", required_argument, nullptr, 'n'},
-      {"mtu", required_argument, nullptr, kMtu},
-      {"seed", required_argument, nullptr, kSeed},
-      {"pcap", required_argument, nullptr, kPcap},
-      {"fault-rx", required_argument, nullptr, kFaultRx},
-      {"fault-tx", required_argument, nullptr, kFaultTx},
-      {"fault-key", required_argument, nullptr, kFaultKey},
-      {"link-gbps", required_argument, nullptr, kLinkGbps},
-      {"link-latency-ns", required_argument, nullptr, kLinkLatency},
-      {"host-sw-ns", required_argument, nullptr, kSw},
-      {"host-pcie-ns", required_argument, nullptr, kPcie},
-      {"host-nic-ns", required_argument, nullptr, kNic},
-      {"stats", no_argument, nullptr, kStats},
-      {"in", required_argument, nullptr, kIn},
-      {"out", required_argument, nullptr, kOut},
-      {"inout", required_argument, nullptr, kInout},
-      {"quiet", no_argument, nullptr, 'q'},
-      {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0}};
+  static const option kOptions[] = {{"fn", required_argument, nullptr, 'f'},
+                                    {"repeat", required_argument, nullptr, 'n'},
+                                    {"mtu", required_argument, nullptr, kMtu},
+                                    {"seed", required_argument, nullptr, kSeed},
+                                    {"pcap", required_argument, nullptr, kPcap},
+                                    {"fault-rx", required_argument, nullptr, kFaultRx},
+                                    {"fault-tx", required_argument, nullptr, kFaultTx},
+                                    {"fault-key", required_argument, nullptr, kFaultKey},
+                                    {"link-gbps", required_argument, nullptr, kLinkGbps},
+                                    {"link-latency-ns", required_argument, nullptr, kLinkLatency},
+                                    {"host-sw-ns", required_argument, nullptr, kSw},
+                                    {"host-pcie-ns", required_argument, nullptr, kPcie},
+                                    {"host-nic-ns", required_argument, nullptr, kNic},
+                                    {"stats", no_argument, nullptr, kStats},
+                                    {"host-rx-ns", required_argument, nullptr, kRx},
+                                    {"clock-mhz", required_argument, nullptr, kClock},
+                                    {"width", required_argument, nullptr, kWidth},
+                                    {"mem-width", required_argument, nullptr, kMemWidth},
+                                    {"calibrated", no_argument, nullptr, kCalibrated},
+                                    {"naaice-sweep", required_argument, nullptr, kSweep},
+                                    {"max", required_argument, nullptr, kMax},
+                                    {"reference", required_argument, nullptr, kReference},
+                                    {"in", required_argument, nullptr, kIn},
+                                    {"out", required_argument, nullptr, kOut},
+                                    {"inout", required_argument, nullptr, kInout},
+                                    {"quiet", no_argument, nullptr, 'q'},
+                                    {"help", no_argument, nullptr, 'h'},
+                                    {nullptr, 0, nullptr, 0}};
   opterr = 0;
   for (;;) {
     const int c = getopt_long(argc, argv, "f:n:qh", kOptions, nullptr);
     if (c == -1) break;
     std::string why;
     switch (c) {
-      case 'f': o.fn = parse_fn(optarg); break;
-      case 'n': o.repeat = static_cast<int>(parse_u64(optarg, "--repeat", 1000000)); break;
+      case 'f':
+        o.fn = parse_fn(optarg);
+        break;
+      case 'n':
+        o.repeat = static_cast<int>(parse_u64(optarg, "--repeat", 1000000));
+        break;
       case kMtu: {
         const auto v = parse_u64(optarg, "--mtu", 4096);
         if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096)
@@ -157,12 +202,16 @@ Options parse_options(int argc, char* argv[]) {
         o.mtu = static_cast<std::uint32_t>(v);
         break;
       }
-      case kSeed: o.seed = parse_u64(optarg, "--seed", UINT64_MAX); break;
-      case kPcap: o.cfg.pcap_path = optarg; break;
+      case kSeed:
+        o.seed = parse_u64(optarg, "--seed", UINT64_MAX);
+        break;
+      case kPcap:
+        o.cfg.pcap_path = optarg;
+        break;
       case kFaultRx:
       case kFaultTx:
-        if (!naa::impair::parse_fault_spec(optarg, c == kFaultRx ? o.cfg.sim.fault_rx
-                                                                 : o.cfg.sim.fault_tx, &why))
+        if (!naa::impair::parse_fault_spec(
+                optarg, c == kFaultRx ? o.cfg.sim.fault_rx : o.cfg.sim.fault_tx, &why))
           usage_error(std::string(c == kFaultRx ? "bad --fault-rx: " : "bad --fault-tx: ") + why);
         break;
       case kFaultKey: {
@@ -172,32 +221,79 @@ Options parse_options(int argc, char* argv[]) {
         key = k;
         break;
       }
-      case kLinkGbps: o.cfg.sim.link_gbps = parse_double(optarg, "--link-gbps", 10000); break;
+      case kLinkGbps:
+        o.cfg.sim.link_gbps = parse_double(optarg, "--link-gbps", 10000);
+        break;
       case kLinkLatency:
         o.cfg.sim.link_latency_ns = parse_u64(optarg, "--link-latency-ns", 1000000000);
         break;
-      case kSw: o.cfg.host.sw_per_packet_ns = parse_double(optarg, "--host-sw-ns", 1e9); break;
-      case kPcie: o.cfg.host.pcie_ns = parse_double(optarg, "--host-pcie-ns", 1e9); break;
-      case kNic: o.cfg.host.nic_ns = parse_double(optarg, "--host-nic-ns", 1e9); break;
-      case kStats: o.stats = true; break;
+      case kSw:
+        o.cfg.host.sw_per_packet_ns = parse_double(optarg, "--host-sw-ns", 1e9);
+        break;
+      case kPcie:
+        o.cfg.host.pcie_ns = parse_double(optarg, "--host-pcie-ns", 1e9);
+        break;
+      case kNic:
+        o.cfg.host.nic_ns = parse_double(optarg, "--host-nic-ns", 1e9);
+        break;
+      case kStats:
+        o.stats = true;
+        break;
+      case kRx:
+        o.cfg.host.sw_rx_ns = parse_double(optarg, "--host-rx-ns", 1e9);
+        break;
+      case kClock:
+        o.cfg.sim.clock_mhz = parse_double(optarg, "--clock-mhz", 10000);
+        break;
+      case kWidth:
+        o.cfg.sim.width = static_cast<std::uint32_t>(parse_u64(optarg, "--width", 4096));
+        if (o.cfg.sim.width == 0) usage_error("--width must be > 0");
+        break;
+      case kMemWidth:
+        o.cfg.sim.mem_width = static_cast<std::uint32_t>(parse_u64(optarg, "--mem-width", 65536));
+        if (o.cfg.sim.mem_width == 0) usage_error("--mem-width must be > 0");
+        break;
+      case kCalibrated:
+        naa::cosim::apply_naaice_calibration(o.cfg);
+        break;
+      case kSweep:
+        o.sweep.csv_path = optarg;
+        break;
+      case kReference:
+        o.sweep.reference_path = optarg;
+        break;
+      case kMax: {
+        const auto v = naa::tools::parse_size_arg(optarg);
+        if (!v || *v == 0 || *v > (1ULL << 30)) usage_error("--max must be 1 .. 1G");
+        o.sweep.max_size = *v;
+        break;
+      }
       case kIn:
-      case kInout: o.regions.push_back({c == kIn ? 1U : 3U, source_size(optarg), optarg}); break;
+      case kInout:
+        o.regions.push_back({c == kIn ? 1U : 3U, source_size(optarg), optarg});
+        break;
       case kOut: {
         const auto v = naa::tools::parse_size_arg(optarg);
         if (!v || *v == 0) usage_error(std::string("bad --out size: ") + optarg);
         o.regions.push_back({2U, *v, ""});
         break;
       }
-      case 'q': o.quiet = true; break;
-      case 'h': std::cout << kUsage; std::exit(0);
+      case 'q':
+        o.quiet = true;
+        break;
+      case 'h':
+        std::cout << kUsage;
+        std::exit(0);
       default:
         usage_error(std::string("unknown or incomplete option: ") +
                     (optind > 0 && optind <= argc ? argv[optind - 1] : "?"));
     }
   }
   if (optind < argc) usage_error(std::string("unexpected argument: ") + argv[optind]);
+  if (!o.sweep.csv_path.empty() && o.fn == 0) o.fn = 1;
   if (o.fn == 0) usage_error("--fn is required");
-  if (o.regions.empty()) usage_error("at least one region (--in, --out, --inout)");
+  if (o.regions.empty() && o.sweep.csv_path.empty())
+    usage_error("at least one region (--in, --out, --inout)");
   if (key) o.cfg.sim.fault_rx.key = o.cfg.sim.fault_tx.key = *key;
   o.cfg.sim.seed = o.seed;
   o.cfg.sim.idle_timeout_ms = 0;  // the session ends; nothing to keep alive
@@ -245,11 +341,17 @@ void fill(std::uint8_t* p, const RegionArg& r) {
 
 void phase(const naa::cosim::Cosim& cs, const std::string& name, double t0, double t1) {
   const double cycles = (t1 - t0) * cs.clock_mhz() / 1e3;
-  std::cout << "naa-cosim: " << name << ' ' << static_cast<std::uint64_t>(t1 - t0 + 0.5)
-            << " ns (" << static_cast<std::uint64_t>(cycles + 0.5) << " cycles)\n";
+  std::cout << "naa-cosim: " << name << ' ' << static_cast<std::uint64_t>(t1 - t0 + 0.5) << " ns ("
+            << static_cast<std::uint64_t>(cycles + 0.5) << " cycles)\n";
 }
 
 int run(const Options& o) {
+  if (!o.sweep.csv_path.empty()) {
+    naa::cosim::SweepOptions sw = o.sweep;
+    sw.fn = o.fn;
+    sw.seed = o.seed;
+    return naa::cosim::run_naaice_sweep(o.cfg, sw);
+  }
   std::uint64_t total = 0;
   for (const auto& r : o.regions)
     total += (r.size + 4095) / 4096 * 4096;

@@ -31,14 +31,15 @@ struct HostCosts {
   double sw_per_packet_ns = 0;  // host software per datagram sent (the endpoint's send path)
   double pcie_ns = 0;           // one way between host memory and the host NIC
   double nic_ns = 0;            // host NIC processing, each direction
+  double sw_rx_ns = 0;          // host software: a received datagram until the library acts on it
 };
 
 struct CosimConfig {
-  sim::SimConfig sim;                    // the NAA model, link and faults included
-  HostCosts host;                        // the host side
-  std::uint32_t naa_ip = 0x0A000001;     // 10.0.0.1
-  std::uint32_t host_ip = 0x0A000002;    // 10.0.0.2
-  std::string pcap_path;                 // NetPort's capture (simulated timestamps); empty: none
+  sim::SimConfig sim;                  // the NAA model, link and faults included
+  HostCosts host;                      // the host side
+  std::uint32_t naa_ip = 0x0A000001;   // 10.0.0.1
+  std::uint32_t host_ip = 0x0A000002;  // 10.0.0.2
+  std::string pcap_path;               // NetPort's capture (simulated timestamps); empty: none
 };
 
 class Cosim final : public host::DatagramLink, public host::EndpointClock, public sim::PeerTimers {
@@ -83,9 +84,9 @@ class Cosim final : public host::DatagramLink, public host::EndpointClock, publi
     std::uint32_t cookie;
     sc_core::sc_time deadline;
   };
-  void push_to_naa();       // what waits for room in NetPort's input
-  bool fire_due_timers();   // true if any fired
-  bool deliver_due();       // true if any datagram reached the host
+  void push_to_naa();      // what waits for room in NetPort's input
+  bool fire_due_timers();  // true if any fired
+  bool deliver_due();      // true if any datagram reached the host
 
   CosimConfig cfg_;
   std::unique_ptr<struct CosimModel> model_;
@@ -95,5 +96,13 @@ class Cosim final : public host::DatagramLink, public host::EndpointClock, publi
   std::vector<Timer> timers_;
   sc_core::sc_time host_tx_free_ = sc_core::SC_ZERO_TIME;
 };
+
+}  // namespace naa::cosim
+
+namespace naa::cosim {
+
+// The parameters calibrated against the NAAICE FPGA's published measurements, each with its
+// source in docs/sim/calibration.md (issue 15 item 4).
+void apply_naaice_calibration(CosimConfig& cfg);
 
 }  // namespace naa::cosim
