@@ -264,7 +264,7 @@ std::unique_ptr<QueuePair> Endpoint::connect(const ConnectParams& params, std::e
     } while (e->local_comm_id == 0 || find_by_comm_id(e->local_comm_id) != nullptr);
     e->tid = (rng_() & 0xFFFFFFFF00000000ULL) | e->local_comm_id;
     e->recv_psn = static_cast<std::uint32_t>(rng_()) & protocol::kMax24;
-    const Clock::time_point now = Clock::now();
+    const Clock::time_point now = this->now();
     e->deadline = now + params.timeout;
     e->interval =
         std::clamp<milliseconds>(params.timeout / 8, milliseconds(50), milliseconds(1000));
@@ -322,7 +322,7 @@ std::error_code Endpoint::disconnect(std::uint32_t qpn, milliseconds timeout, bo
       return {};
     }
     e.state = CmState::disconnecting;
-    const Clock::time_point now = Clock::now();
+    const Clock::time_point now = this->now();
     e.deadline = now + timeout;
     // Ten DREQs within the timeout, not three: a DREQ that never arrives leaves the NAA holding the
     // QP and its regions (an idle RC QP has no timer), and at 10% loss three tries all fail once

@@ -137,8 +137,21 @@ class Endpoint final : public Transport,
     std::unique_lock lock(mu_);
     if (stopping_) return;
     std::vector<std::uint8_t> copy(datagram.begin(), datagram.end());
-    on_datagram(copy.data(), copy.size(), src_ip, src_port, ip_, Clock::now());
+    on_datagram(copy.data(), copy.size(), src_ip, src_port, ip_, now());
     finish_handler(lock);
+  }
+  // Co-simulation: a datagram from the in-memory link (deliver_udp_roce_datagram).
+  void deliver(std::span<const std::uint8_t> datagram, std::uint32_t src_ip,
+               std::uint16_t src_port) {
+    std::unique_lock lock(mu_);
+    if (stopping_) return;
+    std::vector<std::uint8_t> copy(datagram.begin(), datagram.end());
+    receive_datagram(copy.data(), copy.size(), src_ip, src_port, ip_, now());
+    finish_handler(lock);
+  }
+  // The endpoint's time: the co-simulation's clock if it has one (docs/adr/0004).
+  [[nodiscard]] Clock::time_point now() const {
+    return opts_.clock ? opts_.clock->now() : Clock::now();
   }
   void set_faults(const FaultOptions& rx, const FaultOptions& tx) {
     std::lock_guard lock(mu_);
@@ -197,6 +210,8 @@ class Endpoint final : public Transport,
   void on_timer(const boost::system::error_code& ec);
   void run_timers(Clock::time_point now);
   void arm_timer();
+  [[nodiscard]] std::optional<Clock::time_point> next_timer_deadline() const;
+  void progress_simulated(std::chrono::nanoseconds timeout);  // co-simulation (EndpointClock)
   SendSocket& send_socket(std::uint32_t qpn);
   void arm_send_socket_errors(std::uint32_t qpn);
   void send_mad(std::uint32_t dst_ip, const protocol::CmMad& mad);

@@ -212,7 +212,7 @@ void Endpoint::drain_error_queue(int fd) {
 // --------------------------------------------------------------------------
 
 void Endpoint::on_icmp_unreachable(std::uint32_t dst_ip, int err) {
-  const Clock::time_point now = Clock::now();
+  const Clock::time_point now = this->now();
   for (auto& [qpn, e] : qps_) {
     if (e->state != CmState::connecting || e->params.remote_ip != dst_ip) continue;
     ++e->icmp_unreachable;
@@ -235,6 +235,12 @@ SendSocket& Endpoint::send_socket(std::uint32_t qpn) {
   SendSocket s;
   int err = 0;
   const std::uint16_t port = protocol::roce_udp_source_port(qpn);
+  if (opts_.link) {
+    // Co-simulation: no socket; the datagram link carries the per-QP source port.
+    s.port = port;
+    s.shared_rx = true;
+    return send_sockets_.emplace(qpn, std::move(s)).first->second;
+  }
   const int fd = open_roce_socket(ip_, port, err);
   if (fd >= 0) {
     s.fd = fd;
@@ -295,8 +301,11 @@ void Endpoint::send_packet(std::uint32_t local_qpn, std::uint32_t dst_ip,
     fault_send(local_qpn, ctx, datagram);
     return;
   }
+  if (opts_.link) {
+    opts_.link->send(datagram, ip_, s.port, dst_ip);
+  }
   const sockaddr_in to = make_sockaddr(dst_ip, protocol::kRoceUdpPort);
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  for (int attempt = 0; attempt < 2 && !opts_.link; ++attempt) {
     const ssize_t r =
         ::sendto(s.fd, datagram.data(), datagram.size(), 0, as_sockaddr(to), sizeof to);
     if (r >= 0) break;
@@ -351,7 +360,7 @@ void Endpoint::receive_datagram(std::uint8_t* data, std::size_t n, std::uint32_t
 void Endpoint::fault_send(std::uint32_t local_qpn, const protocol::Ipv4UdpHeaders& ctx,
                           protocol::MutableByteView datagram) {
   const int fd = send_socket(local_qpn).fd;
-  const Clock::time_point now = Clock::now();
+  const Clock::time_point now = this->now();
   auto send = [&](protocol::MutableByteView& d) { transmit(fd, ctx, d); };
   impair::pass(
       tx_fault_, tx_held_, datagram, datagram, now + kReorderHold,
@@ -376,7 +385,9 @@ void Endpoint::fault_send(std::uint32_t local_qpn, const protocol::Ipv4UdpHeader
 // The send path of send_packet() for a datagram that went through the tx injector.
 void Endpoint::transmit(int fd, const protocol::Ipv4UdpHeaders& ctx, ByteView datagram) {
   const sockaddr_in to = make_sockaddr(ctx.ip.dst, protocol::kRoceUdpPort);
-  if (::sendto(fd, datagram.data(), datagram.size(), 0, as_sockaddr(to), sizeof to) < 0) {
+  if (opts_.link) {
+    opts_.link->send(datagram, ctx.ip.src, ctx.udp.src_port, ctx.ip.dst);
+  } else if (::sendto(fd, datagram.data(), datagram.size(), 0, as_sockaddr(to), sizeof to) < 0) {
     ++stats_.dropped_other;  // lost like on a wire; retransmission recovers
   }
   ++stats_.packets_sent;

@@ -37,7 +37,7 @@ Endpoint::Endpoint(const UdpRoceOptions& options, std::uint32_t ip, int rx_fd)
                 impair::direction_seed(options.fault_seed, impair::Direction::rx)),
       tx_fault_(options.fault_tx,
                 impair::direction_seed(options.fault_seed, impair::Direction::tx)) {
-  rx_.assign(asio::ip::udp::v4(), rx_fd);
+  if (rx_fd >= 0) rx_.assign(asio::ip::udp::v4(), rx_fd);  // none with a DatagramLink
   cm_psn_ = static_cast<std::uint32_t>(rng_()) & protocol::kMax24;
 }
 
@@ -57,7 +57,7 @@ Endpoint::~Endpoint() {
 
 void Endpoint::start() {
   std::lock_guard lock(mu_);
-  arm_receive();
+  if (rx_fd_ >= 0) arm_receive();
   if (opts_.progress == Progress::automatic) {
     thread_ = std::thread([this] {
       auto guard = asio::make_work_guard(io_);
@@ -90,6 +90,10 @@ TransportStats Endpoint::stats() const {
 }
 
 void Endpoint::progress(std::chrono::nanoseconds timeout) {
+  if (opts_.clock) {
+    progress_simulated(timeout);
+    return;
+  }
   if (opts_.progress == Progress::automatic) return;
   std::unique_lock pl(progress_mu_, std::try_to_lock);
   if (!pl) {
@@ -102,6 +106,24 @@ void Endpoint::progress(std::chrono::nanoseconds timeout) {
   if (timeout.count() > 0) {
     io_.run_one_for(timeout);
   }
+  io_.poll();
+}
+
+// Co-simulation (docs/adr/0004): time passes on the EndpointClock, up to the timeout or the next
+// timer, datagrams arrive through deliver(); then due timers run and posted handlers with them.
+void Endpoint::progress_simulated(std::chrono::nanoseconds timeout) {
+  Clock::time_point until = now() + std::chrono::duration_cast<Clock::duration>(timeout);
+  {
+    std::lock_guard lock(mu_);
+    if (const auto next = next_timer_deadline(); next && *next < until) until = *next;
+  }
+  opts_.clock->wait_until(until);
+  {
+    std::unique_lock lock(mu_);
+    run_timers(now());
+    finish_handler(lock);
+  }
+  if (io_.stopped()) io_.restart();
   io_.poll();
 }
 
@@ -151,7 +173,17 @@ void Endpoint::on_datagram(const std::uint8_t* data, std::size_t n, std::uint32_
 // --------------------------------------------------------------------------------------
 
 void Endpoint::arm_timer() {
-  if (stopping_) return;
+  // Co-simulation: timers run in progress_simulated() on the simulated clock, not on Asio's.
+  if (stopping_ || opts_.clock) return;
+  const std::optional<Clock::time_point> next = next_timer_deadline();
+  if (!next) return;
+  if (timer_armed_at_ && *timer_armed_at_ <= *next) return;  // fires early enough already
+  timer_armed_at_ = *next;
+  timer_.expires_at(*next);
+  timer_.async_wait([this](const boost::system::error_code& ec) { on_timer(ec); });
+}
+
+std::optional<Clock::time_point> Endpoint::next_timer_deadline() const {
   std::optional<Clock::time_point> next;
   auto consider = [&](Clock::time_point t) {
     if (!next || t < *next) next = t;
@@ -166,11 +198,7 @@ void Endpoint::arm_timer() {
       if (auto d = e->rc->next_deadline()) consider(*d);
     }
   }
-  if (!next) return;
-  if (timer_armed_at_ && *timer_armed_at_ <= *next) return;  // fires early enough already
-  timer_armed_at_ = *next;
-  timer_.expires_at(*next);
-  timer_.async_wait([this](const boost::system::error_code& ec) { on_timer(ec); });
+  return next;
 }
 
 void Endpoint::on_timer(const boost::system::error_code& ec) {
@@ -178,7 +206,7 @@ void Endpoint::on_timer(const boost::system::error_code& ec) {
   std::unique_lock lock(mu_);
   if (stopping_) return;
   timer_armed_at_.reset();
-  run_timers(Clock::now());
+  run_timers(now());
   finish_handler(lock);
 }
 
@@ -256,7 +284,7 @@ std::error_code Endpoint::post_send(std::uint32_t qpn, const SendWr& wr) {
   if (it == qps_.end() || !it->second->rc || it->second->state != CmState::established) {
     return Errc::not_connected;
   }
-  const std::error_code ec = it->second->rc->post_send(wr, Clock::now());
+  const std::error_code ec = it->second->rc->post_send(wr, now());
   arm_timer();
   if (opts_.progress == Progress::automatic && it->second->rc->has_completions()) {
     // Completion callbacks never run inside post_send (the caller may hold its own locks): the
@@ -288,7 +316,7 @@ std::size_t Endpoint::poll_cq(std::uint32_t qpn, std::span<WorkCompletion> out) 
 
 std::size_t Endpoint::wait_cq(std::uint32_t qpn, std::span<WorkCompletion> out,
                               std::chrono::nanoseconds timeout) {
-  const Clock::time_point deadline = Clock::now() + timeout;
+  const Clock::time_point deadline = now() + timeout;
   for (;;) {
     {
       std::unique_lock lock(mu_);
@@ -299,9 +327,9 @@ std::size_t Endpoint::wait_cq(std::uint32_t qpn, std::span<WorkCompletion> out,
         cv_.wait_until(lock, deadline, [&] { return rc.has_completions() || stopping_; });
       }
       if (rc.has_completions()) return rc.poll(out);
-      if (rc.in_error() || Clock::now() >= deadline) return 0;
+      if (rc.in_error() || now() >= deadline) return 0;
     }
-    progress(deadline - Clock::now());
+    progress(deadline - now());
   }
 }
 
@@ -333,6 +361,14 @@ bool set_udp_roce_faults(Transport& transport, const FaultOptions& rx, const Fau
   return true;
 }
 
+bool deliver_udp_roce_datagram(Transport& transport, std::span<const std::uint8_t> datagram,
+                               std::uint32_t src_ip, std::uint16_t src_port) {
+  auto* ep = dynamic_cast<detail::Endpoint*>(&transport);
+  if (ep == nullptr) return false;
+  ep->deliver(datagram, src_ip, src_port);
+  return true;
+}
+
 bool inject_udp_roce_datagram(Transport& transport, std::span<const std::uint8_t> datagram,
                               std::uint32_t src_ip, std::uint16_t src_port) {
   auto* ep = dynamic_cast<detail::Endpoint*>(&transport);
@@ -354,9 +390,17 @@ std::shared_ptr<Transport> open_udp_roce(const UdpRoceOptions& options, std::err
   std::uint32_t ip = 0;
   Errc why = Errc::socket_error;
   std::string text;
-  const int fd = detail::open_receive_socket(options, ip, why, text);
-  if (fd < 0) return fail(why, std::move(text));
-  auto ep = std::make_shared<detail::Endpoint>(options, ip, fd);
+  std::shared_ptr<detail::Endpoint> ep;
+  if (options.link) {
+    // Co-simulation: no socket; progress is driven by the caller on the co-simulation's clock.
+    UdpRoceOptions o = options;
+    o.progress = Progress::manual;
+    ep = std::make_shared<detail::Endpoint>(o, options.local_ip.value_or(0x7F000003U), -1);
+  } else {
+    const int fd = detail::open_receive_socket(options, ip, why, text);
+    if (fd < 0) return fail(why, std::move(text));
+    ep = std::make_shared<detail::Endpoint>(options, ip, fd);
+  }
   if (!options.pcap_path.empty()) {
     // The endpoint is not running yet: no lock needed.
     if (auto pec = ep->open_pcap(options.pcap_path)) {

@@ -55,6 +55,49 @@
 
 namespace naa::bench {
 
+// --cosim (issue 15 item 4): naa-cosim (next to naa-bench; host/ does not link the model, cosim/
+// does) runs the NAAICE sweep in the calibrated co-simulation into DIR/latency_naaice.csv;
+// gnuplot draws the plot beside the FPGA's points. 0 done, 3 failure.
+int run_cosim(const Options& o) {
+  const Config& c = o.c;
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string dir = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string();
+  dir = dir.substr(0, dir.rfind('/') + 1);
+  const std::string out = c.out_dir.empty() ? std::string(".") : c.out_dir;
+  std::vector<std::string> args = {dir + "naa-cosim", "--calibrated",
+                                   "--naaice-sweep",  out + "/latency_naaice.csv",
+                                   "--max",           std::to_string(c.max_size)};
+  if (!o.reference.empty()) {
+    args.push_back("--reference");
+    args.push_back(o.reference);
+  }
+  auto spawn = [](const std::vector<std::string>& a) {
+    std::vector<char*> argv;
+    for (const auto& s : a)
+      argv.push_back(const_cast<char*>(s.c_str()));  // NOLINT: execv's signature
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    int st = 0;
+    if (pid < 0 || ::waitpid(pid, &st, 0) < 0) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  };
+  if (spawn(args) != 0) {
+    std::cerr << "naa-bench: " << args[0] << " failed\n";
+    return 3;
+  }
+  if (c.plot != "none") {
+    if (spawn({"/usr/bin/gnuplot", out + "/latency_naaice.gp"}) != 0) {
+      std::cerr << "naa-bench: gnuplot missing or failed: no plot (the CSV is written)\n";
+    }
+  }
+  return 0;
+}
+
 // Runs the benchmarks of `o`: 0 done, 3 connection, MRSP or naa-sim failure.
 int run(Options o) {
   Config& c = o.c;
@@ -70,6 +113,7 @@ int run(Options o) {
     }
   }
   ::signal(SIGPIPE, SIG_IGN);
+  if (o.cosim) return run_cosim(o);
 
   // naa-sim.
   std::unique_ptr<SimProcess> sim_owner;

@@ -73,6 +73,7 @@ NetPort::NetPort(sc_core::sc_module_name name, ModelContext& ctx, asio::io_conte
       sockets_(std::make_unique<Sockets>(io)),
       rx_in_(4096),
       tx_in_(64),
+      tx_wire_(kTxWireFrames),
       rx_meter_(ctx.cfg),
       tx_meter_(ctx.cfg),
       rx_fault_(ctx.cfg.fault_rx, impair::direction_seed(ctx.fault_seed, impair::Direction::rx)),
@@ -82,6 +83,7 @@ NetPort::NetPort(sc_core::sc_module_name name, ModelContext& ctx, asio::io_conte
       tx_link_(rx_link_) {
   SC_THREAD(rx_thread);
   SC_THREAD(tx_thread);
+  SC_THREAD(tx_wire_thread);
 }
 
 NetPort::~NetPort() = default;
@@ -206,10 +208,32 @@ bool NetPort::inject(protocol::ByteView datagram, std::uint32_t peer_ip, std::ui
   return true;
 }
 
-void NetPort::stamp_arrival(Packet& p) {
+bool NetPort::inject_at(protocol::ByteView datagram, std::uint32_t peer_ip, std::uint16_t peer_port,
+                        std::uint32_t local_ip, sc_core::sc_time handed_over) {
+  if (rx_in_.full() || datagram.size() > kMaxDatagram) return false;
+  Packet* p = ctx_.pool.try_get();
+  if (p == nullptr) return false;
+  if (!datagram.empty()) std::memcpy(p->data.data(), datagram.data(), datagram.size());
+  p->size = datagram.size();
+  p->peer_ip = peer_ip;
+  p->peer_port = peer_port;
+  p->local_ip = local_ip;
+  p->ip_id = 0;
+  stamp_arrival(*p, handed_over);
+  ++rx_datagrams_;
+  rx_bytes_ += p->size;
+  (void)rx_in_.try_put(p);
+  return true;
+}
+
+void NetPort::stamp_arrival(Packet& p, std::optional<sc_core::sc_time> handed_over) {
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   if (!rx_link_.enabled()) {
-    p.arrival = now;
+    p.arrival = handed_over && *handed_over > now ? *handed_over : now;
+    return;
+  }
+  if (handed_over) {
+    p.arrival = rx_link_.send(std::max(now, *handed_over), p.size).arrival;
     return;
   }
   // In a stream the datagram follows the previous one on the wire even if the model has run a
@@ -364,8 +388,27 @@ void NetPort::tx_send_once(const Packet& p) {
 }
 
 void NetPort::tx_emit(Packet* p) {
-  tx_send_once(*p);
-  ctx_.pool.put(p);
+  // Onto the wire behind the frames already queued (link model): the MAC holds a few frames
+  // (kTxWireFrames); tx_wire_thread hands each on when its last bit has left.
+  WireFrame f{p, sc_core::sc_time_stamp(), sc_core::sc_time_stamp()};
+  if (tx_link_.enabled()) {
+    const auto slot = tx_link_.send(sc_core::sc_time_stamp(), p->size);
+    f.end = slot.end;
+    f.arrival = slot.arrival;
+  }
+  tx_wire_.put(f);
+}
+
+void NetPort::tx_wire_thread() {
+  for (;;) {
+    const WireFrame f = tx_wire_.get();
+    if (const sc_core::sc_time now = sc_core::sc_time_stamp(); f.end > now) {
+      sc_core::wait(f.end - now);
+    }
+    tx_arrival_ = f.arrival;
+    tx_send_once(*f.packet);
+    ctx_.pool.put(f.packet);
+  }
 }
 
 void NetPort::tx_thread() {
@@ -374,7 +417,10 @@ void NetPort::tx_thread() {
   // What naa::impair's pass() does with a transmitted datagram's fate (docs/adr/0003).
   auto steps = impair::make_steps(
       /*discard=*/[this](Packet* q) { ctx_.pool.put(q); },
-      /*deliver_copy=*/[this](Packet* q) { tx_send_once(*q); },
+      /*deliver_copy=*/
+      [this](Packet* q) {
+        if (Packet* dup = copy_of(*q)) tx_emit(dup);
+      },
       /*corrupt=*/
       [this](Packet* q, std::uint64_t bit) {
         const auto h =
@@ -389,15 +435,6 @@ void NetPort::tx_thread() {
     wait_with_held(tx_in_, tx_held_, emit);
     Packet* p = tx_in_.get();
     tx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));
-    if (tx_link_.enabled()) {
-      // Link model: the MAC sends one frame after the other at the line rate; the datagram is
-      // handed on (socket, capture, in-memory link) once its last bit is on the wire.
-      const auto slot = tx_link_.send(sc_core::sc_time_stamp(), p->size);
-      tx_arrival_ = slot.arrival;
-      sc_core::wait(slot.end - sc_core::sc_time_stamp());
-    } else {
-      tx_arrival_ = sc_core::sc_time_stamp();
-    }
     impair::pass(tx_fault_, tx_held_, p, p->bytes(), sc_core::sc_time_stamp() + hold, steps);
   }
 }

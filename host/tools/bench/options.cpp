@@ -91,6 +91,13 @@ Options:
       --mtu N             path MTU 256..4096 (default 4096)
   -o, --out DIR           write the CSV files, summary and plots into DIR (default: none)
       --plot FMT          png, svg, both or none (default png; needs gnuplot)
+      --cosim             instead: the NAAICE sweep (fn 1, one in/out region, 1 B .. --max) in
+                          the calibrated in-process co-simulation (naa-cosim next to naa-bench,
+                          docs/sim/calibration.md): DIR/latency_naaice.csv in simulated time, a
+                          gnuplot script and plot beside it
+      --reference FILE    with --cosim: NAAICE-form CSV (the FPGA's published measurements,
+                          testbench/vectors/naaice/fpga_reference.csv) to plot beside ours and
+                          to report the mean relative deviation from, per size range
   -q, --quiet             no progress bar and no tables, only the summary
   -h, --help              this help
 SIZE takes K, M, G suffixes (powers of 1024).
@@ -151,7 +158,9 @@ Options parse_options(int argc, char** argv) {
     kIdle,
     kMtu,
     kPlot,
-    kStreaming
+    kStreaming,
+    kCosim,
+    kReference
   };
   static const option long_opts[] = {{"naa", required_argument, nullptr, 'a'},
                                      {"sim", required_argument, nullptr, kSim},
@@ -176,6 +185,8 @@ Options parse_options(int argc, char** argv) {
                                      {"out", required_argument, nullptr, 'o'},
                                      {"plot", required_argument, nullptr, kPlot},
                                      {"streaming", no_argument, nullptr, kStreaming},
+                                     {"cosim", no_argument, nullptr, kCosim},
+                                     {"reference", required_argument, nullptr, kReference},
                                      {"quiet", no_argument, nullptr, 'q'},
                                      {"help", no_argument, nullptr, 'h'},
                                      {nullptr, 0, nullptr, 0}};
@@ -194,6 +205,12 @@ Options parse_options(int argc, char** argv) {
       }
       case kSim:
         sim_path = arg;
+        break;
+      case kCosim:
+        o.cosim = true;
+        break;
+      case kReference:
+        o.reference = arg;
         break;
       case kSimArgs:
         sim_args = arg;

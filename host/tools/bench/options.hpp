@@ -15,6 +15,8 @@ struct Options {
   std::string sim_stats;  // --sim-stats (with --naa)
   long sim_pid = 0;       // --sim-pid (with --naa)
   bool external = false;  // --naa: a running NAA
+  bool cosim = false;     // --cosim: the calibrated co-simulation's NAAICE sweep instead
+  std::string reference;  // --reference: NAAICE-form CSV for --cosim's deviation
 };
 
 // Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.

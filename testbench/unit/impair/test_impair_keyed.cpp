@@ -140,7 +140,11 @@ TEST_CASE("impair keyed: the loss rate holds, and a datagram without a BTH uses 
   int lost = 0;
   constexpr int kN = 20000;
   for (int i = 0; i < kN; ++i)
-    lost += inj.decide(packet(0x0A, static_cast<std::uint32_t>(0x11 + i % 4), static_cast<std::uint32_t>(i))).drop ? 1 : 0;
+    lost += inj.decide(packet(0x0A, static_cast<std::uint32_t>(0x11 + i % 4),
+                              static_cast<std::uint32_t>(i)))
+                    .drop
+                ? 1
+                : 0;
   // Binomial(20000, 0.25): sd 61; 6 sd either side.
   CHECK(lost > 5000 - 370);
   CHECK(lost < 5000 + 370);

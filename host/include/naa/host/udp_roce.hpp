@@ -46,6 +46,27 @@ using FaultOptions = impair::FaultSpec;
   return impair::parse_fault_spec(text, out, error);
 }
 
+// ---- Co-simulation seam (docs/adr/0004) ----
+// The endpoint's datagram I/O and clock, replaceable so that an in-process co-simulation
+// (cosim/) can carry its packets over an in-memory link and run its timers on simulated time.
+// Unset (the default): UDP sockets and std::chrono::steady_clock.
+class DatagramLink {
+ public:
+  virtual ~DatagramLink() = default;
+  // One datagram (BTH .. ICRC, ICRC written) leaves the endpoint.
+  virtual void send(std::span<const std::uint8_t> datagram, std::uint32_t src_ip,
+                    std::uint16_t src_port, std::uint32_t dst_ip) = 0;
+};
+class EndpointClock {
+ public:
+  virtual ~EndpointClock() = default;
+  [[nodiscard]] virtual std::chrono::steady_clock::time_point now() = 0;
+  // The endpoint has nothing to do before `until`: let time pass up to it, handing arriving
+  // datagrams to deliver_udp_roce_datagram(); may return early once one was delivered. Called
+  // from the endpoint's manual progress, never with its lock held.
+  virtual void wait_until(std::chrono::steady_clock::time_point until) = 0;
+};
+
 struct UdpRoceOptions {
   // Host-order IPv4. Empty: the first 127.0.0.x (x >= 3) whose port 4791 is free.
   std::optional<std::uint32_t> local_ip;
@@ -64,6 +85,10 @@ struct UdpRoceOptions {
   FaultOptions fault_rx;
   FaultOptions fault_tx;
   std::uint64_t fault_seed = 1;
+  // Co-simulation (above): with `link` the endpoint opens no socket (local_ip, default
+  // 127.0.0.3, is only its address on the wire) and makes progress manually.
+  std::shared_ptr<DatagramLink> link;
+  std::shared_ptr<EndpointClock> clock;
 };
 
 // Opens the endpoint. On failure returns nullptr and sets ec (address_in_use, no_free_address,
@@ -79,6 +104,12 @@ bool set_udp_roce_faults(Transport& transport, const FaultOptions& rx, const Fau
 // For fuzzers and tests: processes `datagram` (BTH .. ICRC) as if it had arrived on the endpoint's
 // 4791 socket from src_ip:src_port, on the caller's thread (fault injection does not apply). False
 // if `transport` is not a UdpRoce endpoint.
+// Co-simulation: `datagram` arrives at an endpoint opened with a DatagramLink from src_ip:src_port,
+// through its receive path (fault injection applies), at its clock's now. False if `transport`
+// is not a UdpRoce endpoint.
+bool deliver_udp_roce_datagram(Transport& transport, std::span<const std::uint8_t> datagram,
+                               std::uint32_t src_ip, std::uint16_t src_port);
+
 bool inject_udp_roce_datagram(Transport& transport, std::span<const std::uint8_t> datagram,
                               std::uint32_t src_ip, std::uint16_t src_port);
 

@@ -97,6 +97,12 @@ class NetPort : public sc_core::sc_module,
   // local_ip; false if no buffer is free or the port FIFO is full. Outside sc_start only.
   bool inject(protocol::ByteView datagram, std::uint32_t peer_ip, std::uint16_t peer_port,
               std::uint32_t local_ip);
+  // In-memory input (co-simulation, docs/adr/0004): the sender handed the datagram to the link at
+  // simulated time `handed_over` (not before now); it arrives over the link model after its wire
+  // time and the latency. The sender's timing is known here, so no stream hold applies. Outside
+  // sc_start only; false as inject().
+  bool inject_at(protocol::ByteView datagram, std::uint32_t peer_ip, std::uint16_t peer_port,
+                 std::uint32_t local_ip, sc_core::sc_time handed_over);
   // The address a socket-less harness serves (open() sets it otherwise); the ICRCs use it.
   void set_local_ip(std::uint32_t ip) { local_ip_ = ip; }
   // Sees every datagram the port transmits (after tx faults), with its UDP source port.
@@ -130,15 +136,23 @@ class NetPort : public sc_core::sc_module,
   void rx_thread();
   void tx_thread();
   void send_datagram(const Packet& p, std::uint16_t src_port);
-  void tx_emit(Packet* p);  // socket + pcap + tap; returns p to the pool
+  void tx_emit(Packet* p);  // onto the wire (tx_wire_thread: socket + pcap + tap, then the pool)
+  void tx_wire_thread();
+  struct WireFrame {
+    Packet* packet = nullptr;
+    sc_core::sc_time end;      // its last bit leaves
+    sc_core::sc_time arrival;  // its last bit reaches the peer
+  };
+  static constexpr std::size_t kTxWireFrames = 4;  // frames the MAC holds for the wire
   void tx_send_once(const Packet& p);
   // Waits until `in` has data or the earliest held datagram is due; releases due ones via
   // `release`. Returns when `in` has data.
   template <class Release>
   void wait_with_held(Channel<Packet*>& in, HeldQueue& held, Release release);
   Packet* copy_of(const Packet& p);  // nullptr if the pool is empty
-  // Stamps a received datagram with its simulated arrival (the link model, or now).
-  void stamp_arrival(Packet& p);
+  // Stamps a received datagram with its simulated arrival (the link model, or now); with
+  // `handed_over` (in-memory input) the link starts there instead of at the stream's pace.
+  void stamp_arrival(Packet& p, std::optional<sc_core::sc_time> handed_over = std::nullopt);
 
   ModelContext& ctx_;
   std::unique_ptr<Sockets> sockets_;
@@ -146,6 +160,7 @@ class NetPort : public sc_core::sc_module,
   protocol::PcapWriter pcap_;
   Channel<Packet*> rx_in_;
   Channel<Packet*> tx_in_;
+  Channel<WireFrame> tx_wire_;
   CycleMeter rx_meter_, tx_meter_;
   std::uint64_t rx_datagrams_ = 0, rx_bytes_ = 0, tx_datagrams_ = 0, tx_bytes_ = 0;
   std::uint64_t rx_truncated_ = 0, rx_no_buffer_ = 0, tx_errors_ = 0, port_fallbacks_ = 0;

@@ -1,0 +1,430 @@
+// naa-cosim: one naa-call session, co-simulated in-process with the NAA model on one simulated
+// clock (docs/adr/0004): connect + MRSP, the calls, disconnect; prints the simulated time of
+// each phase. The same arguments give the same packets at the same simulated times (--pcap).
+#include <getopt.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "naa/cosim/cosim.hpp"
+#include "naa/host/error.hpp"
+#include "naa/host/session.hpp"
+#include "naa/impair/fault_spec.hpp"
+#include "naa/protocol/immediate.hpp"
+#include "naa/tools/size_arg.hpp"
+#include "naaice_sweep.hpp"
+
+namespace {
+
+constexpr const char* kUsage = R"USAGE(usage: naa-cosim [options] --fn FN REGION...
+
+Runs one session of the host library (UdpRoce endpoint) against the NAA model in this process,
+both on one simulated clock (docs/adr/0004): connect + MRSP, --repeat calls, disconnect. Prints
+the simulated time of each phase; nothing depends on wall time.
+
+Options:
+  -f, --fn FN             function code 1..127, or add1, add2, nop, vadd_i32, sum_u64, crc32
+  -n, --repeat N          calls (default 1)
+      --mtu N             path MTU 256..4096 (default 4096)
+      --seed N            seed of both sides' secrets, PSNs and fault decisions (default 1)
+      --pcap FILE         NetPort's capture, simulated timestamps
+      --fault-rx SPEC     faults on datagrams the NAA receives (docs/reliability.md)
+      --fault-tx SPEC     faults on datagrams the NAA sends
+      --fault-key K       sequence or packet (docs/adr/0003)
+      --link-gbps F       link rate each way (default 100)
+      --link-latency-ns N one-way link latency (default 0)
+      --host-sw-ns F      host software per datagram sent (default 0; docs/sim/calibration.md)
+      --host-pcie-ns F    host PCIe latency one way (default 0)
+      --host-nic-ns F     host NIC latency each way (default 0)
+      --host-rx-ns F      host software latency of a received datagram (default 0)
+      --clock-mhz F       NAA clock (default 250)
+      --width N           NAA datapath bytes per cycle (default 64)
+      --mem-width N       NAA memory bytes per cycle (default 64)
+      --naaice-sweep CSV  instead of one session: NAAICE's sweep (fn --fn, default 1, one
+                          in/out region per size up to --max) into CSV, NAAICE's form, with a
+                          gnuplot script beside it; --reference FILE: deviation per size range
+      --max SIZE          largest size of the sweep (default 64M)
+      --reference FILE    NAAICE-form CSV to compare with (the FPGA's published means)
+      --calibrated        the NAAICE-calibrated parameters (docs/sim/calibration.md); options
+                          after it override them
+      --stats             print the NAA model's statistics at the end
+  -q, --quiet             only the phase lines
+  -h, --help              this help
+Regions (parameters 0, 1, ... in order): --in SRC, --inout SRC, --out SIZE; SRC is
+gen:SIZE[:SEED] (pseudo-random bytes) or seq:SIZE (0,1,2,...). SIZE takes K, M, G.
+Exit status: 0 done, 1 a call failed, 2 usage error, 3 session failure.
+)USAGE";
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::cerr << "naa-cosim: " << msg << "\n\n" << kUsage;
+  std::exit(2);
+}
+
+struct RegionArg {
+  unsigned kind = 0;  // 1 in, 2 out, 3 inout
+  std::uint64_t size = 0;
+  std::string source;  // gen:SIZE[:SEED], seq:SIZE or "" (out)
+};
+
+struct Options {
+  naa::cosim::CosimConfig cfg;
+  int fn = 0;
+  int repeat = 1;
+  std::uint32_t mtu = 4096;
+  std::uint64_t seed = 1;
+  std::vector<RegionArg> regions;
+  bool stats = false;
+  bool quiet = false;
+  naa::cosim::SweepOptions sweep;  // csv_path set: --naaice-sweep
+};
+
+std::uint64_t parse_u64(const char* s, const char* what, std::uint64_t max) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(s, &end, 0);
+  if (end == s || *end != '\0' || errno != 0 || v > max) {
+    usage_error(std::string("bad ") + what + ": " + s);
+  }
+  return v;
+}
+
+double parse_double(const char* s, const char* what, double max) {
+  char* end = nullptr;
+  const double v = std::strtod(s, &end);
+  if (end == s || *end != '\0' || !(v >= 0 && v <= max)) {
+    usage_error(std::string("bad ") + what + ": " + s);
+  }
+  return v;
+}
+
+std::uint64_t source_size(const std::string& src) {
+  const std::size_t colon = src.find(':');
+  if (colon == std::string::npos || (src.rfind("gen:", 0) != 0 && src.rfind("seq:", 0) != 0)) {
+    usage_error("a region source is gen:SIZE[:SEED] or seq:SIZE, not '" + src + "'");
+  }
+  std::string size = src.substr(colon + 1);
+  if (const std::size_t c2 = size.find(':'); c2 != std::string::npos) size.resize(c2);
+  const auto v = naa::tools::parse_size_arg(size);
+  if (!v || *v == 0) usage_error("bad region size in '" + src + "'");
+  return *v;
+}
+
+int parse_fn(const std::string& s) {
+  for (int f = 1; f <= 6; ++f) {
+    if (s == naa::protocol::to_string(static_cast<naa::protocol::BuiltinFunction>(f))) return f;
+  }
+  return static_cast<int>(parse_u64(s.c_str(), "--fn", 127));
+}
+
+Options parse_options(int argc, char* argv[]) {
+  Options o;
+  std::optional<naa::impair::FaultKey> key;
+  enum : int {
+    kMtu = 256,
+    kSeed,
+    kPcap,
+    kFaultRx,
+    kFaultTx,
+    kFaultKey,
+    kLinkGbps,
+    kLinkLatency,
+    kSw,
+    kPcie,
+    kNic,
+    kStats,
+    kIn,
+    kOut,
+    kInout,
+    kRx,
+    kClock,
+    kWidth,
+    kMemWidth,
+    kCalibrated,
+    kSweep,
+    kMax,
+    kReference
+  };
+  static const option kOptions[] = {{"fn", required_argument, nullptr, 'f'},
+                                    {"repeat", required_argument, nullptr, 'n'},
+                                    {"mtu", required_argument, nullptr, kMtu},
+                                    {"seed", required_argument, nullptr, kSeed},
+                                    {"pcap", required_argument, nullptr, kPcap},
+                                    {"fault-rx", required_argument, nullptr, kFaultRx},
+                                    {"fault-tx", required_argument, nullptr, kFaultTx},
+                                    {"fault-key", required_argument, nullptr, kFaultKey},
+                                    {"link-gbps", required_argument, nullptr, kLinkGbps},
+                                    {"link-latency-ns", required_argument, nullptr, kLinkLatency},
+                                    {"host-sw-ns", required_argument, nullptr, kSw},
+                                    {"host-pcie-ns", required_argument, nullptr, kPcie},
+                                    {"host-nic-ns", required_argument, nullptr, kNic},
+                                    {"stats", no_argument, nullptr, kStats},
+                                    {"host-rx-ns", required_argument, nullptr, kRx},
+                                    {"clock-mhz", required_argument, nullptr, kClock},
+                                    {"width", required_argument, nullptr, kWidth},
+                                    {"mem-width", required_argument, nullptr, kMemWidth},
+                                    {"calibrated", no_argument, nullptr, kCalibrated},
+                                    {"naaice-sweep", required_argument, nullptr, kSweep},
+                                    {"max", required_argument, nullptr, kMax},
+                                    {"reference", required_argument, nullptr, kReference},
+                                    {"in", required_argument, nullptr, kIn},
+                                    {"out", required_argument, nullptr, kOut},
+                                    {"inout", required_argument, nullptr, kInout},
+                                    {"quiet", no_argument, nullptr, 'q'},
+                                    {"help", no_argument, nullptr, 'h'},
+                                    {nullptr, 0, nullptr, 0}};
+  opterr = 0;
+  for (;;) {
+    const int c = getopt_long(argc, argv, "f:n:qh", kOptions, nullptr);
+    if (c == -1) break;
+    std::string why;
+    switch (c) {
+      case 'f':
+        o.fn = parse_fn(optarg);
+        break;
+      case 'n':
+        o.repeat = static_cast<int>(parse_u64(optarg, "--repeat", 1000000));
+        break;
+      case kMtu: {
+        const auto v = parse_u64(optarg, "--mtu", 4096);
+        if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096)
+          usage_error("--mtu must be 256, 512, 1024, 2048 or 4096");
+        o.mtu = static_cast<std::uint32_t>(v);
+        break;
+      }
+      case kSeed:
+        o.seed = parse_u64(optarg, "--seed", UINT64_MAX);
+        break;
+      case kPcap:
+        o.cfg.pcap_path = optarg;
+        break;
+      case kFaultRx:
+      case kFaultTx:
+        if (!naa::impair::parse_fault_spec(
+                optarg, c == kFaultRx ? o.cfg.sim.fault_rx : o.cfg.sim.fault_tx, &why))
+          usage_error(std::string(c == kFaultRx ? "bad --fault-rx: " : "bad --fault-tx: ") + why);
+        break;
+      case kFaultKey: {
+        naa::impair::FaultKey k{};
+        if (!naa::impair::parse_fault_key(optarg, k))
+          usage_error(std::string("--fault-key must be sequence or packet, not ") + optarg);
+        key = k;
+        break;
+      }
+      case kLinkGbps:
+        o.cfg.sim.link_gbps = parse_double(optarg, "--link-gbps", 10000);
+        break;
+      case kLinkLatency:
+        o.cfg.sim.link_latency_ns = parse_u64(optarg, "--link-latency-ns", 1000000000);
+        break;
+      case kSw:
+        o.cfg.host.sw_per_packet_ns = parse_double(optarg, "--host-sw-ns", 1e9);
+        break;
+      case kPcie:
+        o.cfg.host.pcie_ns = parse_double(optarg, "--host-pcie-ns", 1e9);
+        break;
+      case kNic:
+        o.cfg.host.nic_ns = parse_double(optarg, "--host-nic-ns", 1e9);
+        break;
+      case kStats:
+        o.stats = true;
+        break;
+      case kRx:
+        o.cfg.host.sw_rx_ns = parse_double(optarg, "--host-rx-ns", 1e9);
+        break;
+      case kClock:
+        o.cfg.sim.clock_mhz = parse_double(optarg, "--clock-mhz", 10000);
+        break;
+      case kWidth:
+        o.cfg.sim.width = static_cast<std::uint32_t>(parse_u64(optarg, "--width", 4096));
+        if (o.cfg.sim.width == 0) usage_error("--width must be > 0");
+        break;
+      case kMemWidth:
+        o.cfg.sim.mem_width = static_cast<std::uint32_t>(parse_u64(optarg, "--mem-width", 65536));
+        if (o.cfg.sim.mem_width == 0) usage_error("--mem-width must be > 0");
+        break;
+      case kCalibrated:
+        naa::cosim::apply_naaice_calibration(o.cfg);
+        break;
+      case kSweep:
+        o.sweep.csv_path = optarg;
+        break;
+      case kReference:
+        o.sweep.reference_path = optarg;
+        break;
+      case kMax: {
+        const auto v = naa::tools::parse_size_arg(optarg);
+        if (!v || *v == 0 || *v > (1ULL << 30)) usage_error("--max must be 1 .. 1G");
+        o.sweep.max_size = *v;
+        break;
+      }
+      case kIn:
+      case kInout:
+        o.regions.push_back({c == kIn ? 1U : 3U, source_size(optarg), optarg});
+        break;
+      case kOut: {
+        const auto v = naa::tools::parse_size_arg(optarg);
+        if (!v || *v == 0) usage_error(std::string("bad --out size: ") + optarg);
+        o.regions.push_back({2U, *v, ""});
+        break;
+      }
+      case 'q':
+        o.quiet = true;
+        break;
+      case 'h':
+        std::cout << kUsage;
+        std::exit(0);
+      default:
+        usage_error(std::string("unknown or incomplete option: ") +
+                    (optind > 0 && optind <= argc ? argv[optind - 1] : "?"));
+    }
+  }
+  if (optind < argc) usage_error(std::string("unexpected argument: ") + argv[optind]);
+  if (!o.sweep.csv_path.empty() && o.fn == 0) o.fn = 1;
+  if (o.fn == 0) usage_error("--fn is required");
+  if (o.regions.empty() && o.sweep.csv_path.empty())
+    usage_error("at least one region (--in, --out, --inout)");
+  if (key) o.cfg.sim.fault_rx.key = o.cfg.sim.fault_tx.key = *key;
+  o.cfg.sim.seed = o.seed;
+  o.cfg.sim.idle_timeout_ms = 0;  // the session ends; nothing to keep alive
+  return o;
+}
+
+// The host buffers at one fixed virtual address: host VAs travel on the wire (MRSP, RETH), so
+// the same arguments must give the same addresses whatever ASLR does.
+class FixedArena {
+ public:
+  explicit FixedArena(std::uint64_t bytes) : size_((bytes + 4095) / 4096 * 4096 + 4096) {
+    void* want = reinterpret_cast<void*>(0x6e0000000000ULL);  // NOLINT: a fixed address
+    base_ = ::mmap(want, size_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (base_ == MAP_FAILED || base_ != want) throw std::runtime_error("cannot map the arena");
+  }
+  ~FixedArena() { ::munmap(base_, size_); }
+  FixedArena(const FixedArena&) = delete;
+  FixedArena& operator=(const FixedArena&) = delete;
+  std::uint8_t* take(std::uint64_t n) {
+    std::uint8_t* p = static_cast<std::uint8_t*>(base_) + used_;
+    used_ += (n + 4095) / 4096 * 4096;
+    return p;
+  }
+
+ private:
+  std::size_t size_;
+  void* base_ = nullptr;
+  std::size_t used_ = 0;
+};
+
+void fill(std::uint8_t* p, const RegionArg& r) {
+  if (r.source.rfind("seq:", 0) == 0) {
+    for (std::uint64_t i = 0; i < r.size; ++i)
+      p[i] = static_cast<std::uint8_t>(i);
+    return;
+  }
+  std::uint64_t seed = 1;
+  const std::size_t c2 = r.source.find(':', 4);
+  if (c2 != std::string::npos) seed = std::strtoull(r.source.c_str() + c2 + 1, nullptr, 0);
+  std::mt19937_64 rng(seed);
+  for (std::uint64_t i = 0; i < r.size; ++i)
+    p[i] = static_cast<std::uint8_t>(rng());
+}
+
+void phase(const naa::cosim::Cosim& cs, const std::string& name, double t0, double t1) {
+  const double cycles = (t1 - t0) * cs.clock_mhz() / 1e3;
+  std::cout << "naa-cosim: " << name << ' ' << static_cast<std::uint64_t>(t1 - t0 + 0.5) << " ns ("
+            << static_cast<std::uint64_t>(cycles + 0.5) << " cycles)\n";
+}
+
+int run(const Options& o) {
+  if (!o.sweep.csv_path.empty()) {
+    naa::cosim::SweepOptions sw = o.sweep;
+    sw.fn = o.fn;
+    sw.seed = o.seed;
+    return naa::cosim::run_naaice_sweep(o.cfg, sw);
+  }
+  std::uint64_t total = 0;
+  for (const auto& r : o.regions)
+    total += (r.size + 4095) / 4096 * 4096;
+  FixedArena arena(total);
+  std::vector<naa::host::Region> regions;
+  std::vector<std::pair<std::uint8_t*, std::vector<std::uint8_t>>> inouts;  // for the check
+  for (const auto& r : o.regions) {
+    std::uint8_t* p = arena.take(r.size);
+    if (r.kind != 2) fill(p, r);
+    if (r.kind == 3) inouts.emplace_back(p, std::vector<std::uint8_t>(p, p + r.size));
+    regions.push_back(r.kind == 1   ? naa::host::Region::input(p, r.size)
+                      : r.kind == 2 ? naa::host::Region::output(p, r.size)
+                                    : naa::host::Region::inout(p, r.size));
+  }
+  naa::cosim::Cosim cs(o.cfg);
+  naa::host::UdpRoceOptions uo;
+  uo.seed = o.seed;
+  uo.fault_seed = o.seed;
+  auto transport = cs.open_host(uo);
+  naa::host::SessionOptions so;
+  char ip[16];
+  const std::uint32_t a = o.cfg.naa_ip;
+  std::snprintf(ip, sizeof ip, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255U, (a >> 8) & 255U, a & 255U);
+  so.naa_address = ip;
+  so.path_mtu = o.mtu;
+  int status = 0;
+  try {
+    double t0 = cs.now_ns();
+    naa::host::Session s(transport, so, regions);
+    double t1 = cs.now_ns();
+    phase(cs, "connect+mrsp", t0, t1);
+    for (int i = 0; i < o.repeat; ++i) {
+      t0 = cs.now_ns();
+      const naa::host::CallResult r = s.call(static_cast<std::uint8_t>(o.fn));
+      t1 = cs.now_ns();
+      std::ostringstream name;
+      name << "call " << (i + 1) << " rc 0x" << std::hex << r.return_code;
+      phase(cs, name.str(), t0, t1);
+      if (r.return_code != 0) status = 1;
+    }
+    t0 = cs.now_ns();
+    s.disconnect();
+    t1 = cs.now_ns();
+    phase(cs, "disconnect", t0, t1);
+  } catch (const naa::host::Error& e) {
+    std::cerr << "naa-cosim: " << e.what() << "\n";
+    return 3;
+  }
+  // add1 / add2 (fn 1, 2) add fn to every byte of an inout region per call: check the results
+  // came back (the simulated data path, not only its timing).
+  if ((o.fn == 1 || o.fn == 2) && status == 0) {
+    for (const auto& [p, before] : inouts) {
+      for (std::size_t i = 0; i < before.size(); ++i) {
+        if (p[i] != static_cast<std::uint8_t>(before[i] + o.fn * o.repeat)) {
+          std::cerr << "naa-cosim: result byte " << i << " wrong\n";
+          return 1;
+        }
+      }
+    }
+    std::cout << "naa-cosim: results verified\n";
+  }
+  std::ostringstream rep;
+  cs.report(rep);
+  if (o.stats) {
+    std::cout << rep.str();
+  } else if (!o.quiet) {
+    std::cout << rep.str().substr(0, rep.str().find('\n', rep.str().find("sim.cycles")) + 1);
+  }
+  return status;
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  return run(parse_options(argc, argv));
+}
