@@ -61,11 +61,18 @@ Options:
                      --stats
   --log-level L      error, warn, info or debug (default warn); logs go to stderr
   --mr-table=MODE    the MR table as the C++ model, as the Verilated RTL (rtl/mr_table/mr_table.sv),
-                     or both in lockstep: model, rtl or lockstep (default model)
+                     or both in lockstep: model, rtl or lockstep (default @DEFAULT_MODE@)
   --kernels=MODE     the same for the kernels that have RTL (add1/add2, vadd_i32, crc32; RTL
                      kernels need --width 16 or 64, add1/add2 also 1); others stay C++ models
+                     (default @DEFAULT_MODE@; by default a kernel not Verilated at --width
+                     stays the C++ model)
   --trace FILE.fst   FST waveform (GTKWave) of the Verilated blocks, on the simulated time axis;
-                     with lockstep it ends at the first divergence (docs/sim/rtl.md)
+                     with lockstep it ends at the first divergence (docs/sim/rtl.md); complete
+                     after SIGINT/SIGTERM too
+  --trace-window N   keep only the last N Verilated cycles of the waveform (a ring buffer),
+                     written at the first lockstep divergence or at exit; needs --trace
+  --trace-start T    record the waveform from simulated time T on (suffix ps, ns, us, ms or s;
+                     default unit ns); needs --trace
   --help             print this help and exit
 
 Output: one line "naa-sim: listening on IP:4791 (cm port N)" on stdout once it serves; then
@@ -77,8 +84,23 @@ Exit status: 0 stopped by a signal, 1 cannot listen or write the pcap, 2 bad com
 3 lockstep divergence.
 )USAGE";
 
+// The blocks' default mode: RTL when naa-sim was built with it (docs/sim/rtl.md).
+#if NAA_SIM_HAS_RTL
+constexpr const char* kDefaultBlockMode = "rtl";
+#else
+constexpr const char* kDefaultBlockMode = "model";
+#endif
+
+std::string usage() {
+  std::string u = kUsage;
+  const std::string mark = "@DEFAULT_MODE@";
+  for (auto at = u.find(mark); at != std::string::npos; at = u.find(mark))
+    u.replace(at, mark.size(), kDefaultBlockMode);
+  return u;
+}
+
 [[noreturn]] void usage_error(const std::string& msg) {
-  std::cerr << "naa-sim: " << msg << "\n\n" << kUsage;
+  std::cerr << "naa-sim: " << msg << "\n\n" << usage();
   std::exit(2);
 }
 
@@ -140,6 +162,25 @@ std::uint64_t parse_size(const char* s) {
   return v * mult;
 }
 
+// --trace-start: a simulated time with a unit suffix (ps, ns, us, ms, s; none = ns), in ps.
+std::uint64_t parse_time_ps(const char* s) {
+  std::string str(s);
+  std::uint64_t scale = 1000;  // ns
+  for (const auto& [suffix, ps] : {std::pair<const char*, std::uint64_t>{"ps", 1},
+                                   {"ns", 1000},
+                                   {"us", 1000000},
+                                   {"ms", 1000000000},
+                                   {"s", 1000000000000}}) {
+    const std::string sfx = suffix;
+    if (str.size() > sfx.size() && str.compare(str.size() - sfx.size(), sfx.size(), sfx) == 0) {
+      scale = ps;
+      str.resize(str.size() - sfx.size());
+      break;
+    }
+  }
+  return parse_u64(str.c_str(), "--trace-start", UINT64_MAX / scale) * scale;
+}
+
 // Everything the command line asks for.
 struct Options {
   naa::sim::SimConfig cfg;
@@ -147,9 +188,12 @@ struct Options {
   naa::sim::LogLevel level = naa::sim::LogLevel::warn;
   // Blocks with RTL (docs/sim/rtl.md): parsed here, built by run() once the whole command line is
   // known.
-  std::string mr_table_mode = "model";
-  std::string kernels_mode = "model";
+  std::string mr_table_mode = kDefaultBlockMode;
+  std::string kernels_mode = kDefaultBlockMode;
+  bool kernels_given = false;  // --kernels on the command line (else the default applies)
   std::string trace_path;
+  std::uint64_t trace_window = 0;    // --trace-window: cycles kept; 0 = the whole run
+  std::uint64_t trace_start_ps = 0;  // --trace-start
   std::string mr_table_variant = "reference";
   std::string command_line;  // quoted for a shell: what a divergence report says to run again
   bool help = false;
@@ -181,6 +225,8 @@ Options parse_options(int argc, char* argv[]) {
     kMrTable,
     kKernels,
     kTrace,
+    kTraceWindow,
+    kTraceStart,
     kMrTableVariant,
     kHelp
   };
@@ -204,6 +250,8 @@ Options parse_options(int argc, char* argv[]) {
       {"mr-table", required_argument, nullptr, kMrTable},
       {"kernels", required_argument, nullptr, kKernels},
       {"trace", required_argument, nullptr, kTrace},
+      {"trace-window", required_argument, nullptr, kTraceWindow},
+      {"trace-start", required_argument, nullptr, kTraceStart},
       // Hidden: the deliberately broken MR table RTL (rtl/mr_table/README.md "Broken variant"),
       // only to show lockstep catching a bug (testbench/sim/test_rtl_lockstep.cpp).
       {"mr-table-variant", required_argument, nullptr, kMrTableVariant},
@@ -302,8 +350,16 @@ Options parse_options(int argc, char* argv[]) {
                       " must be model, rtl or lockstep, not " + m);
         }
         (c == kMrTable ? o.mr_table_mode : o.kernels_mode) = m;
+        if (c == kKernels) o.kernels_given = true;
         break;
       }
+      case kTraceWindow:
+        o.trace_window = parse_u64(optarg, "--trace-window", UINT64_MAX);
+        if (o.trace_window == 0) usage_error("--trace-window must be > 0");
+        break;
+      case kTraceStart:
+        o.trace_start_ps = parse_time_ps(optarg);
+        break;
       case kTrace:
         o.trace_path = optarg;
         if (o.trace_path.empty()) usage_error("--trace needs a file name");
@@ -323,6 +379,9 @@ Options parse_options(int argc, char* argv[]) {
     }
   }
   if (optind < argc) usage_error(std::string("unexpected argument: ") + argv[optind]);
+  if ((o.trace_window != 0 || o.trace_start_ps != 0) && o.trace_path.empty()) {
+    usage_error("--trace-window and --trace-start need --trace FILE.fst");
+  }
   return o;
 }
 
@@ -340,7 +399,10 @@ int run(Options options) {
     naa::sim::RtlBlocksOptions ro;
     ro.mr_table = *naa::sim::parse_block_mode(options.mr_table_mode);
     ro.kernels = *naa::sim::parse_block_mode(options.kernels_mode);
+    ro.kernels_by_default = !options.kernels_given;
     ro.trace_fst = options.trace_path;
+    ro.trace_window = options.trace_window;
+    ro.trace_start_ps = options.trace_start_ps;
     ro.command_line = options.command_line;
     // Without --seed the rkeys, comm IDs and PSNs of this run came from the OS random source: the
     // same command and traffic will not repeat them (docs/sim/naa-sim.md "Secrets and --seed").
@@ -373,6 +435,9 @@ int run(Options options) {
   naa::sim::Runner runner(cfg, std::move(options.run), options.level);
   const int status = runner.run();
 #if NAA_SIM_HAS_RTL
+  // Stopped (a signal, or a divergence): the waveform's window is written and the file closed,
+  // so it is complete whatever stopped the run.
+  if (rtl) rtl->finish();
   // The run was stopped by a lockstep divergence (the report is on stderr).
   if (rtl && rtl->diverged()) return naa::sim::kExitLockstepDivergence;
 #endif
@@ -384,7 +449,7 @@ int run(Options options) {
 int sc_main(int argc, char* argv[]) {
   Options options = parse_options(argc, argv);
   if (options.help) {
-    std::cout << kUsage;
+    std::cout << usage();
     return 0;
   }
   return run(std::move(options));
