@@ -66,6 +66,10 @@ Options:
                      kernels need --width 16 or 64, add1/add2 also 1); others stay C++ models
                      (default @DEFAULT_MODE@; by default a kernel not Verilated at --width
                      stays the C++ model)
+  --rx-pipe=MODE     the receive path's checks (rtl/rx_parser: headers, TVer, pad, length,
+                     opcode; rtl/icrc_check: the ICRC) as the C++ model, the Verilated RTL or
+                     both in lockstep: model, rtl or lockstep (default @RX_DEFAULT@); in rtl
+                     mode the drop counters take the RTL's reasons
   --trace FILE.fst   FST waveform (GTKWave) of the Verilated blocks, on the simulated time axis;
                      with lockstep it ends at the first divergence (docs/sim/rtl.md); complete
                      after SIGINT/SIGTERM too
@@ -91,11 +95,17 @@ constexpr const char* kDefaultBlockMode = "rtl";
 constexpr const char* kDefaultBlockMode = "model";
 #endif
 
+// The receive path's default (docs/sim/rtl.md "What each mode costs").
+constexpr const char* kDefaultRxPipeMode = "model";
+
 std::string usage() {
   std::string u = kUsage;
-  const std::string mark = "@DEFAULT_MODE@";
-  for (auto at = u.find(mark); at != std::string::npos; at = u.find(mark))
-    u.replace(at, mark.size(), kDefaultBlockMode);
+  for (const auto& [mark, mode] :
+       {std::pair<std::string, const char*>{"@DEFAULT_MODE@", kDefaultBlockMode},
+        {"@RX_DEFAULT@", kDefaultRxPipeMode}}) {
+    for (auto at = u.find(mark); at != std::string::npos; at = u.find(mark))
+      u.replace(at, mark.size(), mode);
+  }
   return u;
 }
 
@@ -191,6 +201,7 @@ struct Options {
   std::string mr_table_mode = kDefaultBlockMode;
   std::string kernels_mode = kDefaultBlockMode;
   bool kernels_given = false;  // --kernels on the command line (else the default applies)
+  std::string rx_pipe_mode = kDefaultRxPipeMode;
   std::string trace_path;
   std::uint64_t trace_window = 0;    // --trace-window: cycles kept; 0 = the whole run
   std::uint64_t trace_start_ps = 0;  // --trace-start
@@ -224,6 +235,7 @@ Options parse_options(int argc, char* argv[]) {
     kLogLevel,
     kMrTable,
     kKernels,
+    kRxPipe,
     kTrace,
     kTraceWindow,
     kTraceStart,
@@ -249,6 +261,7 @@ Options parse_options(int argc, char* argv[]) {
       {"log-level", required_argument, nullptr, kLogLevel},
       {"mr-table", required_argument, nullptr, kMrTable},
       {"kernels", required_argument, nullptr, kKernels},
+      {"rx-pipe", required_argument, nullptr, kRxPipe},
       {"trace", required_argument, nullptr, kTrace},
       {"trace-window", required_argument, nullptr, kTraceWindow},
       {"trace-start", required_argument, nullptr, kTraceStart},
@@ -353,6 +366,12 @@ Options parse_options(int argc, char* argv[]) {
         if (c == kKernels) o.kernels_given = true;
         break;
       }
+      case kRxPipe:
+        o.rx_pipe_mode = optarg;
+        if (o.rx_pipe_mode != "model" && o.rx_pipe_mode != "rtl" && o.rx_pipe_mode != "lockstep") {
+          usage_error("--rx-pipe must be model, rtl or lockstep, not " + o.rx_pipe_mode);
+        }
+        break;
       case kTraceWindow:
         o.trace_window = parse_u64(optarg, "--trace-window", UINT64_MAX);
         if (o.trace_window == 0) usage_error("--trace-window must be > 0");
@@ -392,7 +411,8 @@ int run(Options options) {
   // as messages (nothing a peer sends reaches SystemC).
   sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DISPLAY);
   const bool want_rtl = options.mr_table_mode != "model" || options.kernels_mode != "model" ||
-                        !options.trace_path.empty() || options.mr_table_variant != "reference";
+                        options.rx_pipe_mode != "model" || !options.trace_path.empty() ||
+                        options.mr_table_variant != "reference";
 #if NAA_SIM_HAS_RTL
   std::shared_ptr<naa::sim::RtlBlocks> rtl;
   if (want_rtl) {
@@ -400,6 +420,7 @@ int run(Options options) {
     ro.mr_table = *naa::sim::parse_block_mode(options.mr_table_mode);
     ro.kernels = *naa::sim::parse_block_mode(options.kernels_mode);
     ro.kernels_by_default = !options.kernels_given;
+    ro.rx_pipe = *naa::sim::parse_block_mode(options.rx_pipe_mode);
     ro.trace_fst = options.trace_path;
     ro.trace_window = options.trace_window;
     ro.trace_start_ps = options.trace_start_ps;
@@ -429,7 +450,7 @@ int run(Options options) {
   if (want_rtl) {
     usage_error(
         "this naa-sim was built without the RTL blocks (NAA_BUILD_RTL=OFF): --mr-table, "
-        "--kernels and --trace are not available");
+        "--kernels, --rx-pipe and --trace are not available");
   }
 #endif
   naa::sim::Runner runner(cfg, std::move(options.run), options.level);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "config.hpp"
 
@@ -15,6 +16,9 @@ struct Options {
   std::string sim_stats;  // --sim-stats (with --naa)
   long sim_pid = 0;       // --sim-pid (with --naa)
   bool external = false;  // --naa: a running NAA
+  // --modes: the streaming measurement once per block mode (model, rtl, lockstep), each with a
+  // naa-sim of its own (run_modes in naa_bench.cpp).
+  std::vector<std::string> modes;
 };
 
 // Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.

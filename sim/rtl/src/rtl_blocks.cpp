@@ -224,6 +224,10 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
   const std::string kmode = "--kernels=" + std::string(to_string(options_.kernels));
 
   // ---- what cannot work ----
+  if (options_.rx_pipe != BlockMode::model) {
+    throw std::invalid_argument("--rx-pipe=" + std::string(to_string(options_.rx_pipe)) +
+                                ": the rx_parser and icrc_check RTL are not in this build yet");
+  }
   if (mr_rtl && cfg.mr_entries > rtl::kMrEntries) {
     throw std::invalid_argument("--mr-table=" + std::string(to_string(options_.mr_table)) +
                                 ": the RTL MR table has " + std::to_string(rtl::kMrEntries) +
@@ -391,6 +395,7 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
     in.rst_n = false;
     (void)kernels_->crc32->step(in);
   }
+  reset_cycles_ = session_->cycles();
 }
 
 RtlBlocks::~RtlBlocks() = default;
@@ -464,6 +469,10 @@ void RtlBlocks::install_kernels(KernelRegistry& registry, const SimConfig& /*cfg
   }
 }
 
+std::unique_ptr<RxChecksIf> RtlBlocks::make_rx_checks(const SimConfig& /*cfg*/) {
+  return nullptr;
+}
+
 void RtlBlocks::sync_time() {
   if (session_) session_->advance_to(sim_time_ps());
 }
@@ -481,6 +490,7 @@ void RtlBlocks::report(std::ostream& os) const {
      << "rtl.kernels.cycles=" << counters.kernel_cycles << '\n'
      << "rtl.kernels.runs=" << counters.kernel_runs << '\n'
      << "rtl.cycles=" << (session_ ? session_->cycles() : 0) << '\n'
+     << "rtl.reset_cycles=" << reset_cycles_ << '\n'
      << "rtl.last_cycle_ps=" << (session_ && session_->cycles() ? session_->last_cycle_ps() : 0)
      << '\n'
      << "rtl.trace.window=" << (window_ ? window_->cycles() : 0) << '\n'

@@ -55,6 +55,8 @@ struct RtlBlocksOptions {
   // The kernels' mode is naa-sim's default, not asked for: a kernel whose RTL is not built at
   // cfg.width stays the C++ model (a note says so) instead of refusing the run.
   bool kernels_by_default = false;
+  // --rx-pipe: the receive path's checks (rtl/rx_parser, rtl/icrc_check).
+  BlockMode rx_pipe = BlockMode::model;
   // --trace: FST waveform of every Verilated block; empty = none.
   std::string trace_fst;
   // --trace-window: keep only the last N Verilated cycles (0 = all); --trace-start: record from
@@ -85,6 +87,7 @@ class RtlBlocks final : public BlockFactory {
 
   [[nodiscard]] std::unique_ptr<MrTableIf> make_mr_table(const SimConfig& cfg) override;
   void install_kernels(KernelRegistry& registry, const SimConfig& cfg) override;
+  [[nodiscard]] std::unique_ptr<RxChecksIf> make_rx_checks(const SimConfig& cfg) override;
   void report(std::ostream& os) const override;
   // The run is over (stopped by a signal or a divergence): writes the --trace-window and closes
   // the waveform, so the file is complete. Idempotent.
@@ -123,6 +126,7 @@ class RtlBlocks final : public BlockFactory {
   std::uint32_t width_;
   std::uint32_t mr_entries_;
   std::shared_ptr<rtl::RtlSession> session_;
+  std::uint64_t reset_cycles_ = 0;              // the blocks' reset cycles, part of rtl.cycles
   std::shared_ptr<trace_window::Ring> window_;  // --trace-window, else null
   std::unique_ptr<rtl::MrTablePort> mr_port_;   // until make_mr_table() takes it
   std::shared_ptr<Kernels> kernels_;
