@@ -4,8 +4,8 @@
 #      preset's own build folder: build/ for ci, build-dev/ for dev; shared with scripts/test.sh);
 #      a failed build prints the compiler's errors and stops;
 #   2. starts the simulated NAA (naa-sim) in the background on 127.0.0.2:4791, capturing a pcap,
-#      with the MR table and the kernels as Verilated RTL (--mr-table=rtl --kernels=rtl, naa-sim's
-#      default; docs/sim/rtl.md);
+#      with the MR table, the kernels and the receive path as Verilated RTL (--mr-table=rtl
+#      --kernels=rtl --rx-pipe=rtl, naa-sim's default; docs/sim/rtl.md);
 #   3. runs a vadd_i32 call and an add1 call through the host library (naa-call), which connects
 #      with the IB CM, sets up regions with MRSP, writes the inputs by RDMA WRITE(_WITH_IMM) and
 #      receives the results by RDMA WRITE from the NAA; each result is verified;
@@ -43,7 +43,7 @@ out=${NAA_DEMO_DIR:-$build/demo}
 mkdir -p "$out"
 rm -f "$out"/*.pcap "$out"/*.out "$out"/naa-sim.*
 echo
-rtl_args=(--mr-table=rtl --kernels=rtl)
+rtl_args=(--mr-table=rtl --kernels=rtl --rx-pipe=rtl)
 echo "== starting the simulated NAA: naa-sim --listen $naa_ip ${rtl_args[*]} --pcap $out/naa-sim.pcap"
 "$bin/naa-sim" --listen "$naa_ip" "${rtl_args[@]}" --pcap "$out/naa-sim.pcap" \
   --stats-file "$out/naa-sim.stats" >"$out/naa-sim.log" 2>&1 &
@@ -81,8 +81,10 @@ echo
 echo "== the RTL blocks (Verilated, clocked only while they have work)"
 echo "mr_table:               $(stat rtl.mr_table.cycles) cycles ($(stat rtl.mr_table.lookups) lookups, $(stat rtl.mr_table.reads) entry reads, $(stat rtl.mr_table.searches) free-entry searches)"
 echo "kernels:                $(stat rtl.kernels.cycles) cycles in $(stat rtl.kernels.runs) runs (add_const, vadd_i32, crc32)"
+echo "receive path:           rx_parser $(stat rtl.rx_parser.cycles) cycles, icrc_check $(stat rtl.icrc_check.cycles) cycles, $(stat rtl.rx_pipe.packets) datagrams ($(stat rtl.rx_pipe.drops) dropped)"
 echo "all RTL blocks:         $(stat rtl.cycles) cycles, $(stat rtl.lockstep.divergences) lockstep divergences"
-[ "$(stat rtl.mr_table.verilated)" = 1 ] && [ "$(stat rtl.kernels.runs)" -gt 0 ] ||
+[ "$(stat rtl.mr_table.verilated)" = 1 ] && [ "$(stat rtl.kernels.runs)" -gt 0 ] &&
+  [ "$(stat rtl.rx_pipe.packets)" -gt 0 ] ||
   { echo "demo: the RTL blocks did not run (see $out/naa-sim.log)" >&2; exit 1; }
 echo
 echo "== captures (open in Wireshark, or: tshark -r FILE --disable-protocol rpcordma)"

@@ -96,7 +96,7 @@ constexpr const char* kDefaultBlockMode = "model";
 #endif
 
 // The receive path's default (docs/sim/rtl.md "What each mode costs").
-constexpr const char* kDefaultRxPipeMode = "model";
+constexpr const char* kDefaultRxPipeMode = kDefaultBlockMode;
 
 std::string usage() {
   std::string u = kUsage;
@@ -202,6 +202,7 @@ struct Options {
   std::string kernels_mode = kDefaultBlockMode;
   bool kernels_given = false;  // --kernels on the command line (else the default applies)
   std::string rx_pipe_mode = kDefaultRxPipeMode;
+  bool rx_pipe_given = false;
   std::string trace_path;
   std::uint64_t trace_window = 0;    // --trace-window: cycles kept; 0 = the whole run
   std::uint64_t trace_start_ps = 0;  // --trace-start
@@ -371,6 +372,7 @@ Options parse_options(int argc, char* argv[]) {
         if (o.rx_pipe_mode != "model" && o.rx_pipe_mode != "rtl" && o.rx_pipe_mode != "lockstep") {
           usage_error("--rx-pipe must be model, rtl or lockstep, not " + o.rx_pipe_mode);
         }
+        o.rx_pipe_given = true;
         break;
       case kTraceWindow:
         o.trace_window = parse_u64(optarg, "--trace-window", UINT64_MAX);
@@ -421,6 +423,7 @@ int run(Options options) {
     ro.kernels = *naa::sim::parse_block_mode(options.kernels_mode);
     ro.kernels_by_default = !options.kernels_given;
     ro.rx_pipe = *naa::sim::parse_block_mode(options.rx_pipe_mode);
+    ro.rx_pipe_by_default = !options.rx_pipe_given;
     ro.trace_fst = options.trace_path;
     ro.trace_window = options.trace_window;
     ro.trace_start_ps = options.trace_start_ps;

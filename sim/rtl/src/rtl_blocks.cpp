@@ -14,8 +14,12 @@
 #include "naa/protocol/bytes.hpp"
 #include "naa/rtl/add_const_rtl.hpp"
 #include "naa/rtl/crc32_rtl.hpp"
+#include "naa/rtl/icrc_check.hpp"
+#include "naa/rtl/icrc_check_rtl.hpp"
 #include "naa/rtl/mr_table_rtl.hpp"
 #include "naa/rtl/rtl_session.hpp"
+#include "naa/rtl/rx_parser.hpp"
+#include "naa/rtl/rx_parser_rtl.hpp"
 #include "naa/rtl/vadd_i32_rtl.hpp"
 #include "naa/sim/common.hpp"
 #include "stream_driver.hpp"
@@ -224,9 +228,22 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
   const std::string kmode = "--kernels=" + std::string(to_string(options_.kernels));
 
   // ---- what cannot work ----
-  if (options_.rx_pipe != BlockMode::model) {
-    throw std::invalid_argument("--rx-pipe=" + std::string(to_string(options_.rx_pipe)) +
-                                ": the rx_parser and icrc_check RTL are not in this build yet");
+  // The receive path: both blocks at cfg.width, or (the default) the C++ model with a note.
+  bool rx_rtl = options_.rx_pipe != BlockMode::model;
+  if (rx_rtl && (!has_width(rtl::rx_parser_rtl_widths(), cfg.width) ||
+                 !has_width(rtl::icrc_check_rtl_widths(), cfg.width))) {
+    const std::string why = "--rx-pipe=" + std::string(to_string(options_.rx_pipe)) +
+                            ": rx_parser and icrc_check are Verilated at --width " +
+                            join_widths(rtl::rx_parser_rtl_widths()) + " and " +
+                            join_widths(rtl::icrc_check_rtl_widths()) + " only, not " +
+                            std::to_string(cfg.width);
+    if (!options_.rx_pipe_by_default) {
+      throw std::invalid_argument(why +
+                                  " (add the width to their WIDTHS in rtl/CMakeLists.txt, "
+                                  "or use --rx-pipe=model)");
+    }
+    notes_.push_back(why + " (the default): the receive path runs as the C++ model");
+    rx_rtl = false;
   }
   if (mr_rtl && cfg.mr_entries > rtl::kMrEntries) {
     throw std::invalid_argument("--mr-table=" + std::string(to_string(options_.mr_table)) +
@@ -282,16 +299,16 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
     }
   }
   if (!options_.trace_fst.empty()) {
-    if (!mr_rtl && !kernels_rtl) {
+    if (!mr_rtl && !kernels_rtl && !rx_rtl) {
       throw std::invalid_argument(
-          "--trace records the RTL blocks: it needs --mr-table or --kernels set to rtl or "
-          "lockstep");
+          "--trace records the RTL blocks: it needs --mr-table, --kernels or --rx-pipe set to "
+          "rtl or lockstep");
     }
     if (!std::ofstream(options_.trace_fst, std::ios::trunc)) {
       throw std::invalid_argument("--trace: cannot write " + options_.trace_fst);
     }
   }
-  if (!mr_rtl && !kernels_rtl) return;  // nothing Verilated
+  if (!mr_rtl && !kernels_rtl && !rx_rtl) return;  // nothing Verilated
 
   // ---- the Verilated blocks, all in one session, all created before the first cycle ----
   // With --trace-window the session naa-sim uses is not traced; every block gets a shadow in a
@@ -373,6 +390,23 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
     }
   }
 
+  if (rx_rtl) {
+    const std::uint32_t w = cfg.width;
+    rx_parser_port_ = verilate(
+        "rx_parser", [w](const rtl::RtlOptions& o) { return rtl::make_rx_parser_rtl(w, o); });
+    icrc_check_port_ = verilate(
+        "icrc_check", [w](const rtl::RtlOptions& o) { return rtl::make_icrc_check_rtl(w, o); });
+    if (!rx_parser_port_ || !icrc_check_port_) {
+      throw std::invalid_argument("--rx-pipe: the receive path's RTL could not be built");
+    }
+    if (options_.rx_pipe == BlockMode::lockstep) {
+      rx_parser_port_ = std::make_unique<rtl::RxParserLockstep>(
+          std::make_unique<rtl::RxParserModel>(w), std::move(rx_parser_port_), on_divergence);
+      icrc_check_port_ = std::make_unique<rtl::IcrcCheckLockstep>(
+          std::make_unique<rtl::IcrcCheckModel>(w), std::move(icrc_check_port_), on_divergence);
+    }
+  }
+
   // ---- reset: one cycle with rst_n low each, at simulated time 0 ----
   if (mr_port_) {
     rtl::MrTableInputs in;
@@ -394,6 +428,11 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
     rtl::Crc32Inputs in;
     in.rst_n = false;
     (void)kernels_->crc32->step(in);
+  }
+  // The receive path's drivers step their blocks' reset cycle as they are made.
+  if (rx_parser_port_) rx_parser_ = std::make_shared<rtl::RxParser>(std::move(rx_parser_port_));
+  if (icrc_check_port_) {
+    icrc_check_ = std::make_shared<rtl::IcrcCheck>(std::move(icrc_check_port_));
   }
   reset_cycles_ = session_->cycles();
 }
@@ -469,10 +508,6 @@ void RtlBlocks::install_kernels(KernelRegistry& registry, const SimConfig& /*cfg
   }
 }
 
-std::unique_ptr<RxChecksIf> RtlBlocks::make_rx_checks(const SimConfig& /*cfg*/) {
-  return nullptr;
-}
-
 void RtlBlocks::sync_time() {
   if (session_) session_->advance_to(sim_time_ps());
 }
@@ -489,6 +524,13 @@ void RtlBlocks::report(std::ostream& os) const {
      << "rtl.kernels.lockstep=" << flag(options_.kernels == BlockMode::lockstep) << '\n'
      << "rtl.kernels.cycles=" << counters.kernel_cycles << '\n'
      << "rtl.kernels.runs=" << counters.kernel_runs << '\n'
+     << "rtl.rx_pipe.verilated=" << flag(rx_parser_ != nullptr) << '\n'
+     << "rtl.rx_pipe.lockstep=" << flag(rx_parser_ && options_.rx_pipe == BlockMode::lockstep)
+     << '\n'
+     << "rtl.rx_pipe.packets=" << counters.rx_packets << '\n'
+     << "rtl.rx_pipe.drops=" << counters.rx_drops << '\n'
+     << "rtl.rx_parser.cycles=" << rx_parser_cycles() << '\n'
+     << "rtl.icrc_check.cycles=" << icrc_check_cycles() << '\n'
      << "rtl.cycles=" << (session_ ? session_->cycles() : 0) << '\n'
      << "rtl.reset_cycles=" << reset_cycles_ << '\n'
      << "rtl.last_cycle_ps=" << (session_ && session_->cycles() ? session_->last_cycle_ps() : 0)

@@ -32,7 +32,11 @@
 
 namespace naa::rtl {
 class RtlSession;
-}
+class RxParser;
+class RxParserPort;
+class IcrcCheck;
+class IcrcCheckPort;
+}  // namespace naa::rtl
 
 namespace naa::sim {
 namespace trace_window {
@@ -57,6 +61,8 @@ struct RtlBlocksOptions {
   bool kernels_by_default = false;
   // --rx-pipe: the receive path's checks (rtl/rx_parser, rtl/icrc_check).
   BlockMode rx_pipe = BlockMode::model;
+  // The receive path's mode is naa-sim's default: at a width without a build it stays the model.
+  bool rx_pipe_by_default = false;
   // --trace: FST waveform of every Verilated block; empty = none.
   std::string trace_fst;
   // --trace-window: keep only the last N Verilated cycles (0 = all); --trace-start: record from
@@ -114,6 +120,8 @@ class RtlBlocks final : public BlockFactory {
     std::uint64_t mr_searches = 0;  // free-entry searches (the RTL's search outputs)
     std::uint64_t kernel_cycles = 0;
     std::uint64_t kernel_runs = 0;
+    std::uint64_t rx_packets = 0;  // datagrams through the receive path's blocks
+    std::uint64_t rx_drops = 0;    // of which a block said drop
   };
   Counters counters;
 
@@ -130,6 +138,13 @@ class RtlBlocks final : public BlockFactory {
   std::shared_ptr<trace_window::Ring> window_;  // --trace-window, else null
   std::unique_ptr<rtl::MrTablePort> mr_port_;   // until make_mr_table() takes it
   std::shared_ptr<Kernels> kernels_;
+  // --rx-pipe: the blocks' ports until the reset, then their packet-level drivers (rtl_rx.cpp).
+  std::unique_ptr<rtl::RxParserPort> rx_parser_port_;
+  std::unique_ptr<rtl::IcrcCheckPort> icrc_check_port_;
+  std::shared_ptr<rtl::RxParser> rx_parser_;
+  std::shared_ptr<rtl::IcrcCheck> icrc_check_;
+  [[nodiscard]] std::uint64_t rx_parser_cycles() const;
+  [[nodiscard]] std::uint64_t icrc_check_cycles() const;
   std::vector<std::string> notes_;
   std::optional<std::string> report_;
 };
