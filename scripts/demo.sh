@@ -5,7 +5,7 @@
 #      a failed build prints the compiler's errors and stops;
 #   2. starts the simulated NAA (naa-sim) in the background on 127.0.0.2:4791, capturing a pcap,
 #      with the MR table, the kernels and the receive path as Verilated RTL (--mr-table=rtl
-#      --kernels=rtl --rx-pipe=rtl, naa-sim's default; docs/sim/rtl.md);
+#      --kernels=rtl, naa-sim's default, and --rx-pipe=rtl; docs/sim/rtl.md);
 #   3. runs a vadd_i32 call and an add1 call through the host library (naa-call), which connects
 #      with the IB CM, sets up regions with MRSP, writes the inputs by RDMA WRITE(_WITH_IMM) and
 #      receives the results by RDMA WRITE from the NAA; each result is verified;

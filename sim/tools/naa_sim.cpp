@@ -70,6 +70,9 @@ Options:
                      opcode; rtl/icrc_check: the ICRC) as the C++ model, the Verilated RTL or
                      both in lockstep: model, rtl or lockstep (default @RX_DEFAULT@); in rtl
                      mode the drop counters take the RTL's reasons
+  --blocks=MODE      every block with RTL in MODE (model, rtl or lockstep) as a default: a block
+                     not Verilated at --width stays the C++ model (a note says so); an explicit
+                     --mr-table, --kernels or --rx-pipe wins
   --trace FILE.fst   FST waveform (GTKWave) of the Verilated blocks, on the simulated time axis;
                      with lockstep it ends at the first divergence (docs/sim/rtl.md); complete
                      after SIGINT/SIGTERM too
@@ -96,7 +99,10 @@ constexpr const char* kDefaultBlockMode = "model";
 #endif
 
 // The receive path's default (docs/sim/rtl.md "What each mode costs").
-constexpr const char* kDefaultRxPipeMode = kDefaultBlockMode;
+// The receive path's default: the C++ model. Its RTL (rx_parser, icrc_check) costs about 15 times
+// the model's wall time while streaming (docs/sim/rtl.md "What each mode costs"); --rx-pipe=rtl
+// or --blocks=rtl asks for it.
+constexpr const char* kDefaultRxPipeMode = "model";
 
 std::string usage() {
   std::string u = kUsage;
@@ -203,6 +209,8 @@ struct Options {
   bool kernels_given = false;  // --kernels on the command line (else the default applies)
   std::string rx_pipe_mode = kDefaultRxPipeMode;
   bool rx_pipe_given = false;
+  bool mr_table_given = false;
+  std::string blocks_mode;  // --blocks
   std::string trace_path;
   std::uint64_t trace_window = 0;    // --trace-window: cycles kept; 0 = the whole run
   std::uint64_t trace_start_ps = 0;  // --trace-start
@@ -237,6 +245,7 @@ Options parse_options(int argc, char* argv[]) {
     kMrTable,
     kKernels,
     kRxPipe,
+    kBlocks,
     kTrace,
     kTraceWindow,
     kTraceStart,
@@ -263,6 +272,7 @@ Options parse_options(int argc, char* argv[]) {
       {"mr-table", required_argument, nullptr, kMrTable},
       {"kernels", required_argument, nullptr, kKernels},
       {"rx-pipe", required_argument, nullptr, kRxPipe},
+      {"blocks", required_argument, nullptr, kBlocks},
       {"trace", required_argument, nullptr, kTrace},
       {"trace-window", required_argument, nullptr, kTraceWindow},
       {"trace-start", required_argument, nullptr, kTraceStart},
@@ -365,8 +375,15 @@ Options parse_options(int argc, char* argv[]) {
         }
         (c == kMrTable ? o.mr_table_mode : o.kernels_mode) = m;
         if (c == kKernels) o.kernels_given = true;
+        if (c == kMrTable) o.mr_table_given = true;
         break;
       }
+      case kBlocks:
+        o.blocks_mode = optarg;
+        if (o.blocks_mode != "model" && o.blocks_mode != "rtl" && o.blocks_mode != "lockstep") {
+          usage_error("--blocks must be model, rtl or lockstep, not " + o.blocks_mode);
+        }
+        break;
       case kRxPipe:
         o.rx_pipe_mode = optarg;
         if (o.rx_pipe_mode != "model" && o.rx_pipe_mode != "rtl" && o.rx_pipe_mode != "lockstep") {
@@ -400,6 +417,11 @@ Options parse_options(int argc, char* argv[]) {
     }
   }
   if (optind < argc) usage_error(std::string("unexpected argument: ") + argv[optind]);
+  if (!o.blocks_mode.empty()) {
+    if (!o.mr_table_given) o.mr_table_mode = o.blocks_mode;
+    if (!o.kernels_given) o.kernels_mode = o.blocks_mode;
+    if (!o.rx_pipe_given) o.rx_pipe_mode = o.blocks_mode;
+  }
   if ((o.trace_window != 0 || o.trace_start_ps != 0) && o.trace_path.empty()) {
     usage_error("--trace-window and --trace-start need --trace FILE.fst");
   }

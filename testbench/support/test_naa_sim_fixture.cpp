@@ -89,8 +89,10 @@ TEST_CASE("naa-sim fixture: NAA_SIM_CHECK_RTL=1 fails a run without every RTL bl
     const char* problem;  // nullptr: none
   } cases[] = {
       {{"--mr-table=lockstep", "--kernels=lockstep"}, nullptr},
+      {{"--blocks=lockstep", "--width", "1"}, nullptr},  // the receive path has no W = 1 RTL
       {{"--mr-table=rtl", "--kernels=lockstep"}, "rtl.mr_table.lockstep is not 1"},
-      {{"--mr-table=lockstep", "--kernels=model"}, "rtl.kernels.lockstep is not 1"},
+      {{"--mr-table=lockstep", "--kernels=rtl"}, "rtl.kernels.lockstep is not 1"},
+      {{"--blocks=lockstep", "--rx-pipe=rtl"}, "rtl.rx_pipe.lockstep is not 1"},
       {{"--mr-table=model", "--kernels=model"}, "no RTL blocks ran"},
   };
   for (const auto& k : cases) {
