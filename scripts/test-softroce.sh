@@ -6,7 +6,8 @@
 #   1. builds naa-sim, naa-call, naa-example-c and softroce-probe with the Verbs backend
 #      (NAA_WITH_VERBS=ON) unless --no-build;
 #   2. builds the VM image if needed (~3-9 min once), starts the VM (~5 s restore);
-#   3. starts naa-sim at 10.77.0.1 in the netns and tshark on tap0;
+#   3. starts naa-sim at 10.77.0.1 in the netns, with its MR table, kernels and receive path as
+#      Verilated RTL (--mr-table=rtl --kernels=rtl --rx-pipe=rtl), and tshark on tap0;
 #   4. in the VM (testbench/softroce/guest_run.sh): every built-in kernel with verified results
 #      (1 MiB in and out), 100 calls on one connection, solicited-only CQ arming, the C API with
 #      NAA_TRANSPORT=verbs, softroce-probe's scenarios (READ, RNR, abort, bad rkey, ...), and
@@ -81,7 +82,7 @@ if [ "$do_build" -eq 1 ]; then
   if [ ! -f "$build/build.ninja" ]; then
     mkdir -p "$build"
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DNAA_WARNINGS_AS_ERRORS=ON -DNAA_BUILD_RTL=OFF -DNAA_WITH_VERBS=ON >"$build/softroce-cmake.log" 2>&1 ||
+      -DNAA_WARNINGS_AS_ERRORS=ON -DNAA_BUILD_RTL=ON -DNAA_WITH_VERBS=ON >"$build/softroce-cmake.log" 2>&1 ||
       { tail -20 "$build/softroce-cmake.log"; echo "test-softroce: configure failed"; exit 1; }
   fi
   cmake --build "$build" -j2 --target naa-sim naa-call naa-example-c softroce-probe ofi_call \
@@ -137,7 +138,11 @@ ip netns exec naalab tshark -i tap0 -B 64 -w "$out/tap0.pcap" >"$out/tshark.log"
 tshark_pid=$!
 # --idle-timeout-ms 1000: idle connections are probed (zero-length RDMA WRITE, issue 12 finding 9)
 # throughout the run, so rxe must ACK probes on every connection, not only in the idle step.
-ip netns exec naalab "$bin/naa-sim" --listen "$naa_ip" --pcap "$out/naa-sim.pcap" \
+# The MR table, the kernels and the receive path's checks run as Verilated RTL (naa-sim's default, said explicitly so that a
+# naa-sim built without RTL refuses to start instead of running the C++ model; docs/sim/rtl.md).
+rtl_args=(--mr-table=rtl --kernels=rtl --rx-pipe=rtl)
+echo "naa-sim: $bin/naa-sim ${rtl_args[*]}"
+ip netns exec naalab "$bin/naa-sim" --listen "$naa_ip" "${rtl_args[@]}" --pcap "$out/naa-sim.pcap" \
   --stats-file "$out/naa-sim.stats" --log-level info --idle-timeout-ms 1000 >"$out/naa-sim.log" 2>&1 &
 sim_pid=$!
 for _ in $(seq 100); do
@@ -286,6 +291,8 @@ check "naa-sim: no frame of rxe dropped" "$([ "$(simstat rx_pipe.drops)" -eq 0 ]
   "rx_pipe.accepted $(simstat rx_pipe.accepted) of $to_naa, drops $(simstat rx_pipe.drops), IPv4 IDs recovered from the ICRC $(simstat rx_pipe.nonzero_ipv4_id)"
 check "naa-sim: idle-liveness probes ACKed by rxe, no connection released" "$([ "$(simstat transport.idle_probes)" -ge 1 ] && [ "$(simstat transport.idle_releases)" -eq 0 ] && echo 0 || echo 1)" \
   "transport.idle_probes=$(simstat transport.idle_probes) transport.idle_releases=$(simstat transport.idle_releases)"
+check "naa-sim: the RTL blocks served the run (MR table lookups, kernel runs, received datagrams)" "$([ "$(simstat rtl.mr_table.verilated)" -eq 1 ] && [ "$(simstat rtl.mr_table.lookups)" -eq "$(simstat mr_table.lookups)" ] && [ "$(simstat rtl.mr_table.lookups)" -ge 1 ] && [ "$(simstat rtl.kernels.runs)" -ge 1 ] && [ "$(simstat rtl.rx_pipe.packets)" -eq "$to_naa" ] && echo 0 || echo 1)" \
+  "rtl.mr_table.lookups $(simstat rtl.mr_table.lookups) of mr_table.lookups $(simstat mr_table.lookups), rtl.mr_table.cycles $(simstat rtl.mr_table.cycles), rtl.kernels.runs $(simstat rtl.kernels.runs), rtl.kernels.cycles $(simstat rtl.kernels.cycles), rtl.rx_pipe.packets $(simstat rtl.rx_pipe.packets) of $to_naa frames to the NAA, rx_parser $(simstat rtl.rx_parser.cycles) + icrc_check $(simstat rtl.icrc_check.cycles) cycles"
 check "naa-sim: REJ 8 for the unused CM port" "$([ "$(simstat cm.rej_sent.reason_8)" -ge 1 ] && echo 0 || echo 1)" \
   "cm.rej_sent.reason_8 $(simstat cm.rej_sent.reason_8)"
 

@@ -98,8 +98,9 @@ int run_cosim(const Options& o) {
   return 0;
 }
 
-// Runs the benchmarks of `o`: 0 done, 3 connection, MRSP or naa-sim failure.
-int run(Options o) {
+// Runs the benchmarks of `o`: 0 done, 3 connection, MRSP or naa-sim failure. The figures of the
+// targets go to *result if given.
+int run(Options o, Targets* result = nullptr) {
   Config& c = o.c;
   std::string& sim_path = o.sim_path;
   const std::string& sim_args = o.sim_args;
@@ -278,6 +279,7 @@ int run(Options o) {
           tg.line_rate_gbps = line_rate_goodput_gbps(w, c.mtu);
         }
         tg.sim_speed = std::max(tg.sim_speed, speed);
+        tg.stream_wall_gbps = std::max(tg.stream_wall_gbps, gbps(bytes, p.wall_s));
         tg.sim_speed_cpu = std::max(tg.sim_speed_cpu, speed_cpu);
         streams.push_back(p);
         progress.advance(1 + bytes / (1 << 20), "stream " + human_size(w));
@@ -425,11 +427,55 @@ int run(Options o) {
     (void)std::remove((tmp_dir + "/naa-sim.stats.tmp").c_str());
     (void)::rmdir(tmp_dir.c_str());
   }
+  if (result != nullptr) *result = tg;
   return rc;
+}
+
+// --modes: the streaming measurement once per block mode, each against a naa-sim of its own with
+// every block that has RTL in that mode (docs/sim/rtl.md "What each mode costs"), then one table:
+// the best wall-clock goodput and the best simulated cycles per wall second of each mode, and
+// their ratio to the first mode's.
+int run_modes(const Options& o) {
+  struct Row {
+    std::string mode;
+    Targets tg;
+  };
+  std::vector<Row> rows;
+  if (!o.c.out_dir.empty() && ::mkdir(o.c.out_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    std::cerr << "naa-bench: cannot create " << o.c.out_dir << "\n";
+    return 3;
+  }
+  for (const std::string& mode : o.modes) {
+    Options one = o;
+    one.modes.clear();
+    one.sim_args += " --mr-table=" + mode + " --kernels=" + mode + " --rx-pipe=" + mode;
+    one.c.sim_mode = mode;
+    if (!o.c.out_dir.empty()) one.c.out_dir = o.c.out_dir + "/" + mode;
+    if (!o.c.quiet) std::printf("\n== mode %s: naa-sim%s\n", mode.c_str(), one.sim_args.c_str());
+    Row r{mode, {}};
+    if (const int rc = run(one, &r.tg); rc != 0) return rc;
+    rows.push_back(r);
+  }
+  std::printf(
+      "\nspeed per block mode (one-way RDMA WRITE streaming, %s per point, MTU %u; best "
+      "point of each mode)\n",
+      human_size(o.c.stream_bytes).c_str(), o.c.mtu);
+  std::printf("%-10s %12s %20s %10s\n", "mode", "wall Gb/s", "sim cycles/wall s",
+              ("vs " + rows.front().mode).c_str());
+  Csv csv(o.c.out_dir, "modes.csv", "mode,stream_bytes,wall_gbps,sim_cycles_per_wall_s,ratio");
+  for (const Row& r : rows) {
+    const double base = rows.front().tg.sim_speed;
+    const double ratio = base > 0 ? r.tg.sim_speed / base : 0.0;
+    std::printf("%-10s %12.3f %20.3g %9.0f%%\n", r.mode.c_str(), r.tg.stream_wall_gbps,
+                r.tg.sim_speed, 100 * ratio);
+    csv.row(r.mode, o.c.stream_bytes, r.tg.stream_wall_gbps, r.tg.sim_speed, ratio);
+  }
+  return 0;
 }
 
 }  // namespace naa::bench
 
 int main(int argc, char** argv) {
-  return naa::bench::run(naa::bench::parse_options(argc, argv));
+  const naa::bench::Options o = naa::bench::parse_options(argc, argv);
+  return o.modes.empty() ? naa::bench::run(o) : naa::bench::run_modes(o);
 }

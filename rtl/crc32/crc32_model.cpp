@@ -1,5 +1,6 @@
 // The golden model of rtl/crc32/crc32.sv: a byte-at-a-time table-driven CRC-32 (the RTL folds
-// power-of-two chunks of bit-serial XOR networks), so the two are independent implementations.
+// power-of-two chunks through constant XOR matrices, crc32_pkg), so the two are independent
+// implementations.
 #include "naa/rtl/crc32.hpp"
 
 #include <array>

@@ -19,6 +19,12 @@
 // check for zero-length RDMA operations (PROTOCOL.md 3, IBTA) is the caller's job: the caller
 // knows the opcode, the table does not.
 //
+// Read port and free-entry search (so that every answer about the table comes from the block,
+// docs/sim/rtl.md): rd_valid_i reads entry rd_index_i, result registered like a lookup's (latency
+// 1, read-before-write); the fields read 0 for an invalid entry. free_any_o / free_index_o (the
+// lowest invalid entry) / free_count_o describe the table as it is during the cycle (before the
+// cycle's write), from the valid bits alone.
+//
 // Build-time define NAA_MR_TABLE_BROKEN: a deliberately wrong variant (the bounds check lets an
 // access run one byte past the end of the region), used to prove that lockstep catches it.
 `default_nettype none
@@ -49,7 +55,23 @@ module mr_table
 
   // Lookup result, one cycle after the request
   output logic                 rsp_valid_o,
-  output mr_status_e           rsp_status_o
+  output mr_status_e           rsp_status_o,
+
+  // Read port: entry rd_index_i; the result one cycle after the request
+  input  logic                 rd_valid_i,
+  input  logic [IdxW-1:0]      rd_index_i,
+  output logic                 rd_valid_o,
+  output logic                 rd_entry_valid_o,
+  output logic [31:0]          rd_rkey_o,
+  output logic [63:0]          rd_base_o,
+  output logic [31:0]          rd_length_o,
+  output logic [AccessW-1:0]   rd_access_o,
+  output logic [23:0]          rd_owner_qpn_o,
+
+  // Free-entry search, this cycle's table
+  output logic                 free_any_o,
+  output logic [IdxW-1:0]      free_index_o,
+  output logic [IdxW:0]        free_count_o
 );
 
   // 2^64: the end of the address space; no access may reach past it.
@@ -63,6 +85,7 @@ module mr_table
   logic [31:0]           rkey_q   [NumEntries];
   logic [63:0]           base_q   [NumEntries];
   logic [64:0]           end_q    [NumEntries];  // min(base + length, 2^64)
+  logic [31:0]           length_q [NumEntries];  // for the read port only
   logic [AccessW-1:0]    access_q [NumEntries];
   logic [23:0]           owner_q  [NumEntries];
 
@@ -93,6 +116,7 @@ module mr_table
       rkey_q[wr_index_i]   <= wr_rkey_i;
       base_q[wr_index_i]   <= wr_base_i;
       end_q[wr_index_i]    <= wr_end;
+      length_q[wr_index_i] <= wr_length_i;
       access_q[wr_index_i] <= wr_access_i;
       owner_q[wr_index_i]  <= wr_owner_qpn_i;
     end
@@ -152,6 +176,62 @@ module mr_table
   assign rsp_valid_o  = rsp_valid_q;
   assign rsp_status_o = rsp_status_q;
 
+  // ---------------------------------------------------------------------------------------------
+  // Read port: one entry read, registered; fields 0 for an invalid entry (they are not reset).
+  // ---------------------------------------------------------------------------------------------
+  logic                rd_valid_q, rd_entry_valid_q;
+  logic [31:0]         rd_rkey_q, rd_length_q;
+  logic [63:0]         rd_base_q;
+  logic [AccessW-1:0]  rd_access_q;
+  logic [23:0]         rd_owner_q;
+  logic                rd_hit;
+
+  assign rd_hit = rd_valid_i && valid_q[rd_index_i];
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rd_valid_q       <= 1'b0;
+      rd_entry_valid_q <= 1'b0;
+      rd_rkey_q        <= '0;
+      rd_base_q        <= '0;
+      rd_length_q      <= '0;
+      rd_access_q      <= '0;
+      rd_owner_q       <= '0;
+    end else begin
+      rd_valid_q       <= rd_valid_i;
+      rd_entry_valid_q <= rd_hit;
+      rd_rkey_q        <= rd_hit ? rkey_q[rd_index_i] : '0;
+      rd_base_q        <= rd_hit ? base_q[rd_index_i] : '0;
+      rd_length_q      <= rd_hit ? length_q[rd_index_i] : '0;
+      rd_access_q      <= rd_hit ? access_q[rd_index_i] : '0;
+      rd_owner_q       <= rd_hit ? owner_q[rd_index_i] : '0;
+    end
+  end
+
+  assign rd_valid_o       = rd_valid_q;
+  assign rd_entry_valid_o = rd_entry_valid_q;
+  assign rd_rkey_o        = rd_rkey_q;
+  assign rd_base_o        = rd_base_q;
+  assign rd_length_o      = rd_length_q;
+  assign rd_access_o      = rd_access_q;
+  assign rd_owner_qpn_o   = rd_owner_q;
+
+  // ---------------------------------------------------------------------------------------------
+  // Free-entry search: priority encoder and population count over the valid bits.
+  // ---------------------------------------------------------------------------------------------
+  always_comb begin
+    free_any_o   = 1'b0;
+    free_index_o = '0;
+    free_count_o = '0;
+    for (int unsigned i = 0; i < NumEntries; i++) begin
+      if (!valid_q[i]) begin
+        if (!free_any_o) free_index_o = IdxW'(i);
+        free_any_o   = 1'b1;
+        free_count_o = free_count_o + 1'b1;
+      end
+    end
+  end
+
   // Known values on the valid-only ports (no back-pressure: ready tied high, so only the
   // known-value check of naa_stream_assert applies).
   naa_stream_assert #(.PayloadBits(1), .Port("mr_table.wr")) u_wr_assert (
@@ -162,6 +242,9 @@ module mr_table
   );
   naa_stream_assert #(.PayloadBits(1), .Port("mr_table.rsp")) u_rsp_assert (
     .clk_i, .rst_ni, .valid_i(rsp_valid_o), .ready_i(1'b1), .payload_i(1'b0)
+  );
+  naa_stream_assert #(.PayloadBits(IdxW), .Port("mr_table.rd")) u_rd_assert (
+    .clk_i, .rst_ni, .valid_i(rd_valid_i), .ready_i(1'b1), .payload_i(rd_index_i)
   );
 
 endmodule

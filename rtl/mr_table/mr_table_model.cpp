@@ -40,6 +40,13 @@ bool in_bounds(std::uint64_t base, std::uint32_t length, std::uint64_t va,
   return len == 0 || va <= ~std::uint64_t{0} - (len - 1U);
 }
 
+std::string entry_text(const MrTableEntry& e) {
+  if (!e.valid) return "invalid";
+  return "rkey " + std::to_string(e.rkey) + " base " + std::to_string(e.base) + " length " +
+         std::to_string(e.length) + " access " + std::to_string(e.access) + " qpn " +
+         std::to_string(e.owner_qpn);
+}
+
 }  // namespace
 
 MrStatus MrTableModel::check(const MrTableLookup& lookup) const noexcept {
@@ -61,10 +68,25 @@ MrTableOutputs MrTableModel::step(const MrTableInputs& in) {
     rsp_ = MrTableOutputs{};
     return rsp_;
   }
-  const MrTableOutputs out = rsp_;
-  // The lookup reads the table before this cycle's write (read-before-write).
+  MrTableOutputs out = rsp_;
+  // The free-entry search sees the table as it is during this cycle.
+  out.free_any = false;
+  out.free_index = 0;
+  out.free_count = 0;
+  for (std::uint32_t i = 0; i < kMrEntries; ++i) {
+    if (entries_[i].valid) continue;
+    if (!out.free_any) out.free_index = static_cast<std::uint8_t>(i);
+    out.free_any = true;
+    ++out.free_count;
+  }
+  // The lookup and the read see the table before this cycle's write (read-before-write).
   rsp_.rsp_valid = in.lookup.valid;
   rsp_.rsp_status = in.lookup.valid ? check(in.lookup) : MrStatus::ok;
+  rsp_.rd_valid = in.read.valid;
+  rsp_.rd_entry = MrTableEntry{};
+  if (in.read.valid && entries_[in.read.index & kMrIndexMask].valid) {
+    rsp_.rd_entry = entries_[in.read.index & kMrIndexMask];
+  }
   if (in.write.valid) {
     Entry& e = entries_[in.write.index & kMrIndexMask];
     e.valid = in.write.entry_valid;
@@ -88,6 +110,23 @@ std::optional<PortMismatch> first_mismatch(const MrTablePort& /*shape*/,
   if (expected.rsp_valid && expected.rsp_status != actual.rsp_status) {
     return PortMismatch{"rsp_status", std::string(to_string(expected.rsp_status)),
                         std::string(to_string(actual.rsp_status))};
+  }
+  if (expected.rd_valid != actual.rd_valid) {
+    return PortMismatch{"rd_valid", expected.rd_valid ? "1" : "0", actual.rd_valid ? "1" : "0"};
+  }
+  if (expected.rd_valid && expected.rd_entry != actual.rd_entry) {
+    return PortMismatch{"rd_entry", entry_text(expected.rd_entry), entry_text(actual.rd_entry)};
+  }
+  if (expected.free_any != actual.free_any) {
+    return PortMismatch{"free_any", expected.free_any ? "1" : "0", actual.free_any ? "1" : "0"};
+  }
+  if (expected.free_any && expected.free_index != actual.free_index) {
+    return PortMismatch{"free_index", std::to_string(expected.free_index),
+                        std::to_string(actual.free_index)};
+  }
+  if (expected.free_count != actual.free_count) {
+    return PortMismatch{"free_count", std::to_string(expected.free_count),
+                        std::to_string(actual.free_count)};
   }
   return std::nullopt;
 }

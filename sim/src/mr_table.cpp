@@ -115,18 +115,26 @@ MrCheck MrTable::check(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, 
   return r;
 }
 
-std::optional<std::size_t> MrTable::free_index() const {
-  for (std::size_t i = 0; i < impl_->size(); ++i) {
-    if (!impl_->entry(i).valid) return i;
+std::optional<std::size_t> MrTableIf::free_index() const {
+  for (std::size_t i = 0; i < size(); ++i) {
+    if (!entry(i).valid) return i;
   }
   return std::nullopt;
 }
 
-std::size_t MrTable::free_count() const {
+std::size_t MrTableIf::free_count() const {
   std::size_t n = 0;
-  for (std::size_t i = 0; i < impl_->size(); ++i)
-    n += impl_->entry(i).valid ? 0U : 1U;
+  for (std::size_t i = 0; i < size(); ++i)
+    n += entry(i).valid ? 0U : 1U;
   return n;
+}
+
+std::optional<std::size_t> MrTable::free_index() const {
+  return impl_->free_index();
+}
+
+std::size_t MrTable::free_count() const {
+  return impl_->free_count();
 }
 
 std::size_t MrTable::owned_count(std::uint32_t qpn) const {

@@ -48,7 +48,8 @@ Naa::Naa(sc_core::sc_module_name name, const SimConfig& cfg, const Log& log, Pee
   mr_ = std::make_unique<MrTable>("mr_table", cfg,
                                   cfg.blocks ? cfg.blocks->make_mr_table(cfg) : nullptr);
   net_ = std::make_unique<NetPort>("net_port", ctx_, io);
-  rx_ = std::make_unique<RxPipe>("rx_pipe", ctx_);
+  rx_ = std::make_unique<RxPipe>("rx_pipe", ctx_,
+                                 cfg.blocks ? cfg.blocks->make_rx_checks(cfg) : nullptr);
   cm_ = std::make_unique<CmAgent>("cm_agent", ctx_);
   transport_ = std::make_unique<Transport>("transport", ctx_);
   mrsp_ = std::make_unique<MrspHandler>("mrsp_handler", ctx_);

@@ -29,9 +29,10 @@ std::array<std::string_view, kProtocolErrorSlots> protocol_error_names() {
 }
 }  // namespace
 
-RxPipe::RxPipe(sc_core::sc_module_name name, ModelContext& ctx)
+RxPipe::RxPipe(sc_core::sc_module_name name, ModelContext& ctx, std::unique_ptr<RxChecksIf> checks)
     : sc_module(name),
       ctx_(ctx),
+      checks_(std::move(checks)),
       in_(64),
       meter_(ctx.cfg),
       errors_(protocol_error_names()),
@@ -49,20 +50,26 @@ void RxPipe::thread() {
     const auto id = p->size >= protocol::kBthSize + protocol::kIcrcSize
                         ? protocol::recover_ipv4_id(headers, p->bytes())
                         : std::nullopt;
-    if (!id) {
+    const Verdict icrc =
+        p->size < protocol::kBthSize + protocol::kIcrcSize
+            ? Verdict(protocol::Error::too_short)
+            : icrc_verdict(*p,
+                           protocol::make_roce_headers(p->peer_ip, p->peer_port, p->local_ip,
+                                                       p->size, id.value_or(0)),
+                           id.has_value());
+    if (icrc) {
       tap->tap_rx(*p);
-      count_protocol_error(p->size < protocol::kBthSize + protocol::kIcrcSize
-                               ? protocol::Error::too_short
-                               : protocol::Error::bad_icrc);
+      count_protocol_error(*icrc);
       ctx_.pool.put(p);
       continue;
     }
-    p->ip_id = *id;
-    if (*id != 0) ++nonzero_ip_id_;
+    p->ip_id = id.value_or(0);
+    if (p->ip_id != 0) ++nonzero_ip_id_;
     tap->tap_rx(*p);
     const auto v = protocol::decode_packet(p->bytes());
-    if (!v) {
-      count_protocol_error(v.error());
+    const Verdict parsed = parse_verdict(*p, v ? Verdict() : Verdict(v.error()));
+    if (parsed || !v) {
+      count_protocol_error(parsed ? *parsed : v.error());
       ctx_.pool.put(p);
       continue;
     }
@@ -92,6 +99,24 @@ void RxPipe::thread() {
   }
 }
 
+RxPipe::Verdict RxPipe::icrc_verdict(const Packet& p, const protocol::Ipv4UdpHeaders& h,
+                                     bool model_ok) {
+  const Verdict model = model_ok ? Verdict() : Verdict(protocol::Error::bad_icrc);
+  if (!checks_) return model;
+  const RxCheckVerdict v = checks_->icrc(h, {p.data.data(), p.size});
+  check_cycles_ += v.cycles;
+  if (v.reason.has_value() != model.has_value()) ++check_disagreements_;
+  return v.reason;
+}
+
+RxPipe::Verdict RxPipe::parse_verdict(const Packet& p, Verdict model) {
+  if (!checks_) return model;
+  const RxCheckVerdict v = checks_->parse({p.data.data(), p.size});
+  check_cycles_ += v.cycles;
+  if (v.reason != model) ++check_disagreements_;
+  return v.reason;
+}
+
 void RxPipe::report(std::ostream& os) const {
   os << "rx_pipe.cycles=" << meter_.busy_cycles() << '\n'
      << "rx_pipe.accepted=" << accepted_ << '\n'
@@ -99,6 +124,10 @@ void RxPipe::report(std::ostream& os) const {
      << "rx_pipe.to_transport=" << to_transport_ << '\n'
      << "rx_pipe.nonzero_ipv4_id=" << nonzero_ip_id_ << '\n'
      << "rx_pipe.drops=" << drops() << '\n';
+  if (checks_) {
+    os << "rx_pipe.check_cycles=" << check_cycles_ << '\n'
+       << "rx_pipe.check_disagreements=" << check_disagreements_ << '\n';
+  }
   errors_.report(os, "rx_pipe.drop.");
   drops_.report(os, "rx_pipe.drop.");
 }

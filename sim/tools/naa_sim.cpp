@@ -79,11 +79,25 @@ Options:
                      --stats
   --log-level L      error, warn, info or debug (default warn); logs go to stderr
   --mr-table=MODE    the MR table as the C++ model, as the Verilated RTL (rtl/mr_table/mr_table.sv),
-                     or both in lockstep: model, rtl or lockstep (default model)
+                     or both in lockstep: model, rtl or lockstep (default @DEFAULT_MODE@)
   --kernels=MODE     the same for the kernels that have RTL (add1/add2, vadd_i32, crc32; RTL
                      kernels need --width 16 or 64, add1/add2 also 1); others stay C++ models
+                     (default @DEFAULT_MODE@; by default a kernel not Verilated at --width
+                     stays the C++ model)
+  --rx-pipe=MODE     the receive path's checks (rtl/rx_parser: headers, TVer, pad, length,
+                     opcode; rtl/icrc_check: the ICRC) as the C++ model, the Verilated RTL or
+                     both in lockstep: model, rtl or lockstep (default @RX_DEFAULT@); in rtl
+                     mode the drop counters take the RTL's reasons
+  --blocks=MODE      every block with RTL in MODE (model, rtl or lockstep) as a default: a block
+                     not Verilated at --width stays the C++ model (a note says so); an explicit
+                     --mr-table, --kernels or --rx-pipe wins
   --trace FILE.fst   FST waveform (GTKWave) of the Verilated blocks, on the simulated time axis;
-                     with lockstep it ends at the first divergence (docs/sim/rtl.md)
+                     with lockstep it ends at the first divergence (docs/sim/rtl.md); complete
+                     after SIGINT/SIGTERM too
+  --trace-window N   keep only the last N Verilated cycles of the waveform (a ring buffer),
+                     written at the first lockstep divergence or at exit; needs --trace
+  --trace-start T    record the waveform from simulated time T on (suffix ps, ns, us, ms or s;
+                     default unit ns); needs --trace
   --help             print this help and exit
 
 Output: one line "naa-sim: listening on IP:4791 (cm port N)" on stdout once it serves; then
@@ -95,8 +109,32 @@ Exit status: 0 stopped by a signal, 1 cannot listen or write the pcap, 2 bad com
 3 lockstep divergence.
 )USAGE";
 
+// The blocks' default mode: RTL when naa-sim was built with it (docs/sim/rtl.md).
+#if NAA_SIM_HAS_RTL
+constexpr const char* kDefaultBlockMode = "rtl";
+#else
+constexpr const char* kDefaultBlockMode = "model";
+#endif
+
+// The receive path's default (docs/sim/rtl.md "What each mode costs").
+// The receive path's default: the C++ model. Its RTL (rx_parser, icrc_check) costs about 15 times
+// the model's wall time while streaming (docs/sim/rtl.md "What each mode costs"); --rx-pipe=rtl
+// or --blocks=rtl asks for it.
+constexpr const char* kDefaultRxPipeMode = "model";
+
+std::string usage() {
+  std::string u = kUsage;
+  for (const auto& [mark, mode] :
+       {std::pair<std::string, const char*>{"@DEFAULT_MODE@", kDefaultBlockMode},
+        {"@RX_DEFAULT@", kDefaultRxPipeMode}}) {
+    for (auto at = u.find(mark); at != std::string::npos; at = u.find(mark))
+      u.replace(at, mark.size(), mode);
+  }
+  return u;
+}
+
 [[noreturn]] void usage_error(const std::string& msg) {
-  std::cerr << "naa-sim: " << msg << "\n\n" << kUsage;
+  std::cerr << "naa-sim: " << msg << "\n\n" << usage();
   std::exit(2);
 }
 
@@ -158,6 +196,25 @@ std::uint64_t parse_size(const char* s) {
   return v * mult;
 }
 
+// --trace-start: a simulated time with a unit suffix (ps, ns, us, ms, s; none = ns), in ps.
+std::uint64_t parse_time_ps(const char* s) {
+  std::string str(s);
+  std::uint64_t scale = 1000;  // ns
+  for (const auto& [suffix, ps] : {std::pair<const char*, std::uint64_t>{"ps", 1},
+                                   {"ns", 1000},
+                                   {"us", 1000000},
+                                   {"ms", 1000000000},
+                                   {"s", 1000000000000}}) {
+    const std::string sfx = suffix;
+    if (str.size() > sfx.size() && str.compare(str.size() - sfx.size(), sfx.size(), sfx) == 0) {
+      scale = ps;
+      str.resize(str.size() - sfx.size());
+      break;
+    }
+  }
+  return parse_u64(str.c_str(), "--trace-start", UINT64_MAX / scale) * scale;
+}
+
 // Everything the command line asks for.
 struct Options {
   naa::sim::SimConfig cfg;
@@ -165,9 +222,16 @@ struct Options {
   naa::sim::LogLevel level = naa::sim::LogLevel::warn;
   // Blocks with RTL (docs/sim/rtl.md): parsed here, built by run() once the whole command line is
   // known.
-  std::string mr_table_mode = "model";
-  std::string kernels_mode = "model";
+  std::string mr_table_mode = kDefaultBlockMode;
+  std::string kernels_mode = kDefaultBlockMode;
+  bool kernels_given = false;  // --kernels on the command line (else the default applies)
+  std::string rx_pipe_mode = kDefaultRxPipeMode;
+  bool rx_pipe_given = false;
+  bool mr_table_given = false;
+  std::string blocks_mode;  // --blocks
   std::string trace_path;
+  std::uint64_t trace_window = 0;    // --trace-window: cycles kept; 0 = the whole run
+  std::uint64_t trace_start_ps = 0;  // --trace-start
   std::string mr_table_variant = "reference";
   std::string command_line;  // quoted for a shell: what a divergence report says to run again
   bool help = false;
@@ -203,7 +267,11 @@ Options parse_options(int argc, char* argv[]) {
     kLogLevel,
     kMrTable,
     kKernels,
+    kRxPipe,
+    kBlocks,
     kTrace,
+    kTraceWindow,
+    kTraceStart,
     kMrTableVariant,
     kHelp,
     kHpus,
@@ -234,7 +302,11 @@ Options parse_options(int argc, char* argv[]) {
       {"log-level", required_argument, nullptr, kLogLevel},
       {"mr-table", required_argument, nullptr, kMrTable},
       {"kernels", required_argument, nullptr, kKernels},
+      {"rx-pipe", required_argument, nullptr, kRxPipe},
+      {"blocks", required_argument, nullptr, kBlocks},
       {"trace", required_argument, nullptr, kTrace},
+      {"trace-window", required_argument, nullptr, kTraceWindow},
+      {"trace-start", required_argument, nullptr, kTraceStart},
       // Hidden: the deliberately broken MR table RTL (rtl/mr_table/README.md "Broken variant"),
       // only to show lockstep catching a bug (testbench/sim/test_rtl_lockstep.cpp).
       {"mr-table-variant", required_argument, nullptr, kMrTableVariant},
@@ -373,8 +445,30 @@ Options parse_options(int argc, char* argv[]) {
                       " must be model, rtl or lockstep, not " + m);
         }
         (c == kMrTable ? o.mr_table_mode : o.kernels_mode) = m;
+        if (c == kKernels) o.kernels_given = true;
+        if (c == kMrTable) o.mr_table_given = true;
         break;
       }
+      case kBlocks:
+        o.blocks_mode = optarg;
+        if (o.blocks_mode != "model" && o.blocks_mode != "rtl" && o.blocks_mode != "lockstep") {
+          usage_error("--blocks must be model, rtl or lockstep, not " + o.blocks_mode);
+        }
+        break;
+      case kRxPipe:
+        o.rx_pipe_mode = optarg;
+        if (o.rx_pipe_mode != "model" && o.rx_pipe_mode != "rtl" && o.rx_pipe_mode != "lockstep") {
+          usage_error("--rx-pipe must be model, rtl or lockstep, not " + o.rx_pipe_mode);
+        }
+        o.rx_pipe_given = true;
+        break;
+      case kTraceWindow:
+        o.trace_window = parse_u64(optarg, "--trace-window", UINT64_MAX);
+        if (o.trace_window == 0) usage_error("--trace-window must be > 0");
+        break;
+      case kTraceStart:
+        o.trace_start_ps = parse_time_ps(optarg);
+        break;
       case kTrace:
         o.trace_path = optarg;
         if (o.trace_path.empty()) usage_error("--trace needs a file name");
@@ -395,6 +489,14 @@ Options parse_options(int argc, char* argv[]) {
   }
   if (optind < argc) usage_error(std::string("unexpected argument: ") + argv[optind]);
   if (o.fault_key) cfg.fault_rx.key = cfg.fault_tx.key = *o.fault_key;  // whatever the order
+  if (!o.blocks_mode.empty()) {
+    if (!o.mr_table_given) o.mr_table_mode = o.blocks_mode;
+    if (!o.kernels_given) o.kernels_mode = o.blocks_mode;
+    if (!o.rx_pipe_given) o.rx_pipe_mode = o.blocks_mode;
+  }
+  if ((o.trace_window != 0 || o.trace_start_ps != 0) && o.trace_path.empty()) {
+    usage_error("--trace-window and --trace-start need --trace FILE.fst");
+  }
   return o;
 }
 
@@ -405,14 +507,20 @@ int run(Options options) {
   // as messages (nothing a peer sends reaches SystemC).
   sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DISPLAY);
   const bool want_rtl = options.mr_table_mode != "model" || options.kernels_mode != "model" ||
-                        !options.trace_path.empty() || options.mr_table_variant != "reference";
+                        options.rx_pipe_mode != "model" || !options.trace_path.empty() ||
+                        options.mr_table_variant != "reference";
 #if NAA_SIM_HAS_RTL
   std::shared_ptr<naa::sim::RtlBlocks> rtl;
   if (want_rtl) {
     naa::sim::RtlBlocksOptions ro;
     ro.mr_table = *naa::sim::parse_block_mode(options.mr_table_mode);
     ro.kernels = *naa::sim::parse_block_mode(options.kernels_mode);
+    ro.kernels_by_default = !options.kernels_given;
+    ro.rx_pipe = *naa::sim::parse_block_mode(options.rx_pipe_mode);
+    ro.rx_pipe_by_default = !options.rx_pipe_given;
     ro.trace_fst = options.trace_path;
+    ro.trace_window = options.trace_window;
+    ro.trace_start_ps = options.trace_start_ps;
     ro.command_line = options.command_line;
     // Without --seed the rkeys, comm IDs and PSNs of this run came from the OS random source: the
     // same command and traffic will not repeat them (docs/sim/naa-sim.md "Secrets and --seed").
@@ -439,12 +547,15 @@ int run(Options options) {
   if (want_rtl) {
     usage_error(
         "this naa-sim was built without the RTL blocks (NAA_BUILD_RTL=OFF): --mr-table, "
-        "--kernels and --trace are not available");
+        "--kernels, --rx-pipe and --trace are not available");
   }
 #endif
   naa::sim::Runner runner(cfg, std::move(options.run), options.level);
   const int status = runner.run();
 #if NAA_SIM_HAS_RTL
+  // Stopped (a signal, or a divergence): the waveform's window is written and the file closed,
+  // so it is complete whatever stopped the run.
+  if (rtl) rtl->finish();
   // The run was stopped by a lockstep divergence (the report is on stderr).
   if (rtl && rtl->diverged()) return naa::sim::kExitLockstepDivergence;
 #endif
@@ -456,7 +567,7 @@ int run(Options options) {
 int sc_main(int argc, char* argv[]) {
   Options options = parse_options(argc, argv);
   if (options.help) {
-    std::cout << kUsage;
+    std::cout << usage();
     return 0;
   }
   return run(std::move(options));

@@ -71,4 +71,20 @@ done
 if [ "$plot" = png ]; then
   for p in latency stream sessions; do [ -s "$out/$p.png" ] || fail "$p.png missing"; done
 fi
+# --modes: one naa-sim per block mode, a streaming point each, one table (issue 14 item 5). Needs
+# a naa-sim built with RTL (its --help says the blocks default to rtl).
+if "$(dirname "$bench")/naa-sim" --help | grep -q 'default rtl'; then
+"$bench" --net "$NAA_TEST_BLOCK" --modes model,rtl,lockstep --stream 64K --write-max 16K \
+  --idle-seconds 0 --plot none --out "$out/modes" -q >"$out/modes.txt" 2>&1 ||
+  { cat "$out/modes.txt"; fail "--modes run"; }
+grep -q '^speed per block mode' "$out/modes.txt" || fail "--modes printed no table"
+[ "$(head -1 "$out/modes/modes.csv")" = "mode,stream_bytes,wall_gbps,sim_cycles_per_wall_s,ratio" ] ||
+  fail "modes.csv header"
+[ "$(cut -d, -f1 "$out/modes/modes.csv" | tail -n +2 | tr '\n' ' ')" = "model rtl lockstep " ] ||
+  fail "modes.csv rows"
+awk -F, 'NR > 1 && ($3 + 0 <= 0 || $4 + 0 <= 0) { bad = 1 } END { exit bad }' \
+  "$out/modes/modes.csv" || fail "modes.csv figures not positive"
+grep -q "sim_mode=lockstep" "$out/modes/lockstep/env.txt" || fail "lockstep mode's env.txt"
+fi
+"$bench" --modes fast >/dev/null 2>&1 && fail "--modes fast accepted"
 echo "naa-bench smoke: OK"

@@ -180,6 +180,8 @@ TEST_CASE("mr_table: model and RTL agree every cycle on random traffic", "[rtl][
   MrTableLockstep dut(std::make_unique<MrTableModel>(), make_mr_table_rtl(options));
   MrTraffic traffic(rng);
   std::uint64_t lookups = 0;
+  std::uint64_t reads = 0;  // of valid entries (every field compared)
+  std::uint64_t full = 0;   // cycles with no free entry
   std::array<std::uint64_t, 6> outcomes{};
   constexpr double kRates[][2] = {{0.3, 1.0}, {0.05, 0.5}, {0.5, 0.1}, {0.02, 0.9}};
   for (int round = 0; round < 16 && !dut.checker().diverged(); ++round) {
@@ -189,20 +191,83 @@ TEST_CASE("mr_table: model and RTL agree every cycle on random traffic", "[rtl][
     traffic.reset();
     const auto& rate = kRates[static_cast<std::size_t>(round) % 4];
     for (int c = 0; c < 10000 && !dut.checker().diverged(); ++c) {
-      const MrTableOutputs out = dut.step(traffic.next(rate[0], rate[1]));
+      const MrTableOutputs out = dut.step(traffic.next(rate[0], rate[1], 0.3));
       if (out.rsp_valid) {
         ++lookups;
         ++outcomes[static_cast<std::size_t>(out.rsp_status)];
       }
+      reads += out.rd_valid && out.rd_entry.valid ? 1U : 0U;
+      full += out.free_any ? 0U : 1U;
     }
   }
   INFO((dut.checker().diverged() ? dut.checker().divergence()->to_string() : "no divergence"));
   REQUIRE_FALSE(dut.checker().diverged());
   std::cout << "  " << dut.checker().cycles() << " cycles, " << lookups << " lookups compared\n";
   CHECK(lookups > 50000);
+  CHECK(reads > 10000);
+  INFO("cycles with a full table: " << full);
   // The stimulus reached every outcome, each often enough to matter.
   for (std::size_t s = 0; s < outcomes.size(); ++s) {
     INFO("outcome " << to_string(static_cast<MrStatus>(s)) << ": " << outcomes[s]);
     CHECK(outcomes[s] > 100);
+  }
+}
+
+TEST_CASE("mr_table: the read port and the free-entry search answer from the table",
+          "[rtl][mr_table]") {
+  auto ports = implementations();
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    INFO(name(i));
+    Driver d(*ports[i]);
+    const auto idle = [&d] { return d.port().step(MrTableInputs{}); };
+    // After reset: every entry free, the lowest is 0.
+    MrTableOutputs o = idle();
+    CHECK(o.free_any);
+    CHECK(o.free_index == 0);
+    CHECK(o.free_count == kMrEntries);
+    const std::uint32_t rkey0 = 0xABC00000U | 0U;
+    const std::uint32_t rkey1 = 0x12300000U | 1U;
+    d.program(rkey0, 0x1000, 256, kR | kW, 0x11);
+    d.program(rkey1, kTop - 9, 10, kR, 0xABCDEF);
+    o = idle();
+    CHECK(o.free_index == 2);
+    CHECK(o.free_count == kMrEntries - 2);
+    // Read entry 1 (latency 1, like a lookup), then entry 5 (invalid: every field 0).
+    MrTableInputs rd;
+    rd.read = {true, 1};
+    CHECK_FALSE(d.port().step(rd).rd_valid);
+    rd.read = {true, 5};
+    o = d.port().step(rd);
+    REQUIRE(o.rd_valid);
+    CHECK(o.rd_entry == MrTableEntry{true, rkey1, kTop - 9, 10, kR, 0xABCDEF});
+    o = idle();
+    REQUIRE(o.rd_valid);
+    CHECK(o.rd_entry == MrTableEntry{});
+    CHECK_FALSE(idle().rd_valid);
+    // A read in the cycle of a write sees the entry before the write; the search outputs show
+    // the table of the cycle (before its write).
+    MrTableInputs both;
+    both.write.valid = true;
+    both.write.index = 0;  // invalidate entry 0
+    both.read = {true, 0};
+    o = d.port().step(both);
+    CHECK(o.free_index == 2);
+    o = idle();
+    REQUIRE(o.rd_valid);
+    CHECK(o.rd_entry.valid);
+    CHECK(o.rd_entry.rkey == rkey0);
+    CHECK(o.free_index == 0);
+    CHECK(o.free_count == kMrEntries - 1);
+    // A full table: no free entry.
+    for (std::uint32_t k = 0; k < kMrEntries; ++k)
+      d.program(0x5500U << 8 | k, 0x100 * k, 0x100, kR, 0x12);
+    o = idle();
+    CHECK_FALSE(o.free_any);
+    CHECK(o.free_count == 0);
+    d.invalidate(17);
+    o = idle();
+    CHECK(o.free_any);
+    CHECK(o.free_index == 17);
+    CHECK(o.free_count == 1);
   }
 }

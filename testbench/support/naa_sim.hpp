@@ -5,7 +5,10 @@
 // - at the end of the test (the destructor) naa-sim is stopped if still running and its exit
 //   status must be the expected one (0 unless expect_exit() said otherwise: 3 for a lockstep
 //   divergence, 2 for a refused option); anything else fails the running Catch2 test case, so a
-//   divergence or crash on a test's last operation does not pass unseen.
+//   divergence or crash on a test's last operation does not pass unseen;
+// - with NAA_SIM_CHECK_RTL=1 in the environment (the suites' lockstep runs) a clean exit must also
+//   show every RTL block in lockstep, no divergence, every MR lookup answered by the RTL and RTL
+//   activity whenever the NAA did work for its blocks (its exit statistics).
 #pragma once
 
 #include <sys/types.h>

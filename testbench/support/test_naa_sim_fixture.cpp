@@ -6,6 +6,9 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "naa_sim.hpp"
 #include "test_addresses.hpp"
@@ -71,3 +74,38 @@ TEST_CASE("naa-sim fixture: an unexpected non-zero exit fails the test at the en
   NaaSim naa(test_addresses().ip(1), {"--qps", "0"}, "/dev/null");
   CHECK_FALSE(naa.ready());
 }
+
+#if NAA_TESTBENCH_HAS_RTL
+// The suites' lockstep runs (NAA_SIM_CHECK_RTL=1): a clean exit is not enough, the exit
+// statistics must show every RTL block in lockstep with no divergence.
+TEST_CASE("naa-sim fixture: NAA_SIM_CHECK_RTL=1 fails a run without every RTL block in lockstep",
+          "[support][sim][rtl]") {
+  struct EnvCheck {
+    EnvCheck() { ::setenv("NAA_SIM_CHECK_RTL", "1", 1); }
+    ~EnvCheck() { ::unsetenv("NAA_SIM_CHECK_RTL"); }
+  } env;
+  const struct {
+    std::vector<std::string> args;
+    const char* problem;  // nullptr: none
+  } cases[] = {
+      {{"--mr-table=lockstep", "--kernels=lockstep"}, nullptr},
+      {{"--blocks=lockstep", "--width", "1"}, nullptr},  // the receive path has no W = 1 RTL
+      {{"--mr-table=rtl", "--kernels=lockstep"}, "rtl.mr_table.lockstep is not 1"},
+      {{"--mr-table=lockstep", "--kernels=rtl"}, "rtl.kernels.lockstep is not 1"},
+      {{"--blocks=lockstep", "--rx-pipe=rtl"}, "rtl.rx_pipe.lockstep is not 1"},
+      {{"--mr-table=model", "--kernels=model"}, "no RTL blocks ran"},
+  };
+  for (const auto& k : cases) {
+    INFO(k.args[0] << ' ' << k.args[1]);
+    NaaSim naa(test_addresses().ip(1), k.args);
+    REQUIRE(naa.ready());
+    const auto problem = naa.check_exit();
+    if (k.problem == nullptr) {
+      CHECK_FALSE(problem);
+    } else {
+      REQUIRE(problem);
+      CHECK_THAT(*problem, Catch::Contains("NAA_SIM_CHECK_RTL=1") && Catch::Contains(k.problem));
+    }
+  }
+}
+#endif

@@ -41,7 +41,7 @@ struct Config {
   bool quiet = false;
   bool do_latency = true, do_stream = true, do_sessions = true, do_targets = true;
   bool do_streaming = false;  // --streaming: stored vs streaming add1 (bench/streaming.hpp)
-  std::string sim_mode = "model";
+  std::string sim_mode = "default";  // naa-sim's default blocks, or --sim-args / --modes
 };
 
 inline std::string local_ip(const Config& c, int host) {
@@ -83,7 +83,8 @@ struct Targets {
   double sim_write_gbps = 0;     // best simulated goodput of 1 MiB+ WRITEs, end to end
   double sim_pipeline_gbps = 0;  // the same, pipeline bound
   double line_rate_gbps = 0;
-  double sim_speed = 0;  // simulated work cycles per wall second while streaming
+  double sim_speed = 0;         // simulated work cycles per wall second while streaming
+  double stream_wall_gbps = 0;  // best wall-clock goodput of the streaming points
   double sim_speed_cpu = 0;
   double idle_cpu_s = -1, idle_window_s = 0;
 };

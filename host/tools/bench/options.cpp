@@ -68,7 +68,11 @@ cycles (transport, memory, kernel, ...), taken from naa-sim's statistics.
 Options:
   -a, --naa ADDR[:PORT]   use a running NAA (default: start naa-sim on <net>.1)
       --sim PATH          naa-sim to start (default: naa-sim next to naa-bench)
-      --sim-args ARGS     extra arguments for the started naa-sim (e.g. "--kernels=rtl")
+      --sim-args ARGS     extra arguments for the started naa-sim (e.g. "--kernels=model")
+      --modes LIST        speed per block mode: comma-separated model, rtl, lockstep; starts one
+                          naa-sim per mode (--mr-table, --kernels and --rx-pipe set to it),
+                          streams in each (-w is stream only) and prints wall goodput and
+                          simulated cycles per wall second per mode (modes.csv in DIR)
       --sim-pid PID       with --naa: the naa-sim to signal (SIGUSR1) for statistics
       --sim-stats FILE    with --naa: that naa-sim's --stats-file
       --net A.B.C | N     the /24 of local addresses: naa-sim .1, endpoint .2, UDP baseline
@@ -160,11 +164,13 @@ Options parse_options(int argc, char** argv) {
     kPlot,
     kStreaming,
     kCosim,
-    kReference
+    kReference,
+    kModes
   };
   static const option long_opts[] = {{"naa", required_argument, nullptr, 'a'},
                                      {"sim", required_argument, nullptr, kSim},
                                      {"sim-args", required_argument, nullptr, kSimArgs},
+                                     {"modes", required_argument, nullptr, kModes},
                                      {"sim-pid", required_argument, nullptr, kSimPid},
                                      {"sim-stats", required_argument, nullptr, kSimStats},
                                      {"net", required_argument, nullptr, kNet},
@@ -215,6 +221,17 @@ Options parse_options(int argc, char** argv) {
       case kSimArgs:
         sim_args = arg;
         break;
+      case kModes: {
+        std::istringstream in(arg);
+        for (std::string m; std::getline(in, m, ',');) {
+          if (m != "model" && m != "rtl" && m != "lockstep") {
+            usage_error("--modes takes model, rtl and lockstep, not '" + m + "'");
+          }
+          o.modes.push_back(m);
+        }
+        if (o.modes.empty()) usage_error("--modes needs at least one mode");
+        break;
+      }
       case kSimPid:
         sim_pid = parse_int(arg, "--sim-pid", 1, 1L << 30);
         break;
@@ -344,8 +361,14 @@ Options parse_options(int argc, char** argv) {
   if (!external && (sim_pid != 0 || !sim_stats.empty())) {
     usage_error("--sim-pid/--sim-stats go with --naa");
   }
-  if (sim_args.find("rtl") != std::string::npos || sim_args.find("lockstep") != std::string::npos) {
+  if (sim_args.find("rtl") != std::string::npos || sim_args.find("lockstep") != std::string::npos ||
+      sim_args.find("model") != std::string::npos) {
     c.sim_mode = sim_args;
+  }
+  if (!o.modes.empty()) {
+    if (external) usage_error("--modes starts its own naa-sims: not with --naa");
+    c.do_latency = c.do_sessions = c.do_targets = false;
+    c.do_stream = true;
   }
   return o;
 }

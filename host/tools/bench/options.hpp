@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "config.hpp"
 
@@ -17,6 +18,9 @@ struct Options {
   bool external = false;  // --naa: a running NAA
   bool cosim = false;     // --cosim: the calibrated co-simulation's NAAICE sweep instead
   std::string reference;  // --reference: NAAICE-form CSV for --cosim's deviation
+  // --modes: the streaming measurement once per block mode (model, rtl, lockstep), each with a
+  // naa-sim of its own (run_modes in naa_bench.cpp).
+  std::vector<std::string> modes;
 };
 
 // Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.

@@ -11,7 +11,8 @@ namespace naa::rtl {
 RtlSession::RtlSession(const RtlSessionOptions& options)
     : context_(std::make_unique<VerilatedContext>()),
       trace_path_(options.trace_fst),
-      period_ps_(options.clock_period_ps) {
+      period_ps_(options.clock_period_ps),
+      trace_start_ps_(options.trace_start_ps) {
   if (period_ps_ < 2) throw std::invalid_argument("RtlSession: clock period below 2 ps");
   // Flops without reset start random (--x-initial unique) unless x_seed is 0; Verilator draws
   // them when a model is constructed, so this precedes every model of the session.
@@ -66,12 +67,18 @@ std::uint64_t RtlSession::begin_cycle() noexcept {
 }
 
 void RtlSession::dump(std::uint64_t t_ps) {
-  if (!trace_ || closed_) return;
+  // Whole cycles only: a cycle that starts before trace_start is left out, edge included.
+  if (!trace_ || closed_ || !recording_ || last_ps_ < trace_start_ps_) return;
   if (!opened_) {
+    // Times are picoseconds. Said explicitly: Verilator 5.006's FST writer takes its resolution
+    // from a context other than this session's and wrote "$timescale 1s" (seen with fst2vcd).
+    trace_->set_time_unit("1ps");
+    trace_->set_time_resolution("1ps");
     trace_->open(trace_path_.c_str());
     opened_ = true;
   }
   trace_->dump(t_ps);
+  last_dump_ps_ = t_ps;
 }
 
 }  // namespace naa::rtl

@@ -14,11 +14,16 @@
 #include "naa/protocol/bytes.hpp"
 #include "naa/rtl/add_const_rtl.hpp"
 #include "naa/rtl/crc32_rtl.hpp"
+#include "naa/rtl/icrc_check.hpp"
+#include "naa/rtl/icrc_check_rtl.hpp"
 #include "naa/rtl/mr_table_rtl.hpp"
 #include "naa/rtl/rtl_session.hpp"
+#include "naa/rtl/rx_parser.hpp"
+#include "naa/rtl/rx_parser_rtl.hpp"
 #include "naa/rtl/vadd_i32_rtl.hpp"
 #include "naa/sim/common.hpp"
 #include "stream_driver.hpp"
+#include "trace_window.hpp"
 
 namespace naa::sim {
 
@@ -50,14 +55,17 @@ std::uint64_t sim_time_ps() {
   return static_cast<std::uint64_t>(std::llround(sc_core::sc_time_stamp().to_seconds() * 1e12));
 }
 
-// MrTableIf over the MR table's port (RTL or lockstep pair). The RTL has no read port, so entry()
-// and the MRSP handler's free-entry search read a shadow kept on every write.
+// MrTableIf over the MR table's port (RTL or lockstep pair). Every answer comes from the block:
+// lookups from its lookup port, entry() from its read port, the free-entry search from its
+// search outputs (rtl/mr_table/README.md); nothing is kept on the C++ side. Reads and searches
+// clock the block (they are not charged to simulated time: the MRSP handler charges its own
+// per-entry latency, docs/sim/mrsp_handler.md).
 class MrTableRtl final : public MrTableIf {
  public:
   MrTableRtl(std::unique_ptr<rtl::MrTablePort> port, std::size_t entries, RtlBlocks& blocks)
-      : port_(std::move(port)), shadow_(entries), blocks_(blocks) {}
+      : port_(std::move(port)), entries_(entries), blocks_(blocks) {}
 
-  [[nodiscard]] std::size_t size() const override { return shadow_.size(); }
+  [[nodiscard]] std::size_t size() const override { return entries_; }
   [[nodiscard]] bool timed() const override { return true; }
   [[nodiscard]] std::uint32_t last_lookup_cycles() const override { return last_cycles_; }
 
@@ -92,7 +100,6 @@ class MrTableRtl final : public MrTableIf {
   void program(std::size_t index, const MrEntry& e) override {
     rtl::MrTableInputs in;
     in.write = mr_write_port(index, e);
-    shadow_.at(index) = e;
     blocks_.sync_time();
     (void)step(in);
   }
@@ -101,22 +108,70 @@ class MrTableRtl final : public MrTableIf {
   void invalidate(std::size_t index) override {
     rtl::MrTableInputs in;
     in.write = mr_write_port(index, MrEntry{});
-    shadow_.at(index) = MrEntry{};
     blocks_.sync_time();
     (void)step(in);
   }
 
-  [[nodiscard]] const MrEntry& entry(std::size_t index) const override { return shadow_.at(index); }
+  // The read port: the request cycle, then cycles until rd_valid (1 for the reference RTL).
+  [[nodiscard]] const MrEntry& entry(std::size_t index) const override {
+    if (index >= entries_) model_fatal("mr_table", "entry " + std::to_string(index) + " read");
+    rtl::MrTableInputs in;
+    in.read.valid = true;
+    in.read.index = static_cast<std::uint8_t>(index);
+    blocks_.sync_time();
+    (void)step(in);
+    in.read = rtl::MrTableRead{};
+    rtl::MrTableOutputs out;
+    std::uint32_t cycles = 0;
+    do {
+      out = step(in);
+      ++cycles;
+    } while (!out.rd_valid && cycles < kMaxLookupCycles);
+    if (!out.rd_valid) {
+      model_fatal("mr_table", "the RTL gave no result within " + std::to_string(kMaxLookupCycles) +
+                                  " cycles of an entry read");
+    }
+    ++blocks_.counters.mr_reads;
+    const rtl::MrTableEntry& r = out.rd_entry;
+    read_ = MrEntry{r.valid, r.rkey, r.base, r.length, r.access, r.owner_qpn};
+    return read_;
+  }
+
+  // The search outputs of one idle cycle. Entries at and above size() are never programmed (the
+  // MRSP handler takes indices from here), so they count as free in the block and are left out.
+  [[nodiscard]] std::optional<std::size_t> free_index() const override {
+    const rtl::MrTableOutputs out = search();
+    if (!out.free_any || out.free_index >= entries_) return std::nullopt;
+    return out.free_index;
+  }
+
+  [[nodiscard]] std::size_t free_count() const override {
+    const rtl::MrTableOutputs out = search();
+    const std::size_t unused = rtl::kMrEntries - entries_;
+    if (out.free_count < unused) {
+      model_fatal("mr_table", "the RTL counts " + std::to_string(out.free_count) +
+                                  " free entries, fewer than the " + std::to_string(unused) +
+                                  " never used");
+    }
+    return out.free_count - unused;
+  }
 
  private:
-  rtl::MrTableOutputs step(const rtl::MrTableInputs& in) {
+  rtl::MrTableOutputs search() const {
+    blocks_.sync_time();
+    ++blocks_.counters.mr_searches;
+    return step(rtl::MrTableInputs{});
+  }
+
+  rtl::MrTableOutputs step(const rtl::MrTableInputs& in) const {
     ++blocks_.counters.mr_cycles;
     return port_->step(in);
   }
 
   std::unique_ptr<rtl::MrTablePort> port_;
-  std::vector<MrEntry> shadow_;
+  std::size_t entries_;
   RtlBlocks& blocks_;
+  mutable MrEntry read_;  // the last entry read (entry() returns a reference)
   std::uint32_t last_cycles_ = rtl::kMrLookupLatency;
 };
 
@@ -173,72 +228,120 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
   const std::string kmode = "--kernels=" + std::string(to_string(options_.kernels));
 
   // ---- what cannot work ----
+  // The receive path: both blocks at cfg.width, or (the default) the C++ model with a note.
+  bool rx_rtl = options_.rx_pipe != BlockMode::model;
+  if (rx_rtl && (!has_width(rtl::rx_parser_rtl_widths(), cfg.width) ||
+                 !has_width(rtl::icrc_check_rtl_widths(), cfg.width))) {
+    const std::string why = "--rx-pipe=" + std::string(to_string(options_.rx_pipe)) +
+                            ": rx_parser and icrc_check are Verilated at --width " +
+                            join_widths(rtl::rx_parser_rtl_widths()) + " and " +
+                            join_widths(rtl::icrc_check_rtl_widths()) + " only, not " +
+                            std::to_string(cfg.width);
+    if (!options_.rx_pipe_by_default) {
+      throw std::invalid_argument(why +
+                                  " (add the width to their WIDTHS in rtl/CMakeLists.txt, "
+                                  "or use --rx-pipe=model)");
+    }
+    notes_.push_back(why + " (the default): the receive path runs as the C++ model");
+    rx_rtl = false;
+  }
   if (mr_rtl && cfg.mr_entries > rtl::kMrEntries) {
     throw std::invalid_argument("--mr-table=" + std::string(to_string(options_.mr_table)) +
                                 ": the RTL MR table has " + std::to_string(rtl::kMrEntries) +
                                 " entries, the configuration asks for " +
                                 std::to_string(cfg.mr_entries));
   }
+  // Which kernels get RTL. Asked for (--kernels=rtl|lockstep): a width without a build is an
+  // error. The default (kernels_by_default): such a kernel stays the C++ model, with a note.
+  bool add_const_rtl = kernels_rtl;
+  bool vadd_i32_rtl = kernels_rtl;
+  bool crc32_rtl = kernels_rtl;
+  const auto not_built = [&](std::string_view block, std::span<const std::uint32_t> widths,
+                             bool& enabled) {
+    enabled = false;
+    if (options_.kernels_by_default) {
+      notes_.push_back(kmode + " (the default): " + std::string(block) +
+                       " is Verilated at --width " + join_widths(widths) + " only, not " +
+                       std::to_string(cfg.width) + "; it runs as the C++ model");
+      return;
+    }
+    throw std::invalid_argument(
+        kmode + ": " + std::string(block) + " is Verilated at --width " + join_widths(widths) +
+        " only, not " + std::to_string(cfg.width) +
+        " (add the width to the block's WIDTHS in rtl/CMakeLists.txt, or use "
+        "--kernels=model)");
+  };
   if (kernels_rtl) {
-    if (cfg.width > rtl::kMaxStreamBytes) {
+    if (cfg.width > rtl::kMaxStreamBytes && !options_.kernels_by_default) {
       throw std::invalid_argument(kmode + ": the RTL kernels carry at most " +
                                   std::to_string(rtl::kMaxStreamBytes) +
                                   " bytes per beat, --width is " + std::to_string(cfg.width));
     }
-    const auto not_built = [&](std::string_view block, std::span<const std::uint32_t> widths) {
-      return std::invalid_argument(
-          kmode + ": " + std::string(block) + " is Verilated at --width " + join_widths(widths) +
-          " only, not " + std::to_string(cfg.width) +
-          " (add the width to the block's WIDTHS in rtl/CMakeLists.txt, or use "
-          "--kernels=model)");
-    };
     if (!has_width(rtl::add_const_rtl_widths(), cfg.width)) {
-      throw not_built("add_const", rtl::add_const_rtl_widths());
+      not_built("add_const", rtl::add_const_rtl_widths(), add_const_rtl);
     }
     // Widths at which a kernel's RTL cannot exist (its parameter check refuses them): that
     // kernel has no RTL at this width and stays the C++ model, like kernels without RTL.
     if (cfg.width % 4 != 0) {
+      vadd_i32_rtl = false;
       notes_.push_back(kmode + ": vadd_i32 has no RTL at --width " + std::to_string(cfg.width) +
                        " (its lanes are 4 bytes: W must be a multiple of 4); it runs as the C++ "
                        "model");
     } else if (!has_width(rtl::vadd_i32_rtl_widths(), cfg.width)) {
-      throw not_built("vadd_i32", rtl::vadd_i32_rtl_widths());
+      not_built("vadd_i32", rtl::vadd_i32_rtl_widths(), vadd_i32_rtl);
     }
     if (cfg.width < 4 || !std::has_single_bit(cfg.width)) {
+      crc32_rtl = false;
       notes_.push_back(kmode + ": crc32 has no RTL at --width " + std::to_string(cfg.width) +
                        " (W must be a power of two >= 4); it runs as the C++ model");
     } else if (!has_width(rtl::crc32_rtl_widths(), cfg.width)) {
-      throw not_built("crc32", rtl::crc32_rtl_widths());
+      not_built("crc32", rtl::crc32_rtl_widths(), crc32_rtl);
     }
   }
   if (!options_.trace_fst.empty()) {
-    if (!mr_rtl && !kernels_rtl) {
+    if (!mr_rtl && !kernels_rtl && !rx_rtl) {
       throw std::invalid_argument(
-          "--trace records the RTL blocks: it needs --mr-table or --kernels set to rtl or "
-          "lockstep");
+          "--trace records the RTL blocks: it needs --mr-table, --kernels or --rx-pipe set to "
+          "rtl or lockstep");
     }
     if (!std::ofstream(options_.trace_fst, std::ios::trunc)) {
       throw std::invalid_argument("--trace: cannot write " + options_.trace_fst);
     }
   }
-  if (!mr_rtl && !kernels_rtl) return;  // nothing Verilated
+  if (!mr_rtl && !kernels_rtl && !rx_rtl) return;  // nothing Verilated
 
   // ---- the Verilated blocks, all in one session, all created before the first cycle ----
-  const auto period_ps = static_cast<std::uint64_t>(std::llround(1e6 / cfg.clock_mhz));
-  session_ = std::make_shared<rtl::RtlSession>(rtl::RtlSessionOptions{
-      options_.trace_fst, options_.x_seed, std::max<std::uint64_t>(period_ps, 2)});
-  const auto rtl_options = [this](std::string_view name) {
+  // With --trace-window the session naa-sim uses is not traced; every block gets a shadow in a
+  // traced session that replays the last cycles (trace_window.hpp).
+  const auto period_ps =
+      std::max<std::uint64_t>(static_cast<std::uint64_t>(std::llround(1e6 / cfg.clock_mhz)), 2);
+  const bool windowed = options_.trace_window != 0 && !options_.trace_fst.empty();
+  rtl::RtlSessionOptions main_options{windowed ? std::string() : options_.trace_fst,
+                                      options_.x_seed, period_ps};
+  main_options.trace_start_ps = options_.trace_start_ps;
+  session_ = std::make_shared<rtl::RtlSession>(main_options);
+  if (windowed) {
+    rtl::RtlSessionOptions shadow_options{options_.trace_fst, options_.x_seed, period_ps};
+    shadow_options.trace_start_ps = options_.trace_start_ps;
+    window_ = std::make_shared<trace_window::Ring>(
+        options_.trace_window, session_, std::make_shared<rtl::RtlSession>(shadow_options));
+  }
+  // A Verilated block: make(options) in the session, and its shadow if windowed.
+  const auto verilate = [this](std::string_view name, auto make) {
     rtl::RtlOptions o;
     o.name = std::string(name);
     o.session = session_;
-    return o;
+    auto port = make(o);
+    if (!window_) return port;
+    o.session = window_->shadow();
+    return trace_window::make_windowed(std::move(port), make(o), *window_);
   };
   const auto on_divergence = [this](const rtl::Divergence& d) { this->on_divergence(d); };
 
   if (mr_rtl) {
-    std::unique_ptr<rtl::MrTablePort> rtl = options_.mr_table_rtl
-                                                ? options_.mr_table_rtl(rtl_options("mr_table"))
-                                                : rtl::make_mr_table_rtl(rtl_options("mr_table"));
+    std::unique_ptr<rtl::MrTablePort> rtl = verilate("mr_table", [this](const rtl::RtlOptions& o) {
+      return options_.mr_table_rtl ? options_.mr_table_rtl(o) : rtl::make_mr_table_rtl(o);
+    });
     if (!rtl) throw std::invalid_argument("--mr-table: no MR table RTL could be built");
     if (options_.mr_table == BlockMode::lockstep) {
       mr_port_ = std::make_unique<rtl::MrTableLockstep>(std::make_unique<rtl::MrTableModel>(),
@@ -250,14 +353,23 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
   if (kernels_rtl) {
     const std::uint32_t w = cfg.width;
     const bool lockstep = options_.kernels == BlockMode::lockstep;
-    if (lockstep) {
-      kernels_->add_const = std::make_shared<rtl::AddConstLockstep>(
-          std::make_unique<rtl::AddConstModel>(w),
-          rtl::make_add_const_rtl(w, rtl_options("add_const")), on_divergence);
-    } else {
-      kernels_->add_const = rtl::make_add_const_rtl(w, rtl_options("add_const"));
+    if (auto a = add_const_rtl ? verilate("add_const",
+                                          [w](const rtl::RtlOptions& o) {
+                                            return rtl::make_add_const_rtl(w, o);
+                                          })
+                               : nullptr) {
+      if (lockstep) {
+        kernels_->add_const = std::make_shared<rtl::AddConstLockstep>(
+            std::make_unique<rtl::AddConstModel>(w), std::move(a), on_divergence);
+      } else {
+        kernels_->add_const = std::move(a);
+      }
     }
-    if (auto v = rtl::make_vadd_i32_rtl(w, rtl_options("vadd_i32"))) {
+    if (auto v = vadd_i32_rtl ? verilate("vadd_i32",
+                                         [w](const rtl::RtlOptions& o) {
+                                           return rtl::make_vadd_i32_rtl(w, o);
+                                         })
+                              : nullptr) {
       if (lockstep) {
         kernels_->vadd_i32 = std::make_shared<rtl::VaddI32Lockstep>(
             std::make_unique<rtl::VaddI32Model>(w), std::move(v), on_divergence);
@@ -265,13 +377,33 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
         kernels_->vadd_i32 = std::move(v);
       }
     }
-    if (auto c = rtl::make_crc32_rtl(w, rtl_options("crc32"))) {
+    if (auto c = crc32_rtl
+                     ? verilate("crc32",
+                                [w](const rtl::RtlOptions& o) { return rtl::make_crc32_rtl(w, o); })
+                     : nullptr) {
       if (lockstep) {
         kernels_->crc32 = std::make_shared<rtl::Crc32Lockstep>(std::make_unique<rtl::Crc32Model>(w),
                                                                std::move(c), on_divergence);
       } else {
         kernels_->crc32 = std::move(c);
       }
+    }
+  }
+
+  if (rx_rtl) {
+    const std::uint32_t w = cfg.width;
+    rx_parser_port_ = verilate(
+        "rx_parser", [w](const rtl::RtlOptions& o) { return rtl::make_rx_parser_rtl(w, o); });
+    icrc_check_port_ = verilate(
+        "icrc_check", [w](const rtl::RtlOptions& o) { return rtl::make_icrc_check_rtl(w, o); });
+    if (!rx_parser_port_ || !icrc_check_port_) {
+      throw std::invalid_argument("--rx-pipe: the receive path's RTL could not be built");
+    }
+    if (options_.rx_pipe == BlockMode::lockstep) {
+      rx_parser_port_ = std::make_unique<rtl::RxParserLockstep>(
+          std::make_unique<rtl::RxParserModel>(w), std::move(rx_parser_port_), on_divergence);
+      icrc_check_port_ = std::make_unique<rtl::IcrcCheckLockstep>(
+          std::make_unique<rtl::IcrcCheckModel>(w), std::move(icrc_check_port_), on_divergence);
     }
   }
 
@@ -297,6 +429,12 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
     in.rst_n = false;
     (void)kernels_->crc32->step(in);
   }
+  // The receive path's drivers step their blocks' reset cycle as they are made.
+  if (rx_parser_port_) rx_parser_ = std::make_shared<rtl::RxParser>(std::move(rx_parser_port_));
+  if (icrc_check_port_) {
+    icrc_check_ = std::make_shared<rtl::IcrcCheck>(std::move(icrc_check_port_));
+  }
+  reset_cycles_ = session_->cycles();
 }
 
 RtlBlocks::~RtlBlocks() = default;
@@ -380,12 +518,34 @@ void RtlBlocks::report(std::ostream& os) const {
      << "rtl.mr_table.lockstep=" << flag(options_.mr_table == BlockMode::lockstep) << '\n'
      << "rtl.mr_table.cycles=" << counters.mr_cycles << '\n'
      << "rtl.mr_table.lookups=" << counters.mr_lookups << '\n'
+     << "rtl.mr_table.reads=" << counters.mr_reads << '\n'
+     << "rtl.mr_table.searches=" << counters.mr_searches << '\n'
      << "rtl.kernels.verilated=" << flag(options_.kernels != BlockMode::model) << '\n'
      << "rtl.kernels.lockstep=" << flag(options_.kernels == BlockMode::lockstep) << '\n'
      << "rtl.kernels.cycles=" << counters.kernel_cycles << '\n'
      << "rtl.kernels.runs=" << counters.kernel_runs << '\n'
+     << "rtl.rx_pipe.verilated=" << flag(rx_parser_ != nullptr) << '\n'
+     << "rtl.rx_pipe.lockstep=" << flag(rx_parser_ && options_.rx_pipe == BlockMode::lockstep)
+     << '\n'
+     << "rtl.rx_pipe.packets=" << counters.rx_packets << '\n'
+     << "rtl.rx_pipe.drops=" << counters.rx_drops << '\n'
+     << "rtl.rx_parser.cycles=" << rx_parser_cycles() << '\n'
+     << "rtl.icrc_check.cycles=" << icrc_check_cycles() << '\n'
      << "rtl.cycles=" << (session_ ? session_->cycles() : 0) << '\n'
+     << "rtl.reset_cycles=" << reset_cycles_ << '\n'
+     << "rtl.last_cycle_ps=" << (session_ && session_->cycles() ? session_->last_cycle_ps() : 0)
+     << '\n'
+     << "rtl.trace.window=" << (window_ ? window_->cycles() : 0) << '\n'
      << "rtl.lockstep.divergences=" << flag(report_.has_value()) << '\n';
+}
+
+void RtlBlocks::end_trace() {
+  if (window_) window_->write();
+  if (session_) session_->close_trace();
+}
+
+void RtlBlocks::finish() {
+  end_trace();
 }
 
 void RtlBlocks::on_divergence(const rtl::Divergence& d) {
@@ -408,9 +568,11 @@ void RtlBlocks::on_divergence(const rtl::Divergence& d) {
     << naa_cycle << " (" << clock_mhz_ << " MHz)\n"
     << "  block cycle:      " << d.cycle << " (cycles " << d.block
     << " has been clocked; 0 is its reset)\n";
-  if (session_ && session_->tracing()) {
-    r << "  waveform:         " << session_->trace_path() << ", this cycle at "
-      << session_->last_cycle_ps() << " ps (the file ends with it)\n";
+  const bool tracing = (session_ && session_->tracing()) || (window_ && !window_->written());
+  if (tracing) {
+    r << "  waveform:         " << options_.trace_fst << ", this cycle at "
+      << session_->last_cycle_ps() << " ps (the file ends with it"
+      << (window_ ? "; the last " + std::to_string(window_->cycles()) + " cycles)\n" : ")\n");
   } else {
     r << "  waveform:         none (add --trace FILE.fst to record one)\n";
   }
@@ -418,7 +580,7 @@ void RtlBlocks::on_divergence(const rtl::Divergence& d) {
     << "                    (and the same traffic from the peer)\n";
   report_ = r.str();
   std::cerr << *report_ << std::flush;
-  if (session_) session_->close_trace();
+  end_trace();
   // Stop naa-sim: end the current sc_start() and let the runner take its SIGTERM path (statistics
   // and pcap are written as on any stop); naa-sim then exits with kExitLockstepDivergence.
   if (sc_core::sc_is_running()) {

@@ -19,14 +19,19 @@ class MrTraffic {
  public:
   explicit MrTraffic(Rng& rng) : rng_(rng) {}
 
-  // The inputs of the next cycle. p_write / p_lookup: probability of a write / lookup.
-  MrTableInputs next(double p_write, double p_lookup) {
+  // The inputs of the next cycle. p_write / p_lookup / p_read: probability of a write / lookup /
+  // entry read (p_read = 0 draws nothing for it, so older seeds give the same traffic).
+  MrTableInputs next(double p_write, double p_lookup, double p_read = 0) {
     MrTableInputs in;
     if (chance(rng_, p_write)) in.write = random_write();
     if (chance(rng_, p_lookup)) {
       in.lookup = random_lookup();
     } else {
       in.lookup = junk_lookup();  // valid = 0 with random fields: must be ignored
+    }
+    if (p_read > 0) {
+      in.read.valid = chance(rng_, p_read);
+      in.read.index = uniform<std::uint8_t>(rng_, 0, kMrIndexMask);  // ignored unless valid
     }
     if (in.write.valid) shadow_[in.write.index & kMrIndexMask] = in.write;
     return in;

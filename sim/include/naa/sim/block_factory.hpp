@@ -11,6 +11,7 @@
 #include "naa/sim/config.hpp"
 #include "naa/sim/kernels.hpp"
 #include "naa/sim/mr_table.hpp"
+#include "naa/sim/rx_checks.hpp"
 
 namespace naa::sim {
 
@@ -22,6 +23,11 @@ class BlockFactory {
   // Replaces kernels of `registry` by other implementations of the same function codes (a kernel
   // without another implementation stays as registered).
   virtual void install_kernels(KernelRegistry& registry, const SimConfig& cfg) = 0;
+  // The receive path's ICRC and structural checks (rx_checks.hpp); nullptr (the default) = the
+  // protocol library in RxPipe, the C++ model.
+  [[nodiscard]] virtual std::unique_ptr<RxChecksIf> make_rx_checks(const SimConfig& /*cfg*/) {
+    return nullptr;
+  }
   // Statistics of the implementations, `key=value` lines (docs/sim/naa-sim.md).
   virtual void report(std::ostream& os) const = 0;
 };

@@ -60,12 +60,18 @@ class MrTableIf {
   [[nodiscard]] virtual std::uint32_t last_lookup_cycles() const { return 0; }
   virtual void program(std::size_t index, const MrEntry& entry) = 0;
   virtual void invalidate(std::size_t index) = 0;
+  // The entry as the table holds it; the reference is valid until the next call on the table.
   [[nodiscard]] virtual const MrEntry& entry(std::size_t index) const = 0;
+  // The free-entry search: the lowest invalid entry, and how many are invalid. These defaults
+  // scan entry(); the RTL asks its block's search outputs (docs/sim/rtl.md).
+  [[nodiscard]] virtual std::optional<std::size_t> free_index() const;
+  [[nodiscard]] virtual std::size_t free_count() const;
 };
 
 // The golden model (naa::rtl::MrTableModel) behind MrTableIf. Lookups are its combinational
 // check (the sc_module charges mr_latency); program/invalidate are one write cycle of the model.
-// The RTL block has no read port, so entry() reads a shadow kept on every write. entries: at most
+// entry() reads a shadow kept on every write (the C++ model has no port timing to honour; the RTL
+// mode reads the block's read port, docs/sim/rtl.md). entries: at most
 // rtl::kMrEntries; rkeys must index their entry (rkey[4:0] == index, as the MRSP handler's
 // tag << 8 | index does) and lengths fit 32 bits (PROTOCOL.md 5.1), else model_fatal.
 class MrTableModel final : public MrTableIf {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <memory>
+#include <optional>
 #include <string_view>
 
 #include <systemc>
@@ -12,6 +14,7 @@
 #include "naa/sim/block_interfaces.hpp"
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
+#include "naa/sim/rx_checks.hpp"
 
 namespace naa::sim {
 
@@ -35,7 +38,10 @@ struct RxPacket {
 class RxPipe : public sc_core::sc_module, public PacketSink, public ProtocolErrorCounter {
  public:
   SC_HAS_PROCESS(RxPipe);
-  RxPipe(sc_core::sc_module_name name, ModelContext& ctx);
+  // checks: the ICRC and structural checks as another implementation (BlockFactory::
+  // make_rx_checks: RTL or lockstep); nullptr = the protocol library (the C++ model).
+  RxPipe(sc_core::sc_module_name name, ModelContext& ctx,
+         std::unique_ptr<RxChecksIf> checks = nullptr);
 
   sc_core::sc_port<ReceiveTap> tap{"tap"};                    // NetPort's capture
   sc_core::sc_port<PacketSink> to_cm{"to_cm"};                // QP 1: CmAgent
@@ -50,7 +56,18 @@ class RxPipe : public sc_core::sc_module, public PacketSink, public ProtocolErro
 
  private:
   void thread();
+  // The checks' verdicts: the block's (checks_) if there is one, else the protocol library's.
+  using Verdict = std::optional<protocol::Error>;  // nullopt: passed
+  [[nodiscard]] Verdict icrc_verdict(const Packet& p, const protocol::Ipv4UdpHeaders& h,
+                                     bool model_ok);
+  [[nodiscard]] Verdict parse_verdict(const Packet& p, Verdict model);
   ModelContext& ctx_;
+  std::unique_ptr<RxChecksIf> checks_;
+  // With checks_: datagrams where the block and the protocol library disagreed on pass/drop (the
+  // block's verdict counts; a block that passes what decode_packet refuses is dropped anyway,
+  // as the rest of the model needs decode_packet's view).
+  std::uint64_t check_disagreements_ = 0;
+  std::uint64_t check_cycles_ = 0;
   Channel<Packet*> in_;
   CycleMeter meter_;
   std::uint64_t accepted_ = 0, to_cm_ = 0, to_transport_ = 0, nonzero_ip_id_ = 0;

@@ -63,18 +63,44 @@ struct MrTableLookup {
   std::uint32_t qpn = 0;    // 24 bits
 };
 
+// Read port: entry `index` (the MRSP handler's entry reads; rtl/mr_table/README.md).
+struct MrTableRead {
+  bool valid = false;
+  std::uint8_t index = 0;  // 5 bits
+};
+
 struct MrTableInputs {
   bool rst_n = true;  // active-low reset (asynchronous in the RTL: outputs are reset values
                       // during a cycle with rst_n low)
   MrTableWrite write;
   MrTableLookup lookup;
+  MrTableRead read;
+};
+
+// An entry as the read port returns it: all fields 0 for an invalid entry.
+struct MrTableEntry {
+  bool valid = false;
+  std::uint32_t rkey = 0;
+  std::uint64_t base = 0;
+  std::uint32_t length = 0;
+  std::uint8_t access = 0;
+  std::uint32_t owner_qpn = 0;
+  friend bool operator==(const MrTableEntry&, const MrTableEntry&) = default;
 };
 
 // The result of the lookup presented on the previous cycle. A lookup sees the table as it was
 // before a write presented in the same cycle. rsp_status is MrStatus::ok when !rsp_valid.
+// rd_valid / rd_entry: the result of the read presented on the previous cycle (read-before-write,
+// like a lookup). free_*: the table during this cycle (before this cycle's write): whether an
+// entry is invalid, the lowest invalid index (0 if none), how many are invalid.
 struct MrTableOutputs {
   bool rsp_valid = false;
   MrStatus rsp_status = MrStatus::ok;
+  bool rd_valid = false;
+  MrTableEntry rd_entry;
+  bool free_any = true;
+  std::uint8_t free_index = 0;
+  std::uint8_t free_count = kMrEntries;
 };
 
 // The interface a model, a Verilated RTL adapter and a lockstep pair all implement.
@@ -102,19 +128,13 @@ class MrTableModel final : public MrTablePort {
   [[nodiscard]] MrStatus check(const MrTableLookup& lookup) const noexcept;
 
  private:
-  struct Entry {
-    bool valid = false;
-    std::uint32_t rkey = 0;
-    std::uint64_t base = 0;
-    std::uint32_t length = 0;
-    std::uint8_t access = 0;
-    std::uint32_t owner_qpn = 0;
-  };
+  using Entry = MrTableEntry;
   std::array<Entry, kMrEntries> entries_{};
   MrTableOutputs rsp_{};
 };
 
-// First differing port of one cycle, or nullopt. rsp_status is compared only when rsp_valid.
+// First differing port of one cycle, or nullopt. rsp_status is compared only when rsp_valid, the
+// read entry only when rd_valid.
 [[nodiscard]] std::optional<PortMismatch> first_mismatch(const MrTablePort& shape,
                                                          const MrTableOutputs& expected,
                                                          const MrTableOutputs& actual);

@@ -5,7 +5,8 @@
 //
 // - The MR table runs behind MrTableIf over rtl::MrTablePort: program / invalidate is one write
 //   cycle, a lookup is the request cycle plus the cycles until the result (1 for the reference
-//   RTL); entry() and free-entry searches read a C++ shadow (the RTL has no read port).
+//   RTL); entry() uses the RTL's read port and the free-entry search its search outputs, so
+//   every answer about the table comes from the RTL.
 // - A kernel with RTL streams each region through its block, W bytes per beat (W = --width), and
 //   takes the cycle count from the run; kernels without RTL stay C++ models in every mode.
 // - All Verilated blocks share one VerilatedContext and one FST waveform, on the simulated time
@@ -31,9 +32,16 @@
 
 namespace naa::rtl {
 class RtlSession;
-}
+class RxParser;
+class RxParserPort;
+class IcrcCheck;
+class IcrcCheckPort;
+}  // namespace naa::rtl
 
 namespace naa::sim {
+namespace trace_window {
+class Ring;
+}
 
 enum class BlockMode : std::uint8_t { model, rtl, lockstep };
 [[nodiscard]] std::optional<BlockMode> parse_block_mode(std::string_view s);
@@ -48,8 +56,19 @@ using MrTableRtlFactory =
 struct RtlBlocksOptions {
   BlockMode mr_table = BlockMode::model;
   BlockMode kernels = BlockMode::model;
+  // The kernels' mode is naa-sim's default, not asked for: a kernel whose RTL is not built at
+  // cfg.width stays the C++ model (a note says so) instead of refusing the run.
+  bool kernels_by_default = false;
+  // --rx-pipe: the receive path's checks (rtl/rx_parser, rtl/icrc_check).
+  BlockMode rx_pipe = BlockMode::model;
+  // The receive path's mode is naa-sim's default: at a width without a build it stays the model.
+  bool rx_pipe_by_default = false;
   // --trace: FST waveform of every Verilated block; empty = none.
   std::string trace_fst;
+  // --trace-window: keep only the last N Verilated cycles (0 = all); --trace-start: record from
+  // this simulated time (ps) on.
+  std::uint64_t trace_window = 0;
+  std::uint64_t trace_start_ps = 0;
   // The command line that reproduces this run (printed in a divergence report).
   std::string command_line;
   // Seed of the unreset flops' initial values (rtl::RtlOptions::x_seed).
@@ -74,7 +93,11 @@ class RtlBlocks final : public BlockFactory {
 
   [[nodiscard]] std::unique_ptr<MrTableIf> make_mr_table(const SimConfig& cfg) override;
   void install_kernels(KernelRegistry& registry, const SimConfig& cfg) override;
+  [[nodiscard]] std::unique_ptr<RxChecksIf> make_rx_checks(const SimConfig& cfg) override;
   void report(std::ostream& os) const override;
+  // The run is over (stopped by a signal or a divergence): writes the --trace-window and closes
+  // the waveform, so the file is complete. Idempotent.
+  void finish();
 
   // Informational lines for the user (e.g. a kernel whose RTL cannot exist at this width and so
   // stays a C++ model), to print at startup.
@@ -91,23 +114,37 @@ class RtlBlocks final : public BlockFactory {
   // Before clocking a block: its next cycle starts no earlier than the simulated time.
   void sync_time();
   struct Counters {
-    std::uint64_t mr_cycles = 0;   // MR table cycles clocked
-    std::uint64_t mr_lookups = 0;  // lookups through the RTL
+    std::uint64_t mr_cycles = 0;    // MR table cycles clocked
+    std::uint64_t mr_lookups = 0;   // lookups through the RTL
+    std::uint64_t mr_reads = 0;     // entry reads through the RTL's read port
+    std::uint64_t mr_searches = 0;  // free-entry searches (the RTL's search outputs)
     std::uint64_t kernel_cycles = 0;
     std::uint64_t kernel_runs = 0;
+    std::uint64_t rx_packets = 0;  // datagrams through the receive path's blocks
+    std::uint64_t rx_drops = 0;    // of which a block said drop
   };
   Counters counters;
 
  private:
   struct Kernels;  // the Verilated kernels (rtl_kernels.cpp)
+  void end_trace();
 
   RtlBlocksOptions options_;
   double clock_mhz_;
   std::uint32_t width_;
   std::uint32_t mr_entries_;
   std::shared_ptr<rtl::RtlSession> session_;
-  std::unique_ptr<rtl::MrTablePort> mr_port_;  // until make_mr_table() takes it
+  std::uint64_t reset_cycles_ = 0;              // the blocks' reset cycles, part of rtl.cycles
+  std::shared_ptr<trace_window::Ring> window_;  // --trace-window, else null
+  std::unique_ptr<rtl::MrTablePort> mr_port_;   // until make_mr_table() takes it
   std::shared_ptr<Kernels> kernels_;
+  // --rx-pipe: the blocks' ports until the reset, then their packet-level drivers (rtl_rx.cpp).
+  std::unique_ptr<rtl::RxParserPort> rx_parser_port_;
+  std::unique_ptr<rtl::IcrcCheckPort> icrc_check_port_;
+  std::shared_ptr<rtl::RxParser> rx_parser_;
+  std::shared_ptr<rtl::IcrcCheck> icrc_check_;
+  [[nodiscard]] std::uint64_t rx_parser_cycles() const;
+  [[nodiscard]] std::uint64_t icrc_check_cycles() const;
   std::vector<std::string> notes_;
   std::optional<std::string> report_;
 };

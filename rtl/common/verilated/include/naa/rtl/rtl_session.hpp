@@ -36,6 +36,9 @@ struct RtlSessionOptions {
   // rtl/prim/naa_stream_assert.sv) ends the program with Verilator's message (true), or is only
   // recorded, for assertion_failed() (false: for testbenches that provoke one on purpose).
   bool fatal_assertions = true;
+  // Cycles that start before this time (ps) are not recorded (naa-sim --trace-start): the file
+  // begins with the first cycle at or after it.
+  std::uint64_t trace_start_ps = 0;
 };
 
 class RtlSession {
@@ -60,6 +63,11 @@ class RtlSession {
   // Ends the waveform now: the file is complete and readable, later cycles are not recorded.
   // Idempotent. Called when a lockstep divergence stops a run, and when a traced block goes away.
   void close_trace();
+  // Recording on (the default) or paused: while paused, cycles are clocked but not written
+  // (the shadow blocks of naa-sim's --trace-window, sim/rtl/src/trace_window.hpp).
+  void set_recording(bool on) noexcept { recording_ = on; }
+  // The time (ps) of the last sample written to the waveform; 0 if none.
+  [[nodiscard]] std::uint64_t last_dump_ps() const noexcept { return last_dump_ps_; }
   // True once an assertion of a block of the session has failed (fatal_assertions = false;
   // otherwise the failure has ended the program). Verilator printed the assertion's message.
   [[nodiscard]] bool assertion_failed() const noexcept;
@@ -84,6 +92,9 @@ class RtlSession {
   std::uint64_t next_ps_ = 0;
   std::uint64_t last_ps_ = 0;
   std::uint64_t cycles_ = 0;
+  std::uint64_t trace_start_ps_ = 0;
+  std::uint64_t last_dump_ps_ = 0;
+  bool recording_ = true;
   bool opened_ = false;
   bool closed_ = false;
 };

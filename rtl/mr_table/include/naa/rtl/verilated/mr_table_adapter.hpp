@@ -29,8 +29,22 @@ class MrTableVerilated final : public MrTablePort {
     put_bits(t.lk_len_i, in.lookup.len, 32);
     put_bits(t.lk_access_i, in.lookup.access, 3);
     put_bits(t.lk_qpn_i, in.lookup.qpn, 24);
+    put_bits(t.rd_valid_i, in.read.valid, 1);
+    put_bits(t.rd_index_i, in.read.index, 5);
     h_.settle();
-    const MrTableOutputs out{t.rsp_valid_o != 0, static_cast<MrStatus>(t.rsp_status_o)};
+    MrTableOutputs out;
+    out.rsp_valid = t.rsp_valid_o != 0;
+    out.rsp_status = static_cast<MrStatus>(t.rsp_status_o);
+    out.rd_valid = t.rd_valid_o != 0;
+    out.rd_entry.valid = t.rd_entry_valid_o != 0;
+    out.rd_entry.rkey = t.rd_rkey_o;
+    out.rd_entry.base = t.rd_base_o;
+    out.rd_entry.length = t.rd_length_o;
+    out.rd_entry.access = t.rd_access_o;
+    out.rd_entry.owner_qpn = t.rd_owner_qpn_o;
+    out.free_any = t.free_any_o != 0;
+    out.free_index = t.free_index_o;
+    out.free_count = t.free_count_o;
     h_.rising_edge();
     return out;
   }

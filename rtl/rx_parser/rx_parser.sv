@@ -1,0 +1,318 @@
+// rx_parser: structural check of a received RoCEv2 datagram, BTH .. ICRC (PROTOCOL.md 1), with
+// the checks and drop reasons of naa::protocol::decode_packet. rtl/rx_parser/README.md.
+//
+// Input: a valid/ready stream of W bytes per beat (1 <= W <= 64). Every beat but the last is full;
+// the last carries popcount(keep) bytes (keep a prefix, 0..W). Datagrams up to 65535 bytes.
+// Output: one result per datagram, one cycle after its last beat is accepted, held until
+// out_ready_i; in_ready_o = !out_valid_o || out_ready_i.
+//
+// Storage: the first 40 bytes (the longest BTH + extension headers: RETH + ImmDt is 32, AtomicETH
+// 40), captured by beat position, and the last 8 bytes of the stream (pad and ICRC). The result is
+// decided from these registers while it is on the output; nothing is buffered beyond them.
+//
+// out_reason_o carries the value of naa::protocol::Error (protocol/.../result.hpp), 0 = none.
+// Fields are meaningful only when out_reason_o is 0, an extension header's fields only when its
+// bit is in out_headers_o ({IETH, ImmDt, AtomicAckETH, AETH, AtomicETH, RETH, DETH}, bit 0 = DETH,
+// the HeaderBit values of protocol/include/naa/protocol/opcode.hpp).
+//
+// Build-time define NAA_RX_PARSER_BROKEN: a deliberately wrong variant (the pad-byte check looks at
+// the first pad byte only), used to prove that lockstep catches it.
+`default_nettype none
+
+module rx_parser #(
+  parameter int unsigned W = 64  // bytes per beat
+) (
+  input  logic           clk_i,
+  input  logic           rst_ni,
+
+  input  logic           in_valid_i,
+  output logic           in_ready_o,
+  input  logic [8*W-1:0] in_data_i,
+  input  logic [W-1:0]   in_keep_i,
+  input  logic           in_last_i,
+
+  output logic           out_valid_o,
+  input  logic           out_ready_i,
+  output logic [7:0]     out_reason_o,
+  output logic [15:0]    out_length_o,
+  output logic [7:0]     out_opcode_o,
+  output logic           out_se_o,
+  output logic           out_mig_req_o,
+  output logic [1:0]     out_pad_o,
+  output logic [3:0]     out_tver_o,
+  output logic [15:0]    out_pkey_o,
+  output logic           out_fecn_o,
+  output logic           out_becn_o,
+  output logic [23:0]    out_dest_qpn_o,
+  output logic           out_ack_req_o,
+  output logic [23:0]    out_psn_o,
+  output logic [6:0]     out_headers_o,
+  output logic [63:0]    out_reth_va_o,
+  output logic [31:0]    out_reth_rkey_o,
+  output logic [31:0]    out_reth_dma_length_o,
+  output logic [7:0]     out_aeth_syndrome_o,
+  output logic [23:0]    out_aeth_msn_o,
+  output logic [31:0]    out_immediate_o,
+  output logic [63:0]    out_atomic_va_o,
+  output logic [31:0]    out_atomic_rkey_o,
+  output logic [63:0]    out_atomic_swap_add_o,
+  output logic [63:0]    out_atomic_compare_o,
+  output logic [63:0]    out_atomic_ack_original_o,
+  output logic [31:0]    out_deth_qkey_o,
+  output logic [23:0]    out_deth_src_qpn_o,
+  output logic [15:0]    out_payload_offset_o,
+  output logic [15:0]    out_payload_length_o
+);
+
+  if (W < 1 || W > 64) begin : gen_w_check
+    $fatal(1, "rx_parser: W must be in 1..64, got %0d", W);
+  end
+
+  localparam int unsigned HdrBytes = 40;
+  localparam int unsigned HdrBeats = (HdrBytes + W - 1) / W;
+  localparam int unsigned BeatW = $clog2(HdrBeats + 1);
+  localparam int unsigned CountW = $clog2(W + 1);
+
+  // naa::protocol::Error values (protocol/include/naa/protocol/result.hpp).
+  localparam logic [7:0] ErrNone = 8'd0;
+  localparam logic [7:0] ErrTooShort = 8'd1;
+  localparam logic [7:0] ErrTooLong = 8'd2;
+  localparam logic [7:0] ErrBadTver = 8'd3;
+  localparam logic [7:0] ErrBadPad = 8'd4;
+  localparam logic [7:0] ErrUnknownOpcode = 8'd5;
+  localparam logic [7:0] ErrLengthMismatch = 8'd6;
+
+  // Extension header bits (HeaderBit of protocol/include/naa/protocol/opcode.hpp).
+  localparam logic [6:0] HasDeth = 7'h01;
+  localparam logic [6:0] HasReth = 7'h02;
+  localparam logic [6:0] HasAtomicEth = 7'h04;
+  localparam logic [6:0] HasAeth = 7'h08;
+  localparam logic [6:0] HasAtomicAckEth = 7'h10;
+  localparam logic [6:0] HasImmDt = 7'h20;
+  localparam logic [6:0] HasIeth = 7'h40;
+
+  typedef enum logic [1:0] {
+    PayNone = 2'd0,       // no payload (ACK, READ request, atomics)
+    PayFullMtu = 2'd1,    // FIRST/MIDDLE: non-empty, pad 0
+    PayUpToMtu = 2'd2,    // LAST/ONLY
+    PayReserved16 = 2'd3  // CNP: 16 reserved bytes
+  } payload_e;
+
+  // ---------------------------------------------------------------------------------------------
+  // Input side: capture the header bytes by beat position, keep the last 8 bytes, count bytes.
+  // ---------------------------------------------------------------------------------------------
+  logic                 result_d, result_q;  // a result is on the output
+  logic [BeatW-1:0]     beat_d, beat_q;      // beats of the current datagram so far (saturating)
+  logic [15:0]          len_d, len_q;        // bytes of the current datagram so far
+  logic [15:0]          res_len_d, res_len_q;
+  logic [7:0]           hdr_d [HdrBytes];
+  logic [7:0]           hdr_q [HdrBytes];
+  logic [63:0]          tail_d, tail_q;      // the last 8 bytes of the stream, byte 0 oldest
+  logic [CountW-1:0]    count;
+  logic                 in_fire;
+  logic [8*W+63:0]      window;
+
+  assign in_ready_o = !result_q || out_ready_i;
+  assign in_fire    = in_valid_i && in_ready_o;
+  assign count      = CountW'($countones(in_keep_i));
+  assign window     = {in_data_i, tail_q};
+
+  always_comb begin
+    result_d  = result_q;
+    beat_d    = beat_q;
+    len_d     = len_q;
+    res_len_d = res_len_q;
+    hdr_d     = hdr_q;
+    tail_d    = tail_q;
+    if (result_q && out_ready_i) result_d = 1'b0;
+    if (in_fire) begin
+      for (int unsigned j = 0; j < HdrBytes; j++) begin
+        if (beat_q == BeatW'(j / W)) hdr_d[j] = in_data_i[8*(j % W) +: 8];
+      end
+      // The last 8 bytes after this beat: bytes count .. count+7 of {beat, previous tail}.
+      tail_d = 64'(window >> (8 * count));
+      if (in_last_i) begin
+        result_d  = 1'b1;
+        res_len_d = len_q + 16'(count);
+        beat_d    = '0;
+        len_d     = '0;
+      end else begin
+        if (beat_q != BeatW'(HdrBeats)) beat_d = beat_q + 1'b1;
+        len_d = len_q + 16'(count);
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      result_q <= 1'b0;
+      beat_q   <= '0;
+      len_q    <= '0;
+    end else begin
+      result_q <= result_d;
+      beat_q   <= beat_d;
+      len_q    <= len_d;
+    end
+  end
+
+  // Datapath registers: no reset (meaningful only under out_valid_o, after a whole datagram).
+  always_ff @(posedge clk_i) begin
+    res_len_q <= res_len_d;
+    hdr_q     <= hdr_d;
+    tail_q    <= tail_d;
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Output side: decide from the registers (PROTOCOL.md 1; decode_packet's order of checks).
+  // ---------------------------------------------------------------------------------------------
+  logic       known;
+  logic [6:0] headers;
+  payload_e   payload;
+
+  // The opcode table (PROTOCOL.md 1, IBTA vol. 1 table 35).
+  always_comb begin
+    known   = 1'b1;
+    headers = '0;
+    payload = PayUpToMtu;
+    unique case (hdr_q[0])
+      8'h00, 8'h01, 8'h07, 8'h0E: payload = PayFullMtu;  // SEND/WRITE/READ RESP middle, SEND first
+      8'h02, 8'h04, 8'h08: ;                              // SEND last/only, WRITE last
+      8'h03, 8'h05, 8'h09: headers = HasImmDt;            // ... with immediate
+      8'h06: begin headers = HasReth; payload = PayFullMtu; end  // WRITE first
+      8'h0A: headers = HasReth;                                   // WRITE only
+      8'h0B: headers = HasReth | HasImmDt;                        // WRITE only with immediate
+      8'h0C: begin headers = HasReth; payload = PayNone; end      // READ request
+      8'h0D: begin headers = HasAeth; payload = PayFullMtu; end   // READ response first
+      8'h0F, 8'h10: headers = HasAeth;                            // READ response last/only
+      8'h11: begin headers = HasAeth; payload = PayNone; end      // ACK
+      8'h12: begin headers = HasAeth | HasAtomicAckEth; payload = PayNone; end  // ATOMIC ACK
+      8'h13, 8'h14: begin headers = HasAtomicEth; payload = PayNone; end     // CmpSwap, FetchAdd
+      8'h16, 8'h17: headers = HasIeth;                            // SEND with invalidate
+      8'h64: headers = HasDeth;                                   // UD SEND only
+      8'h65: headers = HasDeth | HasImmDt;                        // UD SEND only with immediate
+      8'h81: payload = PayReserved16;                             // CNP
+      default: known = 1'b0;
+    endcase
+  end
+
+  logic [7:0]  hdr_size;     // BTH + extension headers
+  logic [7:0]  imm_offset;   // where ImmDt / IETH sits
+  logic [16:0] need;         // hdr_size + ICRC
+  logic [16:0] body;         // payload + pad (when the length covers need)
+  logic [1:0]  pad;
+  logic        pad_bytes_ok;
+  logic [7:0]  reason;
+
+  assign pad = hdr_q[1][5:4];
+  always_comb begin
+    imm_offset = 8'd12 + ((headers & HasDeth) != 0 ? 8'd8 : 8'd0)
+                       + ((headers & HasReth) != 0 ? 8'd16 : 8'd0);
+    hdr_size = 8'd12 + ((headers & HasDeth) != 0 ? 8'd8 : 8'd0)
+                     + ((headers & HasReth) != 0 ? 8'd16 : 8'd0)
+                     + ((headers & HasAtomicEth) != 0 ? 8'd28 : 8'd0)
+                     + ((headers & HasAeth) != 0 ? 8'd4 : 8'd0)
+                     + ((headers & HasAtomicAckEth) != 0 ? 8'd8 : 8'd0)
+                     + ((headers & (HasImmDt | HasIeth)) != 0 ? 8'd4 : 8'd0);
+  end
+  assign need = 17'(hdr_size) + 17'd4;
+  assign body = {1'b0, res_len_q} - need;
+
+  // The pad bytes are the pad bytes before the ICRC: tail bytes 3, 2, 1 (byte 7 is the last).
+`ifdef NAA_RX_PARSER_BROKEN
+  // Deliberate bug: only the first pad byte is checked.
+  assign pad_bytes_ok = (pad == 2'd0) || (tail_q[8*(4 - 32'(pad)) +: 8] == 8'd0);
+`else
+  assign pad_bytes_ok = (pad < 2'd1 || tail_q[31:24] == 8'd0) &&
+                        (pad < 2'd2 || tail_q[23:16] == 8'd0) &&
+                        (pad < 2'd3 || tail_q[15:8] == 8'd0);
+`endif
+
+  always_comb begin
+    if (res_len_q < 16'd16) begin
+      reason = ErrTooShort;
+    end else if (hdr_q[1][3:0] != 4'd0) begin
+      reason = ErrBadTver;
+    end else if (!known) begin
+      reason = ErrUnknownOpcode;
+    end else if ({1'b0, res_len_q} < need) begin
+      reason = ErrTooShort;
+    end else if (17'(pad) > body || body[1:0] != 2'd0 || !pad_bytes_ok) begin
+      reason = ErrBadPad;
+    end else begin
+      unique case (payload)
+        PayNone: reason = (body != '0) ? ErrTooLong : ErrNone;
+        PayFullMtu: begin
+          if (pad != 2'd0) reason = ErrBadPad;
+          else if (body == '0) reason = ErrLengthMismatch;
+          else reason = ErrNone;
+        end
+        PayReserved16: reason = (body != 17'd16) ? ErrLengthMismatch : ErrNone;
+        default: reason = ErrNone;
+      endcase
+    end
+  end
+
+  // Big-endian fields: byte `at` is the most significant.
+  function automatic logic [63:0] be64(int unsigned at);
+    return {hdr_q[at], hdr_q[at+1], hdr_q[at+2], hdr_q[at+3],
+            hdr_q[at+4], hdr_q[at+5], hdr_q[at+6], hdr_q[at+7]};
+  endfunction
+  function automatic logic [31:0] be32(int unsigned at);
+    return {hdr_q[at], hdr_q[at+1], hdr_q[at+2], hdr_q[at+3]};
+  endfunction
+  function automatic logic [23:0] be24(int unsigned at);
+    return {hdr_q[at], hdr_q[at+1], hdr_q[at+2]};
+  endfunction
+
+  assign out_valid_o    = result_q;
+  assign out_reason_o   = reason;
+  assign out_length_o   = res_len_q;
+  assign out_opcode_o   = hdr_q[0];
+  assign out_se_o       = hdr_q[1][7];
+  assign out_mig_req_o  = hdr_q[1][6];
+  assign out_pad_o      = pad;
+  assign out_tver_o     = hdr_q[1][3:0];
+  assign out_pkey_o     = {hdr_q[2], hdr_q[3]};
+  assign out_fecn_o     = hdr_q[4][7];
+  assign out_becn_o     = hdr_q[4][6];
+  assign out_dest_qpn_o = be24(5);
+  assign out_ack_req_o  = hdr_q[8][7];
+  assign out_psn_o      = be24(9);
+  assign out_headers_o  = headers;
+  // RETH, AtomicETH, AETH and DETH all start right after the BTH (no opcode has two of them);
+  // AtomicAckETH follows the AETH.
+  assign out_reth_va_o             = be64(12);
+  assign out_reth_rkey_o           = be32(20);
+  assign out_reth_dma_length_o     = be32(24);
+  assign out_aeth_syndrome_o       = hdr_q[12];
+  assign out_aeth_msn_o            = be24(13);
+  assign out_atomic_va_o           = be64(12);
+  assign out_atomic_rkey_o         = be32(20);
+  assign out_atomic_swap_add_o     = be64(24);
+  assign out_atomic_compare_o      = be64(32);
+  assign out_atomic_ack_original_o = be64(16);
+  assign out_deth_qkey_o           = be32(12);
+  assign out_deth_src_qpn_o        = be24(17);
+  always_comb begin
+    unique case (imm_offset)
+      8'd20: out_immediate_o = be32(20);
+      8'd28: out_immediate_o = be32(28);
+      default: out_immediate_o = be32(12);
+    endcase
+  end
+  assign out_payload_offset_o = 16'(hdr_size);
+  assign out_payload_length_o = 16'(body) - 16'(pad);
+
+  // The valid/ready rules on both ports.
+  naa_stream_assert #(.PayloadBits(9 * W + 1), .Port("rx_parser.in")) u_in_assert (
+    .clk_i, .rst_ni, .valid_i(in_valid_i), .ready_i(in_ready_o),
+    .payload_i({in_data_i, in_keep_i, in_last_i})
+  );
+  naa_stream_assert #(.PayloadBits(24), .Port("rx_parser.out")) u_out_assert (
+    .clk_i, .rst_ni, .valid_i(out_valid_o), .ready_i(out_ready_i),
+    .payload_i({out_reason_o, out_length_o})
+  );
+
+endmodule
+
+`default_nettype wire
