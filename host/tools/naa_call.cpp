@@ -52,6 +52,8 @@ Options:
                           loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P (docs/reliability.md)
       --fault-tx SPEC     udp: the same for sent datagrams
       --fault-seed N      seed of the fault decisions (default 1)
+      --irn               udp: offer IRN (selective repeat, docs/protocol.md "IRN") in the CM
+                          REQ; an NAA that does not answer it gives go-back-N as without it
   -q, --quiet             print only the summary line
   -h, --help              this help
 
@@ -223,6 +225,7 @@ struct CallOptions {
   std::uint64_t fault_seed = 1;
   naa::host::TransportKind transport_kind = naa::host::TransportKind::udp;
   bool solicited_only = false;
+  bool irn = false;  // offer IRN (UdpRoce only; the Verbs backend never does)
 };
 
 // Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.
@@ -249,7 +252,8 @@ CallOptions parse_options(int argc, char** argv) {
     kNaaBase,
     kFaultRx,
     kFaultTx,
-    kFaultSeed
+    kFaultSeed,
+    kIrn
   };
   naa::host::FaultOptions& fault_rx = o.fault_rx;
   naa::host::FaultOptions& fault_tx = o.fault_tx;
@@ -279,6 +283,7 @@ CallOptions parse_options(int argc, char** argv) {
       {"fault-rx", required_argument, nullptr, kFaultRx},
       {"fault-tx", required_argument, nullptr, kFaultTx},
       {"fault-seed", required_argument, nullptr, kFaultSeed},
+      {"irn", no_argument, nullptr, kIrn},
       {"quiet", no_argument, nullptr, 'q'},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
@@ -367,6 +372,9 @@ CallOptions parse_options(int argc, char** argv) {
       case kSolicitedOnly:
         solicited_only = true;
         break;
+      case kIrn:
+        o.irn = true;
+        break;
       case kNaaBase:
         opts.naa_base_address = parse_size(arg);
         break;
@@ -435,6 +443,7 @@ int run(CallOptions o) {
   std::shared_ptr<naa::host::Transport> transport;  // null: the Session opens a UdpRoce endpoint
   if (transport_kind == naa::host::TransportKind::verbs) {
     if (!opts.pcap_path.empty()) usage_error("--pcap needs --transport udp (capture on the wire)");
+    if (o.irn) usage_error("--irn needs --transport udp (the Verbs backend never offers IRN)");
     naa::host::VerbsOptions vo;
     if (!opts.local_address.empty()) vo.local_ip = naa::host::parse_ipv4(opts.local_address);
     vo.remote_ip = naa::host::parse_ipv4(opts.naa_address);
@@ -452,7 +461,7 @@ int run(CallOptions o) {
   const auto faulty = [](const naa::host::FaultOptions& f) {
     return f.loss > 0 || f.dup > 0 || f.reorder > 0 || f.corrupt > 0;
   };
-  if (!transport && (faulty(fault_rx) || faulty(fault_tx))) {
+  if (!transport && (faulty(fault_rx) || faulty(fault_tx) || o.irn)) {
     // Fault injection lives in the UdpRoce endpoint: open it here instead of in the Session.
     naa::host::UdpRoceOptions uo;
     uo.progress = opts.progress;
@@ -465,6 +474,7 @@ int run(CallOptions o) {
     uo.fault_rx = fault_rx;
     uo.fault_tx = fault_tx;
     uo.fault_seed = fault_seed;
+    uo.irn = o.irn;
     std::error_code ec;
     std::string detail;
     transport = naa::host::open_udp_roce(uo, ec, &detail);

@@ -56,6 +56,9 @@ Options:
                      a reordered datagram is overtaken by the next N, default 3); counted as
                      net_port.fault_rx.* (docs/reliability.md)
   --fault-tx SPEC    the same for datagrams the NAA sends (net_port.fault_tx.*)
+  --irn on|off       accept IRN (selective repeat) when a host offers it in its CM REQ
+                     (default on); a REQ without the capability block always gets go-back-N
+  --irn-bdp-cap N    largest IRN BDP cap (bitmap size) granted, 1..4096 packets (default 128)
   --stats            print statistics on exit (they are always printed on SIGUSR1)
   --stats-file FILE  write statistics to FILE (replaced atomically) instead of stdout; implies
                      --stats
@@ -182,6 +185,8 @@ Options parse_options(int argc, char* argv[]) {
     kKernels,
     kTrace,
     kMrTableVariant,
+    kIrn,
+    kIrnBdpCap,
     kHelp
   };
   static const option kOptions[] = {
@@ -207,6 +212,8 @@ Options parse_options(int argc, char* argv[]) {
       // Hidden: the deliberately broken MR table RTL (rtl/mr_table/README.md "Broken variant"),
       // only to show lockstep catching a bug (testbench/sim/test_rtl_lockstep.cpp).
       {"mr-table-variant", required_argument, nullptr, kMrTableVariant},
+      {"irn", required_argument, nullptr, kIrn},
+      {"irn-bdp-cap", required_argument, nullptr, kIrnBdpCap},
       {"help", no_argument, nullptr, kHelp},
       {nullptr, 0, nullptr, 0},
   };
@@ -274,6 +281,16 @@ Options parse_options(int argc, char* argv[]) {
         }
         break;
       }
+      case kIrn: {
+        const std::string v = optarg;
+        if (v != "on" && v != "off") usage_error("--irn must be on or off");
+        cfg.irn = v == "on";
+        break;
+      }
+      case kIrnBdpCap:
+        cfg.irn_bdp_cap = static_cast<std::uint16_t>(parse_u64(optarg, "--irn-bdp-cap", 4096));
+        if (cfg.irn_bdp_cap == 0) usage_error("--irn-bdp-cap must be 1..4096");
+        break;
       case kStats:
         opts.stats_on_exit = true;
         break;
