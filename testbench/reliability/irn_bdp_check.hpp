@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "naa/protocol/icrc.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
 #include "naa/protocol/packet.hpp"
 #include "naa/protocol/pcap.hpp"
@@ -36,7 +37,8 @@ inline BdpCapReport check_bdp_cap(const std::string& pcap_path, std::uint32_t ca
   protocol::PcapRecord rec;
   while (reader.next(rec)) {
     const auto f = protocol::decode_roce_frame(rec.data);
-    if (!f) continue;
+    // A frame corrupted by the fault injector (captured as sent) was dropped by its receiver.
+    if (!f || !protocol::verify_icrc(f->headers, f->roce)) continue;
     const auto v = protocol::decode_packet(f->roce);
     if (!v) continue;
     const std::uint32_t src = f->headers.ip.src, dst = f->headers.ip.dst;
