@@ -329,7 +329,7 @@ void Endpoint::receive_datagram(std::uint8_t* data, std::size_t n, std::uint32_t
     on_datagram(d.data(), d.size(), src_ip, src_port, dst_ip, now);
   };
   protocol::MutableByteView datagram(data, n);
-  impair::pass(rx_fault_, rx_held_, datagram, now + kReorderHold,
+  impair::pass(rx_fault_, rx_held_, datagram, datagram, now + kReorderHold,
                impair::make_steps(
                    /*discard=*/[](protocol::MutableByteView&) {},
                    /*deliver_copy=*/deliver,  // on_datagram() does not modify the bytes
@@ -354,7 +354,7 @@ void Endpoint::fault_send(std::uint32_t local_qpn, const protocol::Ipv4UdpHeader
   const Clock::time_point now = Clock::now();
   auto send = [&](protocol::MutableByteView& d) { transmit(fd, ctx, d); };
   impair::pass(
-      tx_fault_, tx_held_, datagram, now + kReorderHold,
+      tx_fault_, tx_held_, datagram, datagram, now + kReorderHold,
       impair::make_steps(
           /*discard=*/[](protocol::MutableByteView&) {},
           /*deliver_copy=*/send,

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -49,11 +50,15 @@ Options:
       --solicited-only    verbs: arm the CQ for solicited events only, as the NAAICE library
       --verify            check the results of the built-in kernels on the host
       --fault-rx SPEC     udp: inject faults into received datagrams; SPEC is
-                          loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P (docs/reliability.md)
+                          loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P,key=K
+                          (docs/reliability.md)
       --fault-tx SPEC     udp: the same for sent datagrams
       --fault-seed N      seed of the fault decisions (default 1)
       --irn               udp: offer IRN (selective repeat, docs/protocol.md "IRN") in the CM
                           REQ; an NAA that does not answer it gives go-back-N as without it
+      --fault-key K       what both directions' decisions are drawn for: sequence (the datagram
+                          order, default) or packet (QPN, PSN, attempt: the same losses for any
+                          transport; docs/adr/0003)
   -q, --quiet             print only the summary line
   -h, --help              this help
 
@@ -253,8 +258,10 @@ CallOptions parse_options(int argc, char** argv) {
     kFaultRx,
     kFaultTx,
     kFaultSeed,
-    kIrn
+    kIrn,
+    kFaultKey
   };
+  std::optional<naa::impair::FaultKey> fault_key;
   naa::host::FaultOptions& fault_rx = o.fault_rx;
   naa::host::FaultOptions& fault_tx = o.fault_tx;
   std::uint64_t& fault_seed = o.fault_seed;
@@ -284,6 +291,7 @@ CallOptions parse_options(int argc, char** argv) {
       {"fault-tx", required_argument, nullptr, kFaultTx},
       {"fault-seed", required_argument, nullptr, kFaultSeed},
       {"irn", no_argument, nullptr, kIrn},
+      {"fault-key", required_argument, nullptr, kFaultKey},
       {"quiet", no_argument, nullptr, 'q'},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
@@ -389,6 +397,14 @@ CallOptions parse_options(int argc, char** argv) {
       case kFaultSeed:
         fault_seed = std::strtoull(arg.c_str(), nullptr, 0);
         break;
+      case kFaultKey: {
+        naa::impair::FaultKey k{};
+        if (!naa::impair::parse_fault_key(arg, k)) {
+          usage_error("--fault-key must be sequence or packet, not " + arg);
+        }
+        fault_key = k;
+        break;
+      }
       case 'q':
         quiet = true;
         break;
@@ -403,6 +419,7 @@ CallOptions parse_options(int argc, char** argv) {
   }
   if (optind < argc) usage_error(std::string("unexpected argument ") + argv[optind]);
   if (fn == 0) usage_error("--fn is required");
+  if (fault_key) fault_rx.key = fault_tx.key = *fault_key;  // whatever order the options came in
   if (timeout_ms > 0) {
     opts.connect_timeout = std::chrono::milliseconds(timeout_ms);
     opts.mrsp_timeout = opts.connect_timeout;

@@ -6,6 +6,17 @@
 
 namespace naa::impair {
 
+bool parse_fault_key(std::string_view text, FaultKey& out) {
+  if (text == "sequence") {
+    out = FaultKey::sequence;
+  } else if (text == "packet") {
+    out = FaultKey::packet;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool parse_fault_spec(std::string_view text, FaultSpec& out, std::string* error) {
   FaultSpec spec;
   auto fail = [&](std::string why) {
@@ -26,6 +37,12 @@ bool parse_fault_spec(std::string_view text, FaultSpec& out, std::string* error)
     }
     const std::string key(item.substr(0, eq));
     const std::string value(item.substr(eq + 1));
+    if (key == "key") {
+      if (!parse_fault_key(value, spec.key)) {
+        return fail("key must be sequence or packet, not '" + value + "'");
+      }
+      continue;
+    }
     if (key == "reorder-delay") {
       unsigned v = 0;
       const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
@@ -49,7 +66,7 @@ bool parse_fault_spec(std::string_view text, FaultSpec& out, std::string* error)
     } else if (key == "corrupt") {
       spec.corrupt = p;
     } else {
-      return fail("unknown fault '" + key + "' (loss, dup, reorder, reorder-delay, corrupt)");
+      return fail("unknown fault '" + key + "' (loss, dup, reorder, reorder-delay, corrupt, key)");
     }
   }
   out = spec;

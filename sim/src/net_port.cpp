@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <cerrno>
 #include <cstring>
@@ -72,12 +73,17 @@ NetPort::NetPort(sc_core::sc_module_name name, ModelContext& ctx, asio::io_conte
       sockets_(std::make_unique<Sockets>(io)),
       rx_in_(4096),
       tx_in_(64),
+      tx_wire_(kTxWireFrames),
       rx_meter_(ctx.cfg),
       tx_meter_(ctx.cfg),
       rx_fault_(ctx.cfg.fault_rx, impair::direction_seed(ctx.fault_seed, impair::Direction::rx)),
-      tx_fault_(ctx.cfg.fault_tx, impair::direction_seed(ctx.fault_seed, impair::Direction::tx)) {
+      tx_fault_(ctx.cfg.fault_tx, impair::direction_seed(ctx.fault_seed, impair::Direction::tx)),
+      rx_link_(ctx.cfg.link_gbps,
+               sc_core::sc_time(static_cast<double>(ctx.cfg.link_latency_ns), sc_core::SC_NS)),
+      tx_link_(rx_link_) {
   SC_THREAD(rx_thread);
   SC_THREAD(tx_thread);
+  SC_THREAD(tx_wire_thread);
 }
 
 NetPort::~NetPort() = default;
@@ -176,7 +182,7 @@ std::size_t NetPort::poll_receive(std::size_t budget) {
         rx_socket_drops_ = dropped;  // cumulative since the socket opened
       }
     }
-    p->arrival = sc_core::sc_time_stamp();
+    stamp_arrival(*p);
     ++rx_datagrams_;
     rx_bytes_ += p->size;
     (void)rx_in_.try_put(p);
@@ -195,11 +201,64 @@ bool NetPort::inject(protocol::ByteView datagram, std::uint32_t peer_ip, std::ui
   p->peer_port = peer_port;
   p->local_ip = local_ip;
   p->ip_id = 0;
-  p->arrival = sc_core::sc_time_stamp();
+  stamp_arrival(*p);
   ++rx_datagrams_;
   rx_bytes_ += p->size;
   (void)rx_in_.try_put(p);
   return true;
+}
+
+bool NetPort::inject_at(protocol::ByteView datagram, std::uint32_t peer_ip, std::uint16_t peer_port,
+                        std::uint32_t local_ip, sc_core::sc_time handed_over) {
+  if (rx_in_.full() || datagram.size() > kMaxDatagram) return false;
+  Packet* p = ctx_.pool.try_get();
+  if (p == nullptr) return false;
+  if (!datagram.empty()) std::memcpy(p->data.data(), datagram.data(), datagram.size());
+  p->size = datagram.size();
+  p->peer_ip = peer_ip;
+  p->peer_port = peer_port;
+  p->local_ip = local_ip;
+  p->ip_id = 0;
+  stamp_arrival(*p, handed_over);
+  ++rx_datagrams_;
+  rx_bytes_ += p->size;
+  (void)rx_in_.try_put(p);
+  return true;
+}
+
+void NetPort::stamp_arrival(Packet& p, std::optional<sc_core::sc_time> handed_over) {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  if (!rx_link_.enabled()) {
+    p.arrival = handed_over && *handed_over > now ? *handed_over : now;
+    return;
+  }
+  if (handed_over) {
+    p.arrival = rx_link_.send(std::max(now, *handed_over), p.size).arrival;
+    return;
+  }
+  // In a stream the datagram follows the previous one on the wire even if the model has run a
+  // little past the moment the wire freed (never past stream_horizon()): the time it was read in
+  // wall time plays no part.
+  p.arrival = rx_link_.send(now, p.size, rx_hold_ != StreamHold::none).arrival;
+  if (p.arrival < now) ++rx_late_;  // the model ran past the horizon (a hold that timed out)
+  rx_hold_ = stream_hold_after(p.bytes());
+}
+
+std::optional<sc_core::sc_time> NetPort::stream_horizon() const {
+  if (rx_hold_ == StreamHold::none || !rx_link_.enabled()) return std::nullopt;
+  return rx_link_.next_arrival_bound();
+}
+
+std::uint64_t NetPort::stream_hold_us() const {
+  return rx_hold_ == StreamHold::between_messages
+             ? std::min(ctx_.cfg.link_hold_us, kBetweenMessagesHoldUs)
+             : ctx_.cfg.link_hold_us;
+}
+
+void NetPort::end_stream_hold() {
+  if (rx_hold_ == StreamHold::none) return;
+  if (rx_hold_ == StreamHold::in_message) ++stream_hold_timeouts_;
+  rx_hold_ = StreamHold::none;
 }
 
 Packet* NetPort::copy_of(const Packet& p) {
@@ -258,8 +317,12 @@ void NetPort::rx_thread() {
     wait_with_held(rx_in_, rx_held_, to_rx_pipe);
     Packet* p = rx_in_.get();
     last_size = p->size;
+    // Link model: the datagram is there once its last bit has arrived.
+    if (const sc_core::sc_time now = sc_core::sc_time_stamp(); p->arrival > now) {
+      sc_core::wait(p->arrival - now);
+    }
     rx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));
-    impair::pass(rx_fault_, rx_held_, p, sc_core::sc_time_stamp() + hold, steps);
+    impair::pass(rx_fault_, rx_held_, p, p->bytes(), sc_core::sc_time_stamp() + hold, steps);
   }
 }
 
@@ -325,8 +388,27 @@ void NetPort::tx_send_once(const Packet& p) {
 }
 
 void NetPort::tx_emit(Packet* p) {
-  tx_send_once(*p);
-  ctx_.pool.put(p);
+  // Onto the wire behind the frames already queued (link model): the MAC holds a few frames
+  // (kTxWireFrames); tx_wire_thread hands each on when its last bit has left.
+  WireFrame f{p, sc_core::sc_time_stamp(), sc_core::sc_time_stamp()};
+  if (tx_link_.enabled()) {
+    const auto slot = tx_link_.send(sc_core::sc_time_stamp(), p->size);
+    f.end = slot.end;
+    f.arrival = slot.arrival;
+  }
+  tx_wire_.put(f);
+}
+
+void NetPort::tx_wire_thread() {
+  for (;;) {
+    const WireFrame f = tx_wire_.get();
+    if (const sc_core::sc_time now = sc_core::sc_time_stamp(); f.end > now) {
+      sc_core::wait(f.end - now);
+    }
+    tx_arrival_ = f.arrival;
+    tx_send_once(*f.packet);
+    ctx_.pool.put(f.packet);
+  }
 }
 
 void NetPort::tx_thread() {
@@ -335,7 +417,10 @@ void NetPort::tx_thread() {
   // What naa::impair's pass() does with a transmitted datagram's fate (docs/adr/0003).
   auto steps = impair::make_steps(
       /*discard=*/[this](Packet* q) { ctx_.pool.put(q); },
-      /*deliver_copy=*/[this](Packet* q) { tx_send_once(*q); },
+      /*deliver_copy=*/
+      [this](Packet* q) {
+        if (Packet* dup = copy_of(*q)) tx_emit(dup);
+      },
       /*corrupt=*/
       [this](Packet* q, std::uint64_t bit) {
         const auto h =
@@ -350,7 +435,7 @@ void NetPort::tx_thread() {
     wait_with_held(tx_in_, tx_held_, emit);
     Packet* p = tx_in_.get();
     tx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));
-    impair::pass(tx_fault_, tx_held_, p, sc_core::sc_time_stamp() + hold, steps);
+    impair::pass(tx_fault_, tx_held_, p, p->bytes(), sc_core::sc_time_stamp() + hold, steps);
   }
 }
 
@@ -367,7 +452,15 @@ void NetPort::report(std::ostream& os) const {
      << "net_port.tx_errors=" << tx_errors_ << '\n'
      << "net_port.source_port_fallbacks=" << port_fallbacks_ << '\n'
      << "net_port.pcap_frames=" << pcap_.frames_written() << '\n'
-     << "net_port.pcap_write_errors=" << pcap_.write_errors() << '\n';
+     << "net_port.pcap_write_errors=" << pcap_.write_errors() << '\n'
+     << "net_port.link_gbps=" << ctx_.cfg.link_gbps << '\n'
+     << "net_port.link_latency_ns=" << ctx_.cfg.link_latency_ns << '\n'
+     << "net_port.rx_wire_bytes=" << rx_link_.wire_bytes() << '\n'
+     << "net_port.rx_link_busy_ns=" << to_ns(rx_link_.busy()) << '\n'
+     << "net_port.tx_wire_bytes=" << tx_link_.wire_bytes() << '\n'
+     << "net_port.tx_link_busy_ns=" << to_ns(tx_link_.busy()) << '\n'
+     << "net_port.stream_hold_timeouts=" << stream_hold_timeouts_ << '\n'
+     << "net_port.rx_late=" << rx_late_ << '\n';
   rx_fault_.report(os, "net_port.fault_rx.");
   tx_fault_.report(os, "net_port.fault_tx.");
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "naa/protocol/ipv4_udp.hpp"
@@ -49,6 +50,29 @@ struct Runner::Impl {
   sc_core::sc_time idle_advanced = sc_core::SC_ZERO_TIME;
   Clock::time_point wall_start;
   std::vector<Timer> due;
+  // Link model stream hold (docs/sim/timing.md "Link model"): the wall deadline of the current
+  // wait at the stream horizon, and the datagram count it was set at.
+  std::optional<Clock::time_point> hold_deadline;
+  std::uint64_t hold_datagrams = 0;
+
+  // At the stream horizon with nothing to read: wait in wall time (woken by a datagram or a
+  // signal) up to --link-hold-us for the stream's next datagram; if none comes the stream has
+  // ended and simulated time may pass the horizon.
+  void wait_at_horizon() {
+    const std::uint64_t seen = naa->net().rx_link().frames();
+    if (!hold_deadline || hold_datagrams != seen) {
+      hold_deadline = Clock::now() + std::chrono::microseconds(naa->net().stream_hold_us());
+      hold_datagrams = seen;
+    }
+    const auto now_wall = Clock::now();
+    if (now_wall >= *hold_deadline) {
+      naa->net().end_stream_hold();
+      hold_deadline.reset();
+      return;
+    }
+    arm_readable();
+    io.run_one_for(std::chrono::duration_cast<std::chrono::nanoseconds>(*hold_deadline - now_wall));
+  }
 
   void arm_signals() {
     signals.async_wait([this](const boost::system::error_code& ec, int sig) {
@@ -216,6 +240,13 @@ int Runner::run() {
     m.naa->net().poll_receive(512);
     m.fire_due();
     const sc_core::sc_time now = sc_core::sc_time_stamp();
+    // Link model: while a stream comes in, the model may not run past the earliest time its next
+    // datagram could arrive before that datagram has been read (docs/sim/timing.md).
+    const std::optional<sc_core::sc_time> horizon = m.naa->net().stream_horizon();
+    if (horizon && now >= *horizon) {
+      m.wait_at_horizon();
+      continue;
+    }
     if (sc_core::sc_pending_activity()) {
       // The model's own work: run it, at most a chunk, and not past a timer that may fire.
       // A chunk must reach the next event: sc_start(d, SC_EXIT_ON_STARVATION) makes no progress
@@ -229,13 +260,18 @@ int Runner::run() {
         step = *dl - now;
         policy = sc_core::SC_RUN_TO_TIME;
       }
+      if (horizon && *horizon < now + step) {
+        step = *horizon - now;
+        policy = sc_core::SC_RUN_TO_TIME;
+      }
       m.run_sim(step, policy);
       continue;
     }
     // Idle. A timer whose wall deadline passed only waits for simulated time: advance to it.
     if (const auto dl = m.next_sim_deadline_wall_passed()) {
       if (*dl <= now) continue;  // due now: fire_due() takes it on the next turn
-      const sc_core::sc_time step = *dl - now;
+      sc_core::sc_time step = *dl - now;
+      if (horizon && *horizon < now + step) step = *horizon - now;
       m.idle_advanced += step;
       m.run_sim(step, sc_core::SC_RUN_TO_TIME);
       continue;
@@ -260,6 +296,7 @@ int Runner::run() {
     sc_core::sc_time advance(waited, sc_core::SC_SEC);
     if (sim_dl > now && advance > sim_dl - now) advance = sim_dl - now;
     if (sim_dl <= now) advance = sc_core::SC_ZERO_TIME;
+    if (horizon && advance > *horizon - now) advance = *horizon - now;
     if (advance > sc_core::SC_ZERO_TIME) {
       m.idle_advanced += advance;
       m.run_sim(advance, sc_core::SC_RUN_TO_TIME);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -59,6 +60,17 @@ Options:
   --irn on|off       accept IRN (selective repeat) when a host offers it in its CM REQ
                      (default on); a REQ without the capability block always gets go-back-N
   --irn-bdp-cap N    largest IRN BDP cap (bitmap size) granted, 1..4096 packets (default 128)
+  --fault-key K      what both directions' fault decisions are drawn for: sequence (the
+                     datagram order, default) or packet (QPN, PSN, attempt: the same losses
+                     whatever the transport sends; docs/adr/0003); also key=K in a SPEC
+  --link-gbps F      line rate of the link in front of the port, each way, in Gb/s
+                     (default 100; 0 = no link model: datagrams enter when read). Arrivals
+                     are spaced at this rate counting Ethernet wire bytes (headers, FCS,
+                     preamble, inter-frame gap), transmissions leave at it (docs/sim/net_port.md)
+  --link-latency-ns N
+                     one-way propagation delay of the link (default 0)
+  --link-hold-us N   wall time to wait for the next datagram of a stream before simulated
+                     time passes its earliest arrival (default 20000; docs/sim/timing.md)
   --stats            print statistics on exit (they are always printed on SIGUSR1)
   --stats-file FILE  write statistics to FILE (replaced atomically) instead of stdout; implies
                      --stats
@@ -156,6 +168,7 @@ struct Options {
   std::string mr_table_variant = "reference";
   std::string command_line;  // quoted for a shell: what a divergence report says to run again
   bool help = false;
+  std::optional<naa::impair::FaultKey> fault_key;  // --fault-key
 };
 
 // Reads the command line; a bad option prints usage and exits 2 (usage_error).
@@ -178,6 +191,10 @@ Options parse_options(int argc, char* argv[]) {
     kSeed,
     kFaultRx,
     kFaultTx,
+    kFaultKey,
+    kLinkGbps,
+    kLinkLatency,
+    kLinkHold,
     kStats,
     kStatsFile,
     kLogLevel,
@@ -203,6 +220,10 @@ Options parse_options(int argc, char* argv[]) {
       {"seed", required_argument, nullptr, kSeed},
       {"fault-rx", required_argument, nullptr, kFaultRx},
       {"fault-tx", required_argument, nullptr, kFaultTx},
+      {"fault-key", required_argument, nullptr, kFaultKey},
+      {"link-gbps", required_argument, nullptr, kLinkGbps},
+      {"link-latency-ns", required_argument, nullptr, kLinkLatency},
+      {"link-hold-us", required_argument, nullptr, kLinkHold},
       {"stats", no_argument, nullptr, kStats},
       {"stats-file", required_argument, nullptr, kStatsFile},
       {"log-level", required_argument, nullptr, kLogLevel},
@@ -291,6 +312,28 @@ Options parse_options(int argc, char* argv[]) {
         cfg.irn_bdp_cap = static_cast<std::uint16_t>(parse_u64(optarg, "--irn-bdp-cap", 4096));
         if (cfg.irn_bdp_cap == 0) usage_error("--irn-bdp-cap must be 1..4096");
         break;
+      case kFaultKey: {
+        naa::impair::FaultKey k{};
+        if (!naa::impair::parse_fault_key(optarg, k)) {
+          usage_error(std::string("--fault-key must be sequence or packet, not ") + optarg);
+        }
+        o.fault_key = k;
+        break;
+      }
+      case kLinkGbps: {
+        char* end = nullptr;
+        cfg.link_gbps = std::strtod(optarg, &end);
+        if (end == optarg || *end != '\0' || !(cfg.link_gbps >= 0.0 && cfg.link_gbps <= 10000.0)) {
+          usage_error(std::string("bad --link-gbps (0..10000): ") + optarg);
+        }
+        break;
+      }
+      case kLinkLatency:
+        cfg.link_latency_ns = parse_u64(optarg, "--link-latency-ns", 1'000'000'000ULL);
+        break;
+      case kLinkHold:
+        cfg.link_hold_us = parse_u64(optarg, "--link-hold-us", 60'000'000ULL);
+        break;
       case kStats:
         opts.stats_on_exit = true;
         break;
@@ -340,6 +383,7 @@ Options parse_options(int argc, char* argv[]) {
     }
   }
   if (optind < argc) usage_error(std::string("unexpected argument: ") + argv[optind]);
+  if (o.fault_key) cfg.fault_rx.key = cfg.fault_tx.key = *o.fault_key;  // whatever the order
   return o;
 }
 

@@ -67,7 +67,7 @@ TEST_CASE("impair: a bad spec is refused with the reason and leaves the spec alo
       {"corrupt=abc", "probability for corrupt must be in [0, 1], not 'abc'"},
       {"reorder=", "probability for reorder must be in [0, 1], not ''"},
       {"loss=nan", "probability for loss must be in [0, 1], not 'nan'"},
-      {"jitter=0.1", "unknown fault 'jitter' (loss, dup, reorder, reorder-delay, corrupt)"},
+      {"jitter=0.1", "unknown fault 'jitter' (loss, dup, reorder, reorder-delay, corrupt, key)"},
       {"reorder-delay=0", "reorder-delay must be 1..1024 datagrams, not '0'"},
       {"reorder-delay=1025", "reorder-delay must be 1..1024 datagrams, not '1025'"},
       {"reorder-delay=2x", "reorder-delay must be 1..1024 datagrams, not '2x'"},

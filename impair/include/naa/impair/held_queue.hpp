@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <utility>
 
 #include "naa/impair/injector.hpp"
@@ -96,11 +97,12 @@ template <class Discard, class DeliverCopy, class Corrupt, class Keep, class Del
 //   4. corrupted: one bit flipped;
 //   5. reordered: held until overtaken by reorder_delay datagrams or until `hold_deadline`;
 //   6. otherwise delivered, then the held datagrams it was the last to overtake follow.
+// `bytes` is the datagram (BTH first), for decisions keyed on the packet (FaultKey::packet).
 template <class Datagram, class Held, class Time, class... S>
-void pass(Injector& injector, HeldQueue<Held, Time>& held, Datagram& datagram, Time hold_deadline,
-          Steps<S...> steps) {
+void pass(Injector& injector, HeldQueue<Held, Time>& held, Datagram& datagram,
+          std::span<const std::uint8_t> bytes, Time hold_deadline, Steps<S...> steps) {
   Injector::Decision d;
-  if (injector.active()) d = injector.decide();
+  if (injector.active()) d = injector.decide(bytes);
   if (d.drop) {
     steps.discard(datagram);
     return;
@@ -113,6 +115,14 @@ void pass(Injector& injector, HeldQueue<Held, Time>& held, Datagram& datagram, T
   }
   steps.deliver(datagram);
   held.overtaken(steps.release);
+}
+
+// The same, decided by the datagram sequence only (FaultKey::sequence whatever the spec says).
+template <class Datagram, class Held, class Time, class... S>
+void pass(Injector& injector, HeldQueue<Held, Time>& held, Datagram& datagram, Time hold_deadline,
+          Steps<S...> steps) {
+  pass(injector, held, datagram, std::span<const std::uint8_t>{}, std::move(hold_deadline),
+       std::move(steps));
 }
 
 }  // namespace naa::impair

@@ -1,7 +1,8 @@
 // One direction's fault injector (docs/adr/0003): seeded decisions per datagram and the bit flip of
 // a corrupted one. Per datagram it draws five numbers (loss, dup, reorder, corrupt, bit) whatever
 // the outcome, so the decisions depend only on the seed and the datagram sequence: naa-sim and the
-// host endpoint, given the same seed and traffic, decide identically.
+// host endpoint, given the same seed and traffic, decide identically. With FaultKey::packet the
+// five numbers come from the packet's key instead (decide(datagram), fault_spec.hpp).
 #pragma once
 
 #include <cstddef>
@@ -10,6 +11,7 @@
 #include <random>
 #include <span>
 #include <string_view>
+#include <unordered_map>
 
 #include "naa/impair/fault_spec.hpp"
 
@@ -36,15 +38,23 @@ class Injector {
     std::uint64_t seen = 0, dropped = 0, duplicated = 0, reordered = 0, corrupted = 0;
     std::uint64_t redrawn = 0;      // undetectable flips undone and drawn again
     std::uint64_t already_bad = 0;  // corrupted datagrams that the receiver rejected already
+    std::uint64_t keyed = 0;        // decided by the packet's key (FaultKey::packet)
   };
 
-  Injector(const FaultSpec& spec, std::uint64_t seed) : spec_(spec), rng_(seed) {}
+  Injector(const FaultSpec& spec, std::uint64_t seed) : spec_(spec), seed_(seed), rng_(seed) {}
 
   [[nodiscard]] bool active() const noexcept { return spec_.active(); }
   [[nodiscard]] const FaultSpec& spec() const noexcept { return spec_; }
   // Changes the probabilities (a link that goes dead mid-run); the generator carries on.
   void set_spec(const FaultSpec& spec) noexcept { spec_ = spec; }
   [[nodiscard]] Decision decide();
+  // The decision for this datagram (BTH first) as the spec's keying says: by the sequence
+  // (decide()) or by the packet's key and attempt (decide_packet()).
+  [[nodiscard]] Decision decide(std::span<const std::uint8_t> datagram);
+  // The decision for the `attempt`-th (0 = first) transmission of packet (qpn, psn, ack):
+  // a function of the seed and these alone.
+  [[nodiscard]] Decision decide_packet(std::uint32_t qpn, std::uint32_t psn, bool ack,
+                                       std::uint32_t attempt);
 
   // Flips one bit of data[0, size) such that `rejects(bytes)` (the receiver's check, e.g. the ICRC
   // with the real 4-tuple) holds. The ICRC with an unknown IPv4 ID is only 16-bit strong
@@ -72,9 +82,16 @@ class Injector {
   void report(std::ostream& os, std::string_view prefix) const;
 
  private:
+  [[nodiscard]] Decision apply(const std::uint64_t (&r)[5]);
+
   FaultSpec spec_;
+  std::uint64_t seed_;
   std::mt19937_64 rng_;
   Counters counters_;
+  // FaultKey::packet: transmissions seen per packet key (the attempt of the next one). Cleared
+  // when it reaches kMaxTrackedPackets (a packet seen again after that counts as a first try).
+  std::unordered_map<std::uint64_t, std::uint32_t> attempts_;
+  static constexpr std::size_t kMaxTrackedPackets = std::size_t{1} << 20;
 };
 
 }  // namespace naa::impair

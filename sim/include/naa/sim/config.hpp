@@ -50,6 +50,13 @@ struct SimConfig {
   FaultSpec fault_rx;  // --fault-rx: datagrams arriving at NetPort
   FaultSpec fault_tx;  // --fault-tx: datagrams NetPort sends
 
+  // ---- link (docs/sim/net_port.md "Link model") ----
+  double link_gbps = 100.0;           // --link-gbps: line rate each way; 0 = no link model
+  std::uint64_t link_latency_ns = 0;  // --link-latency-ns: one-way propagation
+  // --link-hold-us: wall time the runner waits for the next datagram of a stream before letting
+  // simulated time pass the link's next possible arrival (docs/sim/timing.md "Link model").
+  std::uint64_t link_hold_us = 20'000;
+
   // ---- block implementations (docs/sim/rtl.md) ----
   // Other implementations of the blocks that exist as RTL (--mr-table, --kernels: model, RTL or
   // lockstep), supplied by the program; null = the C++ models.

@@ -14,6 +14,14 @@
 // impairment model the host endpoint uses too (naa::impair, docs/adr/0003). Corruption flips one
 // bit of the datagram and leaves detection to RxPipe's ICRC check (or the peer's).
 //
+// Link model (--link-gbps, --link-latency-ns; docs/sim/net_port.md "Link model"): received
+// datagrams are not stamped with the moment they were read but with the time their last bit
+// arrives over a link of that rate and latency (link_model.hpp), one after the other; transmitted
+// ones leave at the link's rate too. While a stream is in progress (link_stream.hpp: more follows
+// without waiting for the NAA), the next datagram is taken to follow back to back, and
+// stream_horizon() tells the runner how far the model may run before it has to read it
+// (docs/sim/timing.md).
+//
 // Without a socket (in-process harnesses such as the fuzzer): inject() feeds datagrams in and
 // set_tx_tap() receives what the NAA sends; no socket is ever opened.
 #pragma once
@@ -22,6 +30,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -35,6 +44,8 @@
 #include "naa/sim/block_interfaces.hpp"
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
+#include "naa/sim/link_model.hpp"
+#include "naa/sim/link_stream.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -86,6 +97,12 @@ class NetPort : public sc_core::sc_module,
   // local_ip; false if no buffer is free or the port FIFO is full. Outside sc_start only.
   bool inject(protocol::ByteView datagram, std::uint32_t peer_ip, std::uint16_t peer_port,
               std::uint32_t local_ip);
+  // In-memory input (co-simulation, docs/adr/0004): the sender handed the datagram to the link at
+  // simulated time `handed_over` (not before now); it arrives over the link model after its wire
+  // time and the latency. The sender's timing is known here, so no stream hold applies. Outside
+  // sc_start only; false as inject().
+  bool inject_at(protocol::ByteView datagram, std::uint32_t peer_ip, std::uint16_t peer_port,
+                 std::uint32_t local_ip, sc_core::sc_time handed_over);
   // The address a socket-less harness serves (open() sets it otherwise); the ICRCs use it.
   void set_local_ip(std::uint32_t ip) { local_ip_ = ip; }
   // Sees every datagram the port transmits (after tx faults), with its UDP source port.
@@ -94,6 +111,20 @@ class NetPort : public sc_core::sc_module,
   }
 
   void report(std::ostream& os) const;
+
+  // Link model, runner side. While a stream is in progress: the simulated time up to which the
+  // model may run without reading the next datagram (nullopt: no stream, no limit).
+  [[nodiscard]] std::optional<sc_core::sc_time> stream_horizon() const;
+  // The runner waited --link-hold-us of wall time at the horizon and nothing came: the stream has
+  // ended (or the sender is slower than the wire); the next datagram starts after a gap.
+  void end_stream_hold();
+  // How long (wall microseconds) the runner waits at the horizon for the next datagram.
+  [[nodiscard]] std::uint64_t stream_hold_us() const;
+  // The receive and transmit links (statistics; the tx slot of the datagram being tapped).
+  [[nodiscard]] const LinkModel& rx_link() const { return rx_link_; }
+  [[nodiscard]] const LinkModel& tx_link() const { return tx_link_; }
+  // During a tx tap call: when that datagram's last bit reaches the peer (simulated time).
+  [[nodiscard]] sc_core::sc_time tx_arrival() const { return tx_arrival_; }
 
   // A reordered datagram that fewer than reorder_delay datagrams overtake is released after this
   // much simulated time.
@@ -105,13 +136,23 @@ class NetPort : public sc_core::sc_module,
   void rx_thread();
   void tx_thread();
   void send_datagram(const Packet& p, std::uint16_t src_port);
-  void tx_emit(Packet* p);  // socket + pcap + tap; returns p to the pool
+  void tx_emit(Packet* p);  // onto the wire (tx_wire_thread: socket + pcap + tap, then the pool)
+  void tx_wire_thread();
+  struct WireFrame {
+    Packet* packet = nullptr;
+    sc_core::sc_time end;      // its last bit leaves
+    sc_core::sc_time arrival;  // its last bit reaches the peer
+  };
+  static constexpr std::size_t kTxWireFrames = 4;  // frames the MAC holds for the wire
   void tx_send_once(const Packet& p);
   // Waits until `in` has data or the earliest held datagram is due; releases due ones via
   // `release`. Returns when `in` has data.
   template <class Release>
   void wait_with_held(Channel<Packet*>& in, HeldQueue& held, Release release);
   Packet* copy_of(const Packet& p);  // nullptr if the pool is empty
+  // Stamps a received datagram with its simulated arrival (the link model, or now); with
+  // `handed_over` (in-memory input) the link starts there instead of at the stream's pace.
+  void stamp_arrival(Packet& p, std::optional<sc_core::sc_time> handed_over = std::nullopt);
 
   ModelContext& ctx_;
   std::unique_ptr<Sockets> sockets_;
@@ -119,6 +160,7 @@ class NetPort : public sc_core::sc_module,
   protocol::PcapWriter pcap_;
   Channel<Packet*> rx_in_;
   Channel<Packet*> tx_in_;
+  Channel<WireFrame> tx_wire_;
   CycleMeter rx_meter_, tx_meter_;
   std::uint64_t rx_datagrams_ = 0, rx_bytes_ = 0, tx_datagrams_ = 0, tx_bytes_ = 0;
   std::uint64_t rx_truncated_ = 0, rx_no_buffer_ = 0, tx_errors_ = 0, port_fallbacks_ = 0;
@@ -126,6 +168,10 @@ class NetPort : public sc_core::sc_module,
   impair::Injector rx_fault_, tx_fault_;
   HeldQueue rx_held_, tx_held_;
   std::function<void(const Packet&, std::uint16_t)> tx_tap_;
+  LinkModel rx_link_, tx_link_;
+  StreamHold rx_hold_ = StreamHold::none;  // what the last datagram read implies (link model)
+  sc_core::sc_time tx_arrival_ = sc_core::SC_ZERO_TIME;
+  std::uint64_t stream_hold_timeouts_ = 0, rx_late_ = 0;
 };
 
 }  // namespace naa::sim
