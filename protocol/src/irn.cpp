@@ -185,10 +185,13 @@ std::optional<std::uint32_t> IrnSendWindow::take_retransmit() noexcept {
 
 void IrnSendWindow::on_timeout() noexcept {
   if (una_ == next_) return;
+  // Only the oldest unacknowledged PSN is known lost for sure (nothing after it was SACKed, or it
+  // would have been resent already): resend it and whatever the SACKs show lost. A timeout that
+  // fired only because the peer was slow then costs one packet, not a window (docs/protocol.md 8.4).
   clear_retransmitted();
   recovery_ = true;
   recovery_point_ = next_;
-  lost_below_ = next_;
+  if (psn_after(psn_add(una_, 1), lost_below_)) lost_below_ = psn_add(una_, 1);
   scan_ = una_;
 }
 

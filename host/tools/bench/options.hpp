@@ -15,6 +15,7 @@ struct Options {
   std::string sim_stats;  // --sim-stats (with --naa)
   long sim_pid = 0;       // --sim-pid (with --naa)
   bool external = false;  // --naa: a running NAA
+  bool loss_sweep = false;  // --loss-sweep: go-back-N vs IRN under loss (bench/loss_sweep.hpp)
 };
 
 // Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.

@@ -128,7 +128,8 @@ class IrnSendWindow {
   // The next PSN to retransmit in loss recovery (lowest unSACKed below the highest SACKed, or
   // below next() after a timeout, not yet retransmitted in this recovery); marks it.
   [[nodiscard]] std::optional<std::uint32_t> take_retransmit() noexcept;
-  // The retransmit timer fired: every unSACKed PSN in flight becomes eligible once more.
+  // The retransmit timer fired: the oldest unacknowledged PSN, and every PSN the SACKs show lost,
+  // become eligible once more.
   void on_timeout() noexcept;
   [[nodiscard]] bool in_recovery() const noexcept { return recovery_; }
   [[nodiscard]] bool sacked(std::uint32_t psn) const noexcept;
