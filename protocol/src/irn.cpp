@@ -107,6 +107,8 @@ std::uint32_t IrnReceiveWindow::sack_bitmap() const noexcept {
 void IrnSendWindow::reset(std::uint32_t first_psn, std::uint32_t cap) {
   cap_ = std::max<std::uint32_t>(cap, 1);
   slots_.assign(cap_, 0);
+  resend_after_.assign(cap_, 0);
+  sacks_ = 0;
   una_ = next_ = first_psn;
   recovery_ = false;
   recovery_point_ = lost_below_ = scan_ = first_psn;
@@ -124,6 +126,7 @@ bool IrnSendWindow::sacked(std::uint32_t psn) const noexcept {
 
 void IrnSendWindow::mark_sacked(std::uint32_t psn) noexcept {
   if (!outstanding(psn)) return;
+  if ((slots_[slot(psn)] & kSacked) == 0) ++sacks_;
   slots_[slot(psn)] |= kSacked;
   // Evidence of loss: every unSACKed PSN below a SACKed one (IRN 3.1: the receiver saw a later
   // packet first).
@@ -175,11 +178,22 @@ std::optional<std::uint32_t> IrnSendWindow::take_retransmit() noexcept {
     std::uint8_t& s = slots_[slot(psn)];
     if ((s & (kSacked | kRetransmitted)) == 0) {
       s |= kRetransmitted;
+      resend_after_[slot(psn)] = sacks_ + in_flight() + 3;
       scan_ = psn_add(psn, 1);
       return psn;
     }
   }
   scan_ = lost_below_;
+  // A retransmission lost as well: still unSACKed after every packet in flight when it was resent,
+  // and 3 more, were SACKed (a RACK-like rule; without it only the timer would find it).
+  for (std::uint32_t psn = una_; psn_after(lost_below_, psn); psn = psn_add(psn, 1)) {
+    const std::uint8_t s = slots_[slot(psn)];
+    if ((s & kSacked) == 0 && (s & kRetransmitted) != 0 &&
+        static_cast<std::int32_t>(sacks_ - resend_after_[slot(psn)]) >= 0) {
+      resend_after_[slot(psn)] = sacks_ + in_flight() + 3;
+      return psn;
+    }
+  }
   return std::nullopt;
 }
 
@@ -187,7 +201,8 @@ void IrnSendWindow::on_timeout() noexcept {
   if (una_ == next_) return;
   // Only the oldest unacknowledged PSN is known lost for sure (nothing after it was SACKed, or it
   // would have been resent already): resend it and whatever the SACKs show lost. A timeout that
-  // fired only because the peer was slow then costs one packet, not a window (docs/protocol.md 8.4).
+  // fired only because the peer was slow then costs one packet, not a window
+  // (docs/protocol.md 8.4).
   clear_retransmitted();
   recovery_ = true;
   recovery_point_ = next_;

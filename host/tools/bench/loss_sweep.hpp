@@ -21,11 +21,11 @@
 #include <vector>
 
 #include "config.hpp"
-#include "sim_probe.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/session.hpp"
 #include "naa/host/udp_roce.hpp"
 #include "naa/tools/sim_process.hpp"
+#include "sim_probe.hpp"
 
 namespace naa::bench {
 
@@ -131,11 +131,10 @@ inline int run_loss_sweep(const Config& c, const std::string& sim_path, const st
     for (const bool irn : {false, true}) {
       LossPoint p;
       try {
-        p = loss_point(c, sim_path, tmp_dir + "/loss.stats", irn, loss, stream_bytes, 50,
-                       1U << 20);
+        p = loss_point(c, sim_path, tmp_dir + "/loss.stats", irn, loss, stream_bytes, 50, 1U << 20);
       } catch (const std::exception& e) {
-        std::cerr << "naa-bench: loss sweep " << (irn ? "irn" : "go-back-n") << " at "
-                  << loss * 100 << "%: " << e.what() << "\n";
+        std::cerr << "naa-bench: loss sweep " << (irn ? "irn" : "go-back-n") << " at " << loss * 100
+                  << "%: " << e.what() << "\n";
         return 3;
       }
       char line[256];

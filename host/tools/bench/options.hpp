@@ -10,11 +10,11 @@ namespace naa::bench {
 // The command line: what to measure (Config) and which naa-sim to start or attach to.
 struct Options {
   Config c;
-  std::string sim_path;   // --sim (default: naa-sim next to naa-bench)
-  std::string sim_args;   // --sim-args
-  std::string sim_stats;  // --sim-stats (with --naa)
-  long sim_pid = 0;       // --sim-pid (with --naa)
-  bool external = false;  // --naa: a running NAA
+  std::string sim_path;     // --sim (default: naa-sim next to naa-bench)
+  std::string sim_args;     // --sim-args
+  std::string sim_stats;    // --sim-stats (with --naa)
+  long sim_pid = 0;         // --sim-pid (with --naa)
+  bool external = false;    // --naa: a running NAA
   bool loss_sweep = false;  // --loss-sweep: go-back-N vs IRN under loss (bench/loss_sweep.hpp)
 };
 

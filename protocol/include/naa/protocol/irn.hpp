@@ -144,6 +144,10 @@ class IrnSendWindow {
   void mark_sacked(std::uint32_t psn) noexcept;
   void clear_retransmitted() noexcept;
   std::vector<std::uint8_t> slots_;
+  // Per PSN, for a retransmitted one: the SACK count after which it counts as lost again (its
+  // retransmission lost too): the SACKs of everything in flight when it was resent, plus 3.
+  std::vector<std::uint32_t> resend_after_;
+  std::uint32_t sacks_ = 0;  // PSNs newly SACKed so far
   std::uint32_t cap_ = 1;
   std::uint32_t una_ = 0;
   std::uint32_t next_ = 0;
