@@ -10,7 +10,9 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 
+#include "naa/protocol/cm.hpp"
 #include "naa/protocol/icrc.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
 #include "naa/protocol/packet.hpp"
@@ -31,9 +33,18 @@ inline BdpCapReport check_bdp_cap(const std::string& pcap_path, std::uint32_t ca
   protocol::PcapReader reader;
   if (reader.open(pcap_path)) return r;
   r.readable = true;
-  // (sender, receiver) -> cumulative ACK the sender has seen; reset by every CM datagram between
-  // the two (a new connection starts a new PSN space).
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::optional<std::uint32_t>> cum;
+  // Streams are found from the CM exchange: a REQ names the host's QPN and the NAA's first PSN, the
+  // REP (matched by comm ID) the NAA's QPN and the host's first PSN. A stream is keyed by where its
+  // data goes (receiver IP, QPN) and holds the cumulative ACK its sender has seen; an ACK is
+  // addressed to the sender's QPN. Packets of connections whose CM exchange is not in the capture
+  // (or of an old connection, released late by the reorder injector) are not counted.
+  using Key = std::pair<std::uint32_t, std::uint32_t>;  // (IP, QPN)
+  std::map<Key, std::uint32_t> cum;                     // data destination -> cumulative ACK
+  std::map<Key, Key> acks_for;                          // ACK destination -> data destination
+  struct Req {
+    std::uint32_t host_ip, host_qpn, naa_first_psn;
+  };
+  std::map<std::uint32_t, Req> reqs;  // by the host's comm ID
   protocol::PcapRecord rec;
   while (reader.next(rec)) {
     const auto f = protocol::decode_roce_frame(rec.data);
@@ -43,22 +54,36 @@ inline BdpCapReport check_bdp_cap(const std::string& pcap_path, std::uint32_t ca
     if (!v) continue;
     const std::uint32_t src = f->headers.ip.src, dst = f->headers.ip.dst;
     if (v->headers.bth.opcode == protocol::opcode::kUdSendOnly) {
-      cum[{src, dst}].reset();
-      cum[{dst, src}].reset();
+      const auto mad = protocol::decode_cm_mad(v->payload);
+      if (!mad) continue;
+      if (const auto* req = std::get_if<protocol::CmReq>(&mad->body)) {
+        reqs[req->local_comm_id] = Req{src, req->local_qpn, req->starting_psn};
+      } else if (const auto* rep = std::get_if<protocol::CmRep>(&mad->body)) {
+        const auto it = reqs.find(rep->remote_comm_id);
+        if (it == reqs.end()) continue;
+        const Key naa{src, rep->local_qpn}, host{it->second.host_ip, it->second.host_qpn};
+        cum[naa] = protocol::psn_add(rep->starting_psn, protocol::kMax24);
+        cum[host] = protocol::psn_add(it->second.naa_first_psn, protocol::kMax24);
+        acks_for[host] = naa;
+        acks_for[naa] = host;
+      }
       continue;
     }
     if (!v->info->is_irn()) continue;
     const std::uint32_t psn = v->headers.bth.psn;
-    if (v->info->is_response()) {  // an IRN ACK from dst's peer: acknowledges data dst -> src
+    const Key to{dst, v->headers.bth.dest_qpn};
+    if (v->info->is_response()) {  // an IRN ACK for the data stream its receiver sends
+      const auto a = acks_for.find(to);
+      if (a == acks_for.end()) continue;
       ++r.irn_acks;
-      auto& c = cum[{dst, src}];
-      if (!c || protocol::psn_after(psn, *c)) c = psn;
+      std::uint32_t& c = cum[a->second];
+      if (protocol::psn_after(psn, c)) c = psn;
       continue;
     }
+    const auto c = cum.find(to);
+    if (c == cum.end()) continue;
     ++r.irn_data_packets;
-    auto& c = cum[{src, dst}];
-    if (!c) c = protocol::psn_add(psn, protocol::kMax24);  // the first PSN: una = psn
-    const std::uint32_t d = protocol::psn_diff(psn, *c);
+    const std::uint32_t d = protocol::psn_diff(psn, c->second);
     if (d >= 0x800000U) continue;  // a retransmission of an acknowledged PSN
     r.max_distance = std::max(r.max_distance, d);
     if (d > cap) ++r.violations;
