@@ -19,10 +19,9 @@
 #include "naa/host/error.hpp"
 #include "naa/host/transport.hpp"
 #include "naa/protocol/packet.hpp"
+#include "qp_engine.hpp"
 
 namespace naa::host::detail {
-
-using Clock = std::chrono::steady_clock;
 
 inline constexpr std::uint32_t kHalfPsnSpace = 0x800000;  // PSN a is before b if b - a < this
 inline constexpr std::size_t kSavedReads = 16;            // READ requests kept for replay
@@ -65,30 +64,29 @@ struct RcConfig {
 inline constexpr std::uint32_t kMaxUnackedPsns = 128;  // PROTOCOL.md 3
 inline constexpr std::uint32_t kAckReqInterval = 64;
 
-class RcQp {
+class RcQp : public QpEngine {
  public:
   RcQp(const RcConfig& config, MrTable& mrs, PacketSink& sink, RcCounters& counters);
 
   [[nodiscard]] const RcConfig& config() const noexcept { return cfg_; }
-  [[nodiscard]] std::error_code error() const noexcept { return error_; }
-  [[nodiscard]] bool in_error() const noexcept { return static_cast<bool>(error_); }
+  [[nodiscard]] std::error_code error() const noexcept override { return error_; }
 
   // Validates (lkey, bounds, opcode), assigns PSNs and sends what the window allows.
-  std::error_code post_send(const SendWr& wr, Clock::time_point now);
-  std::error_code post_recv(const RecvWr& wr);
+  std::error_code post_send(const SendWr& wr, Clock::time_point now) override;
+  std::error_code post_recv(const RecvWr& wr) override;
 
   // A packet addressed to this QP whose ICRC has been verified.
-  void on_packet(const protocol::PacketView& packet, Clock::time_point now);
+  void on_packet(const protocol::PacketView& packet, Clock::time_point now) override;
   // Runs expired timers (retransmission, RNR wait).
-  void on_timer(Clock::time_point now);
-  [[nodiscard]] std::optional<Clock::time_point> next_deadline() const noexcept;
+  void on_timer(Clock::time_point now) override;
+  [[nodiscard]] std::optional<Clock::time_point> next_deadline() const noexcept override;
 
   // Moves the QP to the error state: the oldest send WR completes with `status`, all others and
   // all receives with Errc::flushed (IBTA 10.8.3 / verbs IBV_WC_WR_FLUSH_ERR).
-  void to_error(std::error_code status);
+  void to_error(std::error_code status) override;
 
-  [[nodiscard]] std::size_t poll(std::span<WorkCompletion> out);
-  [[nodiscard]] bool has_completions() const noexcept { return !cq_.empty(); }
+  [[nodiscard]] std::size_t poll(std::span<WorkCompletion> out) override;
+  [[nodiscard]] bool has_completions() const noexcept override { return !cq_.empty(); }
   [[nodiscard]] std::size_t outstanding_sends() const noexcept { return sq_.size(); }
 
   // Test visibility.

@@ -3,6 +3,7 @@
 // DREQ/DREP both ways, and the blocking connect() and disconnect(). Retries run from the endpoint
 // timers (udp_roce.cpp). Locking: udp_endpoint.hpp.
 #include <algorithm>
+#include <span>
 #include <string>
 
 #include "naa/host/error.hpp"
@@ -63,8 +64,19 @@ protocol::CmMad Endpoint::make_req(const QpEntry& e) const {
   (void)protocol::encode_rdma_cm_ip_header(cma, req.private_data);
   const std::size_t user =
       std::min(p.private_data.size(), req.private_data.size() - protocol::kRdmaCmIpHeaderSize);
-  std::copy_n(p.private_data.begin(), user,
-              req.private_data.begin() + protocol::kRdmaCmIpHeaderSize);
+  std::size_t user_at = protocol::kRdmaCmIpHeaderSize;
+  if (opts_.irn) {  // docs/protocol.md "IRN: negotiation": the block first, the user's bytes after
+    protocol::CapabilityBlock offer;
+    offer.bdp_cap = opts_.irn_bdp_cap;
+    // RTO_high is the connection's local ACK timeout; RTO_low a quarter of it (at least 2^1).
+    offer.rto_high = std::clamp<std::uint8_t>(p.local_ack_timeout, 3, 31);
+    offer.rto_low = static_cast<std::uint8_t>(offer.rto_high - 2);
+    (void)protocol::encode_capability_block(
+        offer, std::span(req.private_data).subspan(protocol::kCapabilityReqOffset));
+    user_at += protocol::kCapabilityBlockSize;
+  }
+  std::copy_n(p.private_data.begin(), std::min(user, req.private_data.size() - user_at),
+              req.private_data.begin() + user_at);
   protocol::CmMad mad;
   mad.header.transaction_id = e.tid;
   mad.body = req;
@@ -159,7 +171,13 @@ void Endpoint::on_cm(std::uint32_t src_ip, ByteView bytes, Clock::time_point now
       cfg.retry_count = e->params.retry_count;
       cfg.rnr_retry = rep->rnr_retry_count;  // the passive side's wish, as Linux applies it
       cfg.max_reads_outstanding = std::min(e->params.initiator_depth, rep->responder_resources);
-      e->rc = std::make_unique<RcQp>(cfg, mrs_, *this, rc_counters_);
+      const auto answer =
+          protocol::find_capability_block(rep->private_data, protocol::kCapabilityRepOffset);
+      if (opts_.irn && answer && answer->irn()) {
+        e->rc = std::make_unique<IrnQp>(cfg, *answer, mrs_, *this, rc_counters_);
+      } else {
+        e->rc = std::make_unique<RcQp>(cfg, mrs_, *this, rc_counters_);
+      }
       e->state = CmState::established;
       if (e->params.reply_private_data != nullptr) {
         e->params.reply_private_data->assign(rep->private_data.begin(), rep->private_data.end());
@@ -250,6 +268,9 @@ std::unique_ptr<QueuePair> Endpoint::connect(const ConnectParams& params, std::e
   }
   if (params.private_data.size() > 56) {
     return fail(Errc::invalid_argument, "at most 56 bytes of CM private data");
+  }
+  if (opts_.irn && params.private_data.size() > 40) {
+    return fail(Errc::invalid_argument, "at most 40 bytes of CM private data with IRN");
   }
   std::uint32_t qpn = 0;
   {

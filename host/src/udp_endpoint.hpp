@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "ipv4_socket.hpp"
+#include "irn_qp.hpp"
 #include "mr_table.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/udp_listen.hpp"
@@ -90,8 +91,8 @@ struct QpEntry {
   std::uint32_t qpn = 0;
   CmState state = CmState::connecting;
   ConnectParams params;
-  std::unique_ptr<RcQp> rc;
-  std::error_code error;  // why connecting failed / why the QP closed
+  std::unique_ptr<QpEngine> rc;  // RcQp (go-back-N) or IrnQp (negotiated IRN)
+  std::error_code error;         // why connecting failed / why the QP closed
   std::string detail;
   std::function<void()> callback;
   // IB CM.

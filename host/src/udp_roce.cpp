@@ -322,7 +322,7 @@ std::size_t Endpoint::wait_cq(std::uint32_t qpn, std::span<WorkCompletion> out,
       std::unique_lock lock(mu_);
       auto it = qps_.find(qpn);
       if (it == qps_.end() || !it->second->rc) return 0;
-      RcQp& rc = *it->second->rc;
+      QpEngine& rc = *it->second->rc;
       if (opts_.progress == Progress::automatic) {
         cv_.wait_until(lock, deadline, [&] { return rc.has_completions() || stopping_; });
       }

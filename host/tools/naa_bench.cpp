@@ -39,6 +39,7 @@
 
 #include "bench/bench_util.hpp"
 #include "bench/config.hpp"
+#include "bench/loss_sweep.hpp"
 #include "bench/measure.hpp"
 #include "bench/options.hpp"
 #include "bench/output.hpp"
@@ -139,6 +140,7 @@ int run(Options o, Targets* result = nullptr) {
       return 3;
     }
     tmp_dir = tmpl;
+    if (o.loss_sweep) return run_loss_sweep(c, sim_path, tmp_dir, c.stream_bytes);
     c.naa_address = local_ip(c, 1);
     naa::tools::SimLaunch launch;
     launch.binary = sim_path;

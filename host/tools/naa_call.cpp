@@ -57,6 +57,8 @@ Options:
                           (docs/reliability.md)
       --fault-tx SPEC     udp: the same for sent datagrams
       --fault-seed N      seed of the fault decisions (default 1)
+      --irn               udp: offer IRN (selective repeat, docs/protocol.md "IRN") in the CM
+                          REQ; an NAA that does not answer it gives go-back-N as without it
       --fault-key K       what both directions' decisions are drawn for: sequence (the datagram
                           order, default) or packet (QPN, PSN, attempt: the same losses for any
                           transport; docs/adr/0003)
@@ -232,6 +234,7 @@ struct CallOptions {
   naa::host::TransportKind transport_kind = naa::host::TransportKind::udp;
   bool solicited_only = false;
   bool stream = false;
+  bool irn = false;  // offer IRN (UdpRoce only; the Verbs backend never does)
 };
 
 // Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.
@@ -261,6 +264,7 @@ CallOptions parse_options(int argc, char** argv) {
     kFaultSeed,
     kStream,
     kStreamArg,
+    kIrn,
     kFaultKey
   };
   std::optional<naa::impair::FaultKey> fault_key;
@@ -294,6 +298,7 @@ CallOptions parse_options(int argc, char** argv) {
       {"fault-seed", required_argument, nullptr, kFaultSeed},
       {"stream", no_argument, nullptr, kStream},
       {"stream-arg", required_argument, nullptr, kStreamArg},
+      {"irn", no_argument, nullptr, kIrn},
       {"fault-key", required_argument, nullptr, kFaultKey},
       {"quiet", no_argument, nullptr, 'q'},
       {"help", no_argument, nullptr, 'h'},
@@ -382,6 +387,9 @@ CallOptions parse_options(int argc, char** argv) {
       }
       case kSolicitedOnly:
         solicited_only = true;
+        break;
+      case kIrn:
+        o.irn = true;
         break;
       case kNaaBase:
         opts.naa_base_address = parse_size(arg);
@@ -475,6 +483,7 @@ int run(CallOptions o) {
   std::shared_ptr<naa::host::Transport> transport;  // null: the Session opens a UdpRoce endpoint
   if (transport_kind == naa::host::TransportKind::verbs) {
     if (!opts.pcap_path.empty()) usage_error("--pcap needs --transport udp (capture on the wire)");
+    if (o.irn) usage_error("--irn needs --transport udp (the Verbs backend never offers IRN)");
     naa::host::VerbsOptions vo;
     if (!opts.local_address.empty()) vo.local_ip = naa::host::parse_ipv4(opts.local_address);
     vo.remote_ip = naa::host::parse_ipv4(opts.naa_address);
@@ -492,7 +501,7 @@ int run(CallOptions o) {
   const auto faulty = [](const naa::host::FaultOptions& f) {
     return f.loss > 0 || f.dup > 0 || f.reorder > 0 || f.corrupt > 0;
   };
-  if (!transport && (faulty(fault_rx) || faulty(fault_tx))) {
+  if (!transport && (faulty(fault_rx) || faulty(fault_tx) || o.irn)) {
     // Fault injection lives in the UdpRoce endpoint: open it here instead of in the Session.
     naa::host::UdpRoceOptions uo;
     uo.progress = opts.progress;
@@ -505,6 +514,7 @@ int run(CallOptions o) {
     uo.fault_rx = fault_rx;
     uo.fault_tx = fault_tx;
     uo.fault_seed = fault_seed;
+    uo.irn = o.irn;
     std::error_code ec;
     std::string detail;
     transport = naa::host::open_udp_roce(uo, ec, &detail);

@@ -109,6 +109,32 @@ Result<std::size_t> encode_atomic_ack_eth(const AtomicAckEth& h, MutableByteView
   return kAtomicAckEthSize;
 }
 
+Result<IrnEth> decode_irn_eth(ByteView in) noexcept {
+  if (in.size() < kIrnEthSize) return Error::too_short;
+  return IrnEth{load_be32(in.data()), load_be32(in.data() + 4)};
+}
+
+Result<std::size_t> encode_irn_eth(const IrnEth& h, MutableByteView out) noexcept {
+  if (out.size() < kIrnEthSize) return Error::buffer_too_small;
+  store_be32(out.data(), h.recv_wqe_sn);
+  store_be32(out.data() + 4, h.packet_offset);
+  return kIrnEthSize;
+}
+
+Result<SackEth> decode_sack_eth(ByteView in) noexcept {
+  if (in.size() < kSackEthSize) return Error::too_short;
+  return SackEth{in[0], load_be24(in.data() + 1), load_be32(in.data() + 4)};
+}
+
+Result<std::size_t> encode_sack_eth(const SackEth& h, MutableByteView out) noexcept {
+  if (out.size() < kSackEthSize) return Error::buffer_too_small;
+  if (h.sack_psn > kMax24) return Error::value_out_of_range;
+  out[0] = h.reserved;
+  store_be24(out.data() + 1, h.sack_psn);
+  store_be32(out.data() + 4, h.bitmap);
+  return kSackEthSize;
+}
+
 std::uint64_t rnr_timer_ns(std::uint8_t timer_code) noexcept {
   // IBTA vol. 1 table 45, in microseconds x 100 (10 ns units) to stay integral.
   static constexpr std::array<std::uint32_t, 32> k10ns = {

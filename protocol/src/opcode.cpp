@@ -47,6 +47,25 @@ constexpr std::array kOpcodes = {
     OpcodeInfo{0x65, "UD SEND Only with Immediate", ud, send, only, kHasDeth | kHasImmDt,
                up_to_mtu},
     OpcodeInfo{0x81, "CNP", congestion, congestion_notification, only, 0, reserved16},
+    // IRN (docs/protocol.md "IRN"): RETH on every WRITE packet, IrnETH on every SEND packet and
+    // on the last WRITE-with-immediate packet, SackETH on the per-packet ACK.
+    OpcodeInfo{0xC0, "IRN SEND First", rc, send, first, kHasIrnEth, full_mtu},
+    OpcodeInfo{0xC1, "IRN SEND Middle", rc, send, middle, kHasIrnEth, full_mtu},
+    OpcodeInfo{0xC2, "IRN SEND Last", rc, send, last, kHasIrnEth, up_to_mtu},
+    OpcodeInfo{0xC3, "IRN SEND Last with Immediate", rc, send, last, kHasIrnEth | kHasImmDt,
+               up_to_mtu},
+    OpcodeInfo{0xC4, "IRN SEND Only", rc, send, only, kHasIrnEth, up_to_mtu},
+    OpcodeInfo{0xC5, "IRN SEND Only with Immediate", rc, send, only, kHasIrnEth | kHasImmDt,
+               up_to_mtu},
+    OpcodeInfo{0xC6, "IRN RDMA WRITE First", rc, rdma_write, first, kHasReth, full_mtu},
+    OpcodeInfo{0xC7, "IRN RDMA WRITE Middle", rc, rdma_write, middle, kHasReth, full_mtu},
+    OpcodeInfo{0xC8, "IRN RDMA WRITE Last", rc, rdma_write, last, kHasReth, up_to_mtu},
+    OpcodeInfo{0xC9, "IRN RDMA WRITE Last with Immediate", rc, rdma_write, last,
+               kHasReth | kHasIrnEth | kHasImmDt, up_to_mtu},
+    OpcodeInfo{0xCA, "IRN RDMA WRITE Only", rc, rdma_write, only, kHasReth, up_to_mtu},
+    OpcodeInfo{0xCB, "IRN RDMA WRITE Only with Immediate", rc, rdma_write, only,
+               kHasReth | kHasIrnEth | kHasImmDt, up_to_mtu},
+    OpcodeInfo{0xCC, "IRN Acknowledge", rc, acknowledge, only, kHasAeth | kHasSackEth, none},
 };
 
 // Direct-indexed lookup: one table read per packet on the receive path.
@@ -70,7 +89,7 @@ const OpcodeInfo* find_opcode(std::uint8_t code) noexcept {
   return i == kNoOpcode ? nullptr : &kOpcodes[i];
 }
 
-std::size_t extension_headers_size(std::uint8_t headers) noexcept {
+std::size_t extension_headers_size(std::uint16_t headers) noexcept {
   std::size_t n = 0;
   if ((headers & kHasDeth) != 0) n += kDethSize;
   if ((headers & kHasReth) != 0) n += kRethSize;
@@ -79,6 +98,8 @@ std::size_t extension_headers_size(std::uint8_t headers) noexcept {
   if ((headers & kHasAtomicAckEth) != 0) n += kAtomicAckEthSize;
   if ((headers & kHasImmDt) != 0) n += kImmDtSize;
   if ((headers & kHasIeth) != 0) n += kIethSize;
+  if ((headers & kHasIrnEth) != 0) n += kIrnEthSize;
+  if ((headers & kHasSackEth) != 0) n += kSackEthSize;
   return n;
 }
 

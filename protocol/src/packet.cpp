@@ -5,8 +5,8 @@
 namespace naa::protocol {
 namespace {
 
-std::uint8_t present_headers(const PacketHeaders& h) noexcept {
-  std::uint8_t bits = 0;
+std::uint16_t present_headers(const PacketHeaders& h) noexcept {
+  std::uint16_t bits = 0;
   if (h.deth) bits |= kHasDeth;
   if (h.reth) bits |= kHasReth;
   if (h.atomic_eth) bits |= kHasAtomicEth;
@@ -14,6 +14,8 @@ std::uint8_t present_headers(const PacketHeaders& h) noexcept {
   if (h.atomic_ack_eth) bits |= kHasAtomicAckEth;
   if (h.immediate) bits |= kHasImmDt;
   if (h.ieth_rkey) bits |= kHasIeth;
+  if (h.irn_eth) bits |= kHasIrnEth;
+  if (h.sack_eth) bits |= kHasSackEth;
   return bits;
 }
 
@@ -32,7 +34,7 @@ Result<PacketView> decode_packet(ByteView in) noexcept {
   const std::size_t hdr = kBthSize + extension_headers_size(info->headers);
   if (in.size() < hdr + kIcrcSize) return Error::too_short;
   std::size_t off = kBthSize;
-  // Wire order: [DETH] [RETH | AtomicETH | AETH] [AtomicAckETH] [ImmDt | IETH].
+  // Wire order: [DETH] [RETH | AtomicETH | AETH] [AtomicAckETH | SackETH] [IrnETH] [ImmDt | IETH].
   if (info->has(kHasDeth)) {
     v.headers.deth = *decode_deth(in.subspan(off));
     off += kDethSize;
@@ -52,6 +54,14 @@ Result<PacketView> decode_packet(ByteView in) noexcept {
   if (info->has(kHasAtomicAckEth)) {
     v.headers.atomic_ack_eth = *decode_atomic_ack_eth(in.subspan(off));
     off += kAtomicAckEthSize;
+  }
+  if (info->has(kHasSackEth)) {
+    v.headers.sack_eth = *decode_sack_eth(in.subspan(off));
+    off += kSackEthSize;
+  }
+  if (info->has(kHasIrnEth)) {
+    v.headers.irn_eth = *decode_irn_eth(in.subspan(off));
+    off += kIrnEthSize;
   }
   if (info->has(kHasImmDt)) {
     v.headers.immediate = load_be32(in.data() + off);
@@ -123,6 +133,10 @@ Result<std::size_t> encode_packet(const PacketHeaders& h, ByteView payload,
   if (h.atomic_eth) (void)put(encode_atomic_eth(*h.atomic_eth, out.subspan(off)));
   if (h.aeth && !put(encode_aeth(*h.aeth, out.subspan(off)))) return Error::value_out_of_range;
   if (h.atomic_ack_eth) (void)put(encode_atomic_ack_eth(*h.atomic_ack_eth, out.subspan(off)));
+  if (h.sack_eth && !put(encode_sack_eth(*h.sack_eth, out.subspan(off)))) {
+    return Error::value_out_of_range;
+  }
+  if (h.irn_eth) (void)put(encode_irn_eth(*h.irn_eth, out.subspan(off)));
   if (h.immediate) {
     store_be32(out.data() + off, *h.immediate);
     off += kImmDtSize;

@@ -1,5 +1,7 @@
 #include "naa/sim/cm_agent.hpp"
 
+#include <span>
+
 #include <algorithm>
 #include <cstring>
 
@@ -187,6 +189,7 @@ void CmAgent::on_req(const Packet& p, const protocol::MadHeader& h, const protoc
   qp.remote_comm_id = req.local_comm_id;
   qp.local_comm_id = static_cast<std::uint32_t>(ctx_.rng());
   const std::uint32_t host_start_psn = random24(ctx_.rng);
+  negotiate_irn(qp, req);
   // PROTOCOL.md 4: the REQ's starting PSN is ours to send with; the REP's is the host's.
   transport->init_qp(qp, req.starting_psn, host_start_psn);
 
@@ -204,6 +207,10 @@ void CmAgent::on_req(const Packet& p, const protocol::MadHeader& h, const protoc
   rep.rnr_retry_count = 7;
   rep.srq = false;
   rep.local_ca_guid = 0x0200000000000000ULL | addresses->local_ip();
+  if (qp.irn) {  // docs/protocol.md "IRN: negotiation": the answer, at REP private data offset 0
+    (void)protocol::encode_capability_block(
+        qp.irn_caps, std::span(rep.private_data).subspan(protocol::kCapabilityRepOffset));
+  }
   qp.rep_mad.fill(0);
   if (!protocol::encode_cm_mad(out, qp.rep_mad)) model_fatal(name(), "cannot encode REP");
   ++reps_;
@@ -218,6 +225,21 @@ void CmAgent::on_req(const Packet& p, const protocol::MadHeader& h, const protoc
   expiry = std::clamp(expiry, 0.1, 60.0);
   expiry_.at(idx) = sc_core::sc_time(expiry, sc_core::SC_SEC);
   ctx_.timers.arm(*this, idx, expiry_[idx]);
+}
+
+// IRN (docs/protocol.md "IRN: negotiation"): only a REQ that carries our capability block with the
+// IRN flag, and only with --irn on. Anything else (every standard peer) gets today's REP, byte for
+// byte, and go-back-N. We grant min(offered, --irn-bdp-cap) and adopt the host's timeouts.
+void CmAgent::negotiate_irn(Qp& qp, const protocol::CmReq& req) {
+  const auto offer =
+      protocol::find_capability_block(req.private_data, protocol::kCapabilityReqOffset);
+  qp.irn = ctx_.cfg.irn && offer && offer->irn();
+  if (!qp.irn) return;
+  ++irn_accepted_;
+  qp.irn_caps = *offer;
+  qp.irn_caps.version = protocol::kCapabilityVersion;
+  qp.irn_caps.flags = protocol::kCapabilityIrn;
+  qp.irn_caps.bdp_cap = std::min(offer->bdp_cap, ctx_.cfg.irn_bdp_cap);
 }
 
 std::uint32_t CmAgent::half_open() const {
@@ -351,6 +373,7 @@ void CmAgent::report(std::ostream& os) const {
      << "cm.connections=" << connections() << '\n'
      << "cm.req=" << reqs_ << '\n'
      << "cm.rep=" << reps_ << '\n'
+     << "cm.irn_accepted=" << irn_accepted_ << '\n'
      << "cm.dup_req=" << dup_reqs_ << '\n'
      << "cm.rtu=" << rtus_ << '\n'
      << "cm.established_by_data=" << established_by_data_ << '\n'

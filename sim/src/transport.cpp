@@ -20,7 +20,8 @@ Transport::Transport(sc_core::sc_module_name name, ModelContext& ctx)
       rx_meter_(ctx.cfg),
       tx_meter_(ctx.cfg),
       drops_({"unknown_qp", "wrong_peer", "qp_error", "out_of_order", "mtu_exceeded",
-              "unexpected_response", "stale_ack"}),
+              "unexpected_response", "stale_ack", "irn_opcode", "irn_beyond_bitmap",
+              "irn_no_receive"}),
       naks_({"sequence", "invalid_request", "remote_access", "rnr"}) {
   scratch_.resize(kMaxDatagram);
   timer_fired_.reserve(256);
@@ -50,6 +51,7 @@ void Transport::init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) 
   qp.rnr_left = qp.rnr_retry;
   qp.rnr_waiting = false;
   qp.timer_armed = false;
+  if (qp.irn) irn_init(qp);
 }
 
 void Transport::release_qp(Qp& qp) {
@@ -88,6 +90,16 @@ void Transport::rx_thread() {
       drop(TransportDrop::wrong_peer);
     } else if (qp->state == QpState::error) {
       drop(TransportDrop::qp_error);
+    } else if (v->info->is_irn() && !qp->irn) {
+      drop(TransportDrop::irn_opcode);  // only a QP that negotiated IRN understands them
+    } else if (qp->irn) {
+      qp->last_heard = sc_core::sc_time_stamp();
+      if (v->info->is_response()) {
+        irn_requester_rx(*qp, *v);
+      } else {
+        if (qp->state == QpState::rtr) cm->established_by_data(*qp);
+        irn_responder(*qp, *v);
+      }
     } else {
       qp->last_heard = sc_core::sc_time_stamp();  // the peer is alive (idle liveness)
       if (v->info->is_response()) {
@@ -138,6 +150,10 @@ void Transport::tx_thread() {
         continue;
       }
       qp.timer_armed = false;
+      if (qp.irn) {
+        irn_on_timeout(qp);
+        continue;
+      }
       if (qp.psn_una == qp.psn_tail) continue;  // everything was acknowledged meanwhile
       if (qp.rnr_waiting) continue;             // the RNR wait owns the retry (see requester_rx)
       ++timeouts_;
@@ -157,7 +173,8 @@ void Transport::tx_thread() {
       const std::size_t i = (rr_ + k) % n;
       Qp& qp = ctx_.qps[i];
       if (qp.state != QpState::rts) continue;
-      sent = (!qp.reads.empty() && send_read_response(qp)) || send_next_packet(qp);
+      sent = (!qp.reads.empty() && send_read_response(qp)) ||
+             (qp.irn ? irn_send_next_packet(qp) : send_next_packet(qp));
       if (sent) rr_ = i + 1;
     }
     if (!sent && timer_fired_.empty()) sc_core::wait(tx_work_);
@@ -184,6 +201,9 @@ void Transport::report(std::ostream& os) const {
      << "transport.qp_errors=" << qp_errors_ << '\n'
      << "transport.idle_probes=" << idle_probes_ << '\n'
      << "transport.idle_releases=" << idle_releases_ << '\n'
+     << "transport.irn_acks_sent=" << irn_acks_sent_ << '\n'
+     << "transport.irn_sacks_received=" << irn_sacks_received_ << '\n'
+     << "transport.irn_completions_deferred=" << irn_completions_deferred_ << '\n'
      << "transport.drops=" << drops_.total() << '\n';
   naks_.report(os, "transport.nak_sent.");
   drops_.report(os, "transport.drop.");

@@ -22,6 +22,7 @@ constexpr std::uint32_t kAckReqEvery = 64;
 void Transport::post_send(Qp& qp, SendWqe wqe) {
   wqe.packets = packets_for(wqe.data.size(), qp.mtu);
   wqe.first_psn = qp.psn_tail;
+  if (qp.irn && (wqe.op == SendWqe::Op::send || wqe.imm)) wqe.irn_recv_sn = qp.irn_send_sn++;
   qp.psn_tail = psn_add(qp.psn_tail, wqe.packets);
   qp.sq.push_back(std::move(wqe));
   tx_work_.notify(sc_core::SC_ZERO_TIME);

@@ -63,6 +63,9 @@ Options:
                      a reordered datagram is overtaken by the next N, default 3); counted as
                      net_port.fault_rx.* (docs/reliability.md)
   --fault-tx SPEC    the same for datagrams the NAA sends (net_port.fault_tx.*)
+  --irn on|off       accept IRN (selective repeat) when a host offers it in its CM REQ
+                     (default on); a REQ without the capability block always gets go-back-N
+  --irn-bdp-cap N    largest IRN BDP cap (bitmap size) granted, 1..4096 packets (default 128)
   --fault-key K      what both directions' fault decisions are drawn for: sequence (the
                      datagram order, default) or packet (QPN, PSN, attempt: the same losses
                      whatever the transport sends; docs/adr/0003); also key=K in a SPEC
@@ -273,11 +276,13 @@ Options parse_options(int argc, char* argv[]) {
     kTraceWindow,
     kTraceStart,
     kMrTableVariant,
-    kHelp,
     kHpus,
     kHpuMem,
     kHpuWidth,
-    kHpuMaxCycles
+    kHpuMaxCycles,
+    kIrn,
+    kIrnBdpCap,
+    kHelp
   };
   static const option kOptions[] = {
       {"listen", required_argument, nullptr, kListen},
@@ -310,6 +315,8 @@ Options parse_options(int argc, char* argv[]) {
       // Hidden: the deliberately broken MR table RTL (rtl/mr_table/README.md "Broken variant"),
       // only to show lockstep catching a bug (testbench/sim/test_rtl_lockstep.cpp).
       {"mr-table-variant", required_argument, nullptr, kMrTableVariant},
+      {"irn", required_argument, nullptr, kIrn},
+      {"irn-bdp-cap", required_argument, nullptr, kIrnBdpCap},
       {"help", no_argument, nullptr, kHelp},
       {"hpus", required_argument, nullptr, kHpus},
       {"hpu-mem", required_argument, nullptr, kHpuMem},
@@ -395,6 +402,16 @@ Options parse_options(int argc, char* argv[]) {
         }
         break;
       }
+      case kIrn: {
+        const std::string v = optarg;
+        if (v != "on" && v != "off") usage_error("--irn must be on or off");
+        cfg.irn = v == "on";
+        break;
+      }
+      case kIrnBdpCap:
+        cfg.irn_bdp_cap = static_cast<std::uint16_t>(parse_u64(optarg, "--irn-bdp-cap", 4096));
+        if (cfg.irn_bdp_cap == 0) usage_error("--irn-bdp-cap must be 1..4096");
+        break;
       case kFaultKey: {
         naa::impair::FaultKey k{};
         if (!naa::impair::parse_fault_key(optarg, k)) {

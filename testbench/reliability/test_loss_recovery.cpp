@@ -9,13 +9,17 @@
 // NAA_TEST_SEED fixes the seed (printed when a scenario fails).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <random>
 #include <thread>
 
+#include "irn_bdp_check.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/session.hpp"
 #include "naa/host/udp_roce.hpp"
@@ -129,6 +133,7 @@ struct Scenario {
   const char* name;
   FaultOptions host_rx, host_tx;
   std::string sim_rx, sim_tx;
+  bool irn = false;  // the host offers IRN (naa-sim accepts by default; docs/protocol.md 8)
 };
 
 FaultOptions fo(double loss, double dup = 0, double reorder = 0, double corrupt = 0) {
@@ -169,7 +174,13 @@ void run_scenario(const Scenario& sc) {
   std::vector<std::string> args = {"--seed", std::to_string(seed & 0xFFFFFFFF)};
   if (!sc.sim_rx.empty()) args.insert(args.end(), {"--fault-rx", sc.sim_rx});
   if (!sc.sim_tx.empty()) args.insert(args.end(), {"--fault-tx", sc.sim_tx});
-  NaaSim sim(naa_address(), args);
+  const std::string tag =
+      std::string("/tmp/naa-reliability-") + sc.name + "-" + std::to_string(::getpid());
+  const std::string sim_pcap = tag + "-sim.pcap", host_pcap = tag + "-host.pcap";
+  if (sc.irn) args.insert(args.end(), {"--pcap", sim_pcap});
+  std::optional<NaaSim> sim_holder;
+  sim_holder.emplace(naa_address(), args);
+  NaaSim& sim = *sim_holder;
   REQUIRE(sim.ready());
 
   host::UdpRoceOptions uo;
@@ -178,6 +189,8 @@ void run_scenario(const Scenario& sc) {
   uo.fault_tx = sc.host_tx;
   uo.fault_seed = seed;
   uo.seed = seed | 1;
+  uo.irn = sc.irn;
+  if (sc.irn) uo.pcap_path = host_pcap;
   std::error_code ec;
   std::string detail;
   auto transport = host::open_udp_roce(uo, ec, &detail);
@@ -231,6 +244,25 @@ void run_scenario(const Scenario& sc) {
   CHECK(stat("kernel.dispatches") == calls);  // exactly once each: no loss, no double execution
   CHECK(stat("cm.connections") == 0);
   CHECK(stat("mr_table.entries_used") == 0);
+  // IRN: every connection negotiated it, and both captures keep the BDP cap (128, the default).
+  std::string irn_figures;
+  if (sc.irn) {
+    CHECK(stat("cm.irn_accepted") == stat("cm.rep"));
+    CHECK(stat("cm.irn_accepted") > 0);
+    transport.reset();   // closes the host's capture
+    sim_holder.reset();  // naa-sim flushes its capture on exit
+    for (const std::string& path : {host_pcap, sim_pcap}) {
+      const naa::testbench::BdpCapReport cap = naa::testbench::check_bdp_cap(path, 128);
+      INFO("capture " << path);
+      CHECK(cap.readable);
+      CHECK(cap.irn_data_packets > 0);
+      CHECK(cap.irn_acks > 0);
+      CHECK(cap.violations == 0);
+      CHECK(cap.max_distance <= 128);
+      irn_figures += " bdp_max_distance=" + std::to_string(cap.max_distance);
+      std::remove(path.c_str());
+    }
+  }
 
   const std::uint64_t host_faults = hs.fault_rx_loss + hs.fault_rx_dup + hs.fault_rx_reorder +
                                     hs.fault_rx_corrupt + hs.fault_tx_loss + hs.fault_tx_dup +
@@ -262,7 +294,7 @@ void run_scenario(const Scenario& sc) {
       " host_retransmits=" + std::to_string(hs.retransmitted_packets) +
       " sim_duplicates=" + std::to_string(stat("transport.duplicates")) +
       " bad_icrc_drops=" + std::to_string(stat("rx_pipe.drop.bad_icrc") + hs.dropped_bad_icrc) +
-      " seconds=" + std::to_string(secs));
+      " seconds=" + std::to_string(secs) + irn_figures);
 }
 
 }  // namespace
@@ -288,6 +320,28 @@ TEST_CASE("reordering 5%: every call verified, each dispatched exactly once", "[
 // Corruption at the senders (the receiver's ICRC check must catch it) and at naa-sim's receiver.
 TEST_CASE("corruption 5%: receivers drop every corrupted datagram by its ICRC", "[reliability]") {
   run_scenario({"corrupt5", {}, fo(0, 0, 0, 0.05), "corrupt=0.02", "corrupt=0.05"});
+}
+
+// The same scenarios with IRN negotiated (issue 16): selective repeat on both sides.
+TEST_CASE("IRN loss 1%: every call verified, each dispatched exactly once", "[reliability][irn]") {
+  run_scenario({"irn-loss1", {}, fo(0.01), "", "loss=0.01", true});
+}
+TEST_CASE("IRN loss 5%: every call verified, each dispatched exactly once", "[reliability][irn]") {
+  run_scenario({"irn-loss5", {}, fo(0.05), "", "loss=0.05", true});
+}
+TEST_CASE("IRN loss 10%: every call verified, each dispatched exactly once", "[reliability][irn]") {
+  run_scenario({"irn-loss10", {}, fo(0.10), "", "loss=0.10", true});
+}
+TEST_CASE("IRN duplication 5%: no call executed twice", "[reliability][irn]") {
+  run_scenario({"irn-dup5", fo(0, 0.05), {}, "dup=0.05", "", true});
+}
+TEST_CASE("IRN reordering 5%: every call verified, each dispatched exactly once",
+          "[reliability][irn]") {
+  run_scenario({"irn-reorder5", {}, fo(0, 0, 0.05), "", "reorder=0.05,reorder-delay=3", true});
+}
+TEST_CASE("IRN corruption 5%: receivers drop every corrupted datagram by its ICRC",
+          "[reliability][irn]") {
+  run_scenario({"irn-corrupt5", {}, fo(0, 0, 0, 0.05), "corrupt=0.02", "corrupt=0.05", true});
 }
 
 TEST_CASE("retries exhausted: the caller gets retry_exceeded, naa-sim frees the QP and regions",

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -196,6 +197,11 @@ void TestPeer::send_ack(Connection& c, std::uint32_t psn, std::uint8_t syndrome)
   h.bth.dest_qpn = c.naa_qpn;
   h.bth.psn = psn;
   h.aeth = p::Aeth{syndrome, c.msn};
+  if (c.irn) {  // docs/protocol.md 8.2: cumulative ACK in the BTH, SACK of the packet answered
+    h.bth.opcode = op::kIrnAcknowledge;
+    h.bth.psn = p::psn_add(c.epsn, p::kMax24);
+    h.sack_eth = p::SackEth{0, syndrome == p::kAethAck ? psn : h.bth.psn, 0};
+  }
   send_packet(h, {});
 }
 
@@ -328,6 +334,10 @@ void TestPeer::send_req(Connection& c, const ConnectOptions& o) {
   ch.src_ip = my_ip_;
   ch.dst_ip = naa_ip_;
   (void)p::encode_rdma_cm_ip_header(ch, req.private_data);
+  if (o.irn_offer) {
+    (void)p::encode_capability_block(*o.irn_offer,
+                                     std::span(req.private_data).subspan(p::kCapabilityReqOffset));
+  }
   p::MadHeader mh;
   mh.transaction_id = (std::uint64_t{rng()()} << 32) | rng()();
   c.req = p::CmMad{mh, req};
@@ -349,6 +359,8 @@ std::optional<p::CmRep> TestPeer::wait_rep(Connection& c, std::uint16_t* rej, Ms
             c.naa_qpn = rep->local_qpn;
             c.naa_comm_id = rep->local_comm_id;
             c.send_psn = rep->starting_psn;
+            c.irn =
+                p::find_capability_block(rep->private_data, p::kCapabilityRepOffset).has_value();
             result = *rep;
             cm_inbox_.erase(it);
             return true;

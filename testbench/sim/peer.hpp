@@ -22,6 +22,7 @@
 
 #include "eventually.hpp"
 #include "naa/protocol/cm.hpp"
+#include "naa/protocol/irn.hpp"
 #include "naa/protocol/mrsp.hpp"
 #include "naa/protocol/packet.hpp"
 #include "naa_sim.hpp"  // NaaSim (formerly NaaSim, defined here)
@@ -114,6 +115,8 @@ struct Connection {
   // CM: the REQ (kept for resending) and its transaction ID; DREQs the NAA sent us.
   std::optional<protocol::CmMad> req;
   std::uint32_t dreqs_received = 0;
+  // IRN: the REP carried the capability block; our ACKs are then IRN ACKs (in-order SACKs).
+  bool irn = false;
 };
 
 class TestPeer {
@@ -147,6 +150,8 @@ class TestPeer {
     std::uint8_t remote_cm_response_timeout = 20;
     std::uint8_t max_cm_retries = 15;
     bool send_rtu = true;
+    // IRN (docs/protocol.md 8): offer it with this capability block after the rdma_cm header.
+    std::optional<protocol::CapabilityBlock> irn_offer;
   };
   // REQ -> REP -> RTU. Returns the REJ reason instead on rejection (0 = connected).
   std::uint16_t connect(Connection& c, const ConnectOptions& o);

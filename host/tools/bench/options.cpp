@@ -55,6 +55,9 @@ Benchmarks calls to a (simulated) NAA and prints/writes the figures of docs/perf
   latency     call round trip (inout region of SIZE bytes, WRITE(+IMM) -> kernel -> WRITE back)
               for SIZE = 1 B, x1.5, ... up to --max; setup (registration + connect + MRSP)
               measured separately; raw UDP ping-pong of the same datagram sizes beside it
+  --loss-sweep  instead of the above: go-back-N vs IRN at 0/1/5/10 % loss (keyed on QPN, PSN,
+              attempt: the same losses for both) on a --stream WRITE stream + 50 add1 calls of
+              1 MiB, each point on a fresh naa-sim; writes loss.csv and loss.gp (--out)
   stream      one-way RDMA WRITE streaming of --stream bytes in WRITEs of 4 KiB .. --write-max
               (x4), beside a raw UDP stream of the same datagrams; simulated goodput vs the
               100 GbE line rate; simulator speed (simulated cycles per wall second)
@@ -165,7 +168,8 @@ Options parse_options(int argc, char** argv) {
     kStreaming,
     kCosim,
     kReference,
-    kModes
+    kModes,
+    kLossSweep
   };
   static const option long_opts[] = {{"naa", required_argument, nullptr, 'a'},
                                      {"sim", required_argument, nullptr, kSim},
@@ -193,6 +197,7 @@ Options parse_options(int argc, char** argv) {
                                      {"streaming", no_argument, nullptr, kStreaming},
                                      {"cosim", no_argument, nullptr, kCosim},
                                      {"reference", required_argument, nullptr, kReference},
+                                     {"loss-sweep", no_argument, nullptr, kLossSweep},
                                      {"quiet", no_argument, nullptr, 'q'},
                                      {"help", no_argument, nullptr, 'h'},
                                      {nullptr, 0, nullptr, 0}};
@@ -339,6 +344,9 @@ Options parse_options(int argc, char** argv) {
         break;
       case 'q':
         c.quiet = true;
+        break;
+      case kLossSweep:
+        o.loss_sweep = true;
         break;
       case 'h':
         std::cout << kUsage;

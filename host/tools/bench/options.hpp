@@ -21,6 +21,7 @@ struct Options {
   // --modes: the streaming measurement once per block mode (model, rtl, lockstep), each with a
   // naa-sim of its own (run_modes in naa_bench.cpp).
   std::vector<std::string> modes;
+  bool loss_sweep = false;  // --loss-sweep: go-back-N vs IRN under loss (bench/loss_sweep.hpp)
 };
 
 // Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.

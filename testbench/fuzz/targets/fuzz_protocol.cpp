@@ -10,6 +10,7 @@
 #include "naa/protocol/cm.hpp"
 #include "naa/protocol/icrc.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
+#include "naa/protocol/irn.hpp"
 #include "naa/protocol/mrsp.hpp"
 #include "naa/protocol/packet.hpp"
 
@@ -50,6 +51,16 @@ int packet(const std::uint8_t* data, std::size_t size) {
   return 0;
 }
 
+// IRN capability block (docs/protocol.md 8.1): what decodes encodes, and decodes to the same.
+void check_capability_block(p::ByteView in) {
+  const auto b = p::decode_capability_block(in);
+  if (!b) return;
+  std::array<std::uint8_t, p::kCapabilityBlockSize> out{};
+  NAA_FUZZ_CHECK(p::encode_capability_block(*b, out).has_value());
+  const auto again = p::decode_capability_block(out);
+  NAA_FUZZ_CHECK(again.has_value() && *again == *b);
+}
+
 int cm_mad(const std::uint8_t* data, std::size_t size) {
   // Inputs are MADs; pad or cut to 256 bytes half of the time so the decoder gets past its
   // length check.
@@ -67,6 +78,10 @@ int cm_mad(const std::uint8_t* data, std::size_t size) {
   if (const auto* req = std::get_if<p::CmReq>(&m->body)) {
     (void)p::decode_rdma_cm_ip_header(req->private_data);
     (void)p::rdma_cm_user_data(*req);
+    check_capability_block(p::ByteView(req->private_data).subspan(p::kCapabilityReqOffset));
+  }
+  if (const auto* rep = std::get_if<p::CmRep>(&m->body)) {
+    check_capability_block(rep->private_data);
   }
   return 0;
 }

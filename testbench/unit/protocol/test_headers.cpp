@@ -135,7 +135,7 @@ TEST_CASE("opcode table: header sets and payload rules", "[headers][opcode]") {
     CHECK(middle <= 1);
     CHECK_FALSE((info->has(kHasImmDt) && info->has(kHasIeth)));
   }
-  CHECK(known == 26);
+  CHECK(known == 26 + 13);  // IBTA opcodes we use + the IRN opcodes 0xC0-0xCC
   CHECK(find_opcode(0x15) == nullptr);
   CHECK(find_opcode(0x18) == nullptr);
   CHECK(find_opcode(0x66) == nullptr);
@@ -177,6 +177,8 @@ TEST_CASE("packets round trip for every opcode with every payload length mod 4",
     if (info->has(kHasAtomicAckEth)) h.atomic_ack_eth = AtomicAckEth{42};
     if (info->has(kHasImmDt)) h.immediate = 0x12345684U;
     if (info->has(kHasIeth)) h.ieth_rkey = 0x777;
+    if (info->has(kHasIrnEth)) h.irn_eth = IrnEth{3, 4};
+    if (info->has(kHasSackEth)) h.sack_eth = SackEth{0, 0x00ABCE, 5};
     std::vector<std::size_t> lengths;
     switch (info->payload) {
       case PayloadRule::none:

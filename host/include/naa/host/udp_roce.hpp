@@ -89,6 +89,11 @@ struct UdpRoceOptions {
   // 127.0.0.3, is only its address on the wire) and makes progress manually.
   std::shared_ptr<DatagramLink> link;
   std::shared_ptr<EndpointClock> clock;
+  // IRN (docs/protocol.md "IRN"): offer selective repeat in every CM REQ (a capability block
+  // after the rdma_cm header; the user's private data then gets at most 40 bytes). A peer that
+  // answers without the block gets go-back-N, exactly as with irn = false.
+  bool irn = false;
+  std::uint16_t irn_bdp_cap = 128;  // packets, 1..4096: the bitmap size offered
 };
 
 // Opens the endpoint. On failure returns nullptr and sets ec (address_in_use, no_free_address,

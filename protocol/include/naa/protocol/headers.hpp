@@ -22,6 +22,8 @@ inline constexpr std::size_t kDethSize = 8;
 inline constexpr std::size_t kAtomicEthSize = 28;
 inline constexpr std::size_t kAtomicAckEthSize = 8;
 inline constexpr std::size_t kIcrcSize = 4;
+inline constexpr std::size_t kIrnEthSize = 8;   // IRN (docs/protocol.md "IRN")
+inline constexpr std::size_t kSackEthSize = 8;  // IRN
 inline constexpr std::uint16_t kDefaultPkey = 0xFFFF;
 inline constexpr std::uint32_t kMax24 = 0xFFFFFF;
 
@@ -81,6 +83,25 @@ struct AtomicAckEth {
   friend bool operator==(const AtomicAckEth&, const AtomicAckEth&) = default;
 };
 
+// IRN Extended Transport Header, 8 bytes (docs/protocol.md "IRN"): recv_WQE_SN(32), the index of
+// the receive WQE the message consumes (IRN 5.3.2), then the packet's offset in its message in
+// packets (32), so an out-of-order SEND packet is placed at offset x MTU of the receive buffer.
+struct IrnEth {
+  std::uint32_t recv_wqe_sn = 0;
+  std::uint32_t packet_offset = 0;
+  friend bool operator==(const IrnEth&, const IrnEth&) = default;
+};
+
+// IRN selective-ACK Extended Transport Header, 8 bytes: reserved(8) | SACK PSN(24), the PSN of the
+// packet that triggered this ACK | arrived bitmap(32): bit i (LSB first) set when PSN
+// cumulative + 2 + i has arrived (cumulative is the BTH PSN, so bit 0 is the PSN after the hole).
+struct SackEth {
+  std::uint8_t reserved = 0;
+  std::uint32_t sack_psn = 0;  // 24 bit
+  std::uint32_t bitmap = 0;
+  friend bool operator==(const SackEth&, const SackEth&) = default;
+};
+
 static_assert(kBthSize == 12 && kRethSize == 16 && kAethSize == 4 && kDethSize == 8 &&
               kAtomicEthSize == 28 && kAtomicAckEthSize == 8);
 
@@ -100,6 +121,11 @@ static_assert(kBthSize == 12 && kRethSize == 16 && kAethSize == 4 && kDethSize =
 [[nodiscard]] Result<AtomicAckEth> decode_atomic_ack_eth(ByteView in) noexcept;
 [[nodiscard]] Result<std::size_t> encode_atomic_ack_eth(const AtomicAckEth& h,
                                                         MutableByteView out) noexcept;
+
+[[nodiscard]] Result<IrnEth> decode_irn_eth(ByteView in) noexcept;
+[[nodiscard]] Result<std::size_t> encode_irn_eth(const IrnEth& h, MutableByteView out) noexcept;
+[[nodiscard]] Result<SackEth> decode_sack_eth(ByteView in) noexcept;
+[[nodiscard]] Result<std::size_t> encode_sack_eth(const SackEth& h, MutableByteView out) noexcept;
 
 // ---- AETH syndromes (IBTA 9.7.5.1.5 / table 44) ----
 inline constexpr std::uint8_t kAethAck = 0x1F;  // ACK, credit count "invalid" (as rxe sends)

@@ -34,11 +34,26 @@ inline constexpr std::uint8_t kSendOnlyInv = 0x17;
 inline constexpr std::uint8_t kUdSendOnly = 0x64;
 inline constexpr std::uint8_t kUdSendOnlyImm = 0x65;
 inline constexpr std::uint8_t kCnp = 0x81;  // RoCEv2 congestion notification packet
+// IRN (docs/protocol.md "IRN"): manufacturer-specific opcodes (IBTA vol. 1 9.2.1, opcode bits 7:5
+// = 110), used only on a QP whose CM exchange negotiated IRN (irn.hpp).
+inline constexpr std::uint8_t kIrnSendFirst = 0xC0;
+inline constexpr std::uint8_t kIrnSendMiddle = 0xC1;
+inline constexpr std::uint8_t kIrnSendLast = 0xC2;
+inline constexpr std::uint8_t kIrnSendLastImm = 0xC3;
+inline constexpr std::uint8_t kIrnSendOnly = 0xC4;
+inline constexpr std::uint8_t kIrnSendOnlyImm = 0xC5;
+inline constexpr std::uint8_t kIrnWriteFirst = 0xC6;
+inline constexpr std::uint8_t kIrnWriteMiddle = 0xC7;
+inline constexpr std::uint8_t kIrnWriteLast = 0xC8;
+inline constexpr std::uint8_t kIrnWriteLastImm = 0xC9;
+inline constexpr std::uint8_t kIrnWriteOnly = 0xCA;
+inline constexpr std::uint8_t kIrnWriteOnlyImm = 0xCB;
+inline constexpr std::uint8_t kIrnAcknowledge = 0xCC;
 }  // namespace opcode
 
 // Extension headers after the BTH, in wire order (PROTOCOL.md 1):
-// [DETH] [RETH | AtomicETH | AETH] [AtomicAckETH] [ImmDt | IETH].
-enum HeaderBit : std::uint8_t {
+// [DETH] [RETH | AtomicETH | AETH] [AtomicAckETH | SackETH] [IrnETH] [ImmDt | IETH].
+enum HeaderBit : std::uint16_t {
   kHasDeth = 1U << 0,
   kHasReth = 1U << 1,
   kHasAtomicEth = 1U << 2,
@@ -46,6 +61,8 @@ enum HeaderBit : std::uint8_t {
   kHasAtomicAckEth = 1U << 4,
   kHasImmDt = 1U << 5,
   kHasIeth = 1U << 6,
+  kHasIrnEth = 1U << 7,   // IRN: recv_WQE_SN + packet offset (irn.hpp), before ImmDt
+  kHasSackEth = 1U << 8,  // IRN: selective ACK, after the AETH (irn.hpp)
 };
 
 enum class PayloadRule : std::uint8_t {
@@ -76,7 +93,7 @@ struct OpcodeInfo {
   ServiceType service;
   OpKind kind;
   Segment segment;
-  std::uint8_t headers;  // HeaderBit set
+  std::uint16_t headers;  // HeaderBit set
   PayloadRule payload;
 
   [[nodiscard]] constexpr bool has(HeaderBit b) const noexcept { return (headers & b) != 0; }
@@ -87,6 +104,8 @@ struct OpcodeInfo {
     return segment == Segment::last || segment == Segment::only;
   }
   // Requests travel requester -> responder; responses (ACK, READ RESPONSE, ATOMIC ACK) back.
+  // IRN opcodes (0xC0-0xCC): selective repeat, negotiated per QP.
+  [[nodiscard]] constexpr bool is_irn() const noexcept { return code >= 0xC0 && code <= 0xCC; }
   [[nodiscard]] constexpr bool is_response() const noexcept {
     return kind == OpKind::acknowledge || kind == OpKind::rdma_read_response ||
            kind == OpKind::atomic_acknowledge;
@@ -97,6 +116,6 @@ struct OpcodeInfo {
 [[nodiscard]] const OpcodeInfo* find_opcode(std::uint8_t code) noexcept;
 
 // Size in bytes of the extension headers a HeaderBit set describes.
-[[nodiscard]] std::size_t extension_headers_size(std::uint8_t headers) noexcept;
+[[nodiscard]] std::size_t extension_headers_size(std::uint16_t headers) noexcept;
 
 }  // namespace naa::protocol

@@ -26,6 +26,8 @@ struct PacketHeaders {
   std::optional<AtomicAckEth> atomic_ack_eth;
   std::optional<std::uint32_t> immediate;  // ImmDt, as the big-endian 32-bit value
   std::optional<std::uint32_t> ieth_rkey;  // IETH
+  std::optional<IrnEth> irn_eth;           // IRN requests (docs/protocol.md "IRN")
+  std::optional<SackEth> sack_eth;         // IRN ACK
   friend bool operator==(const PacketHeaders&, const PacketHeaders&) = default;
 };
 

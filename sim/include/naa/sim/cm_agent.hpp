@@ -52,6 +52,7 @@ class CmAgent : public sc_core::sc_module,
   void thread();
   void handle(const Packet& p);
   void on_req(const Packet& p, const protocol::MadHeader& h, const protocol::CmReq& req);
+  void negotiate_irn(Qp& qp, const protocol::CmReq& req);
   void send_mad(std::uint32_t peer_ip, const std::array<std::uint8_t, protocol::kMadSize>& mad);
   void send_rej(std::uint32_t peer_ip, const protocol::MadHeader& h, std::uint32_t remote_comm_id,
                 std::uint16_t reason, std::string_view why);
@@ -78,6 +79,7 @@ class CmAgent : public sc_core::sc_module,
                 rejs_sent_ = 0, rejs_received_ = 0, expired_count_ = 0, ignored_ = 0,
                 decode_errors_ = 0, established_by_data_ = 0, released_ = 0, dreqs_sent_ = 0,
                 dreps_received_ = 0, error_disconnects_ = 0, drep_timeouts_ = 0;
+  std::uint64_t irn_accepted_ = 0;  // REQs answered with IRN
   std::array<std::uint64_t, 32> rej_by_reason_{};
 };
 

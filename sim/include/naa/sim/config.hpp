@@ -36,6 +36,10 @@ struct SimConfig {
   std::uint8_t responder_resources = 16;
   std::uint32_t call_queue_depth = 8;  // WRITE_WITH_IMM receives per QP before RNR
   std::uint8_t rnr_timer_code = 1;     // RNR NAK timer field we send (IBTA table 45: 0.01 ms)
+  // IRN (docs/protocol.md "IRN"): accept a host's capability block (--irn on|off) and the largest
+  // BDP cap (bitmap size, packets) we grant (--irn-bdp-cap).
+  bool irn = true;
+  std::uint16_t irn_bdp_cap = 128;
 
   // ---- service ----
   std::uint16_t cm_port = 12345;  // rdma_cm port: service ID 0x0000000001060000 | port

@@ -11,6 +11,7 @@
 
 #include <systemc>
 
+#include "naa/protocol/irn.hpp"
 #include "naa/protocol/mrsp.hpp"
 
 namespace naa::sim {
@@ -33,6 +34,7 @@ struct SendWqe {
   bool probe = false;  // an idle-liveness probe (zero-length WRITE, docs/sim/transport.md)
   std::uint32_t first_psn = 0;
   std::uint32_t packets = 0;
+  std::uint32_t irn_recv_sn = 0;  // IRN: recv_WQE_SN (SEND, WRITE_WITH_IMM)
 };
 
 // A pending RDMA READ response (responder side).
@@ -84,6 +86,24 @@ struct Qp {
   bool rnr_waiting = false;
   bool timer_armed = false;
   std::uint32_t timer_una = 0;  // psn_una when the retransmit timer was armed
+
+  // ---- IRN (docs/protocol.md "IRN"; transport_irn*.cpp), when the CM negotiated it ----
+  bool irn = false;
+  protocol::CapabilityBlock irn_caps;
+  protocol::IrnReceiveWindow irn_rx;  // responder: the 2-bitmap
+  protocol::IrnSendWindow irn_tx;     // requester: selective repeat
+  std::uint32_t irn_recv_sn = 0;      // recv_WQE_SN of the next receive (SEND / WRITE_WITH_IMM)
+  std::uint32_t irn_send_sn = 0;      // recv_WQE_SN our next SEND / WRITE_WITH_IMM consumes
+  // Completions waiting for the gap before them to fill: the last packet's metadata (IRN 5.3.3).
+  struct IrnPending {
+    std::uint32_t psn = 0;
+    bool send = false;  // SEND (MRSP message) or WRITE
+    std::optional<std::uint32_t> imm;
+    std::uint32_t send_len = 0;  // SEND: bytes of the message
+    std::uint32_t recv_sn = 0;   // recv_WQE_SN of the last packet
+  };
+  std::deque<IrnPending> irn_pending;
+  std::uint64_t irn_send_bytes = 0;  // SEND: highest byte placed in recv_buf (message length)
 
   // ---- idle liveness ----
   sc_core::sc_time last_heard;  // simulated time of the last valid packet from the peer

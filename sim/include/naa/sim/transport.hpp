@@ -36,6 +36,9 @@ enum class TransportDrop : std::uint8_t {
   mtu_exceeded,  // payload larger than the path MTU (NAK 0x61 too)
   unexpected_response,
   stale_ack,
+  irn_opcode,         // an IRN opcode on a go-back-N QP (never acted on)
+  irn_beyond_bitmap,  // IRN: PSN at or past ePSN + BDP cap (docs/protocol.md "IRN")
+  irn_no_receive,     // IRN: SEND / WRITE_WITH_IMM that finds no receive; the peer's timer resends
   count_
 };
 inline constexpr std::size_t kTransportDropCount = static_cast<std::size_t>(TransportDrop::count_);
@@ -96,6 +99,16 @@ class Transport : public sc_core::sc_module,
   void on_idle_timer(Qp& qp);       // probe, or re-arm for the rest of the idle time
   void arm_idle(Qp& qp, sc_core::sc_time after);
   void retry_exhausted(Qp& qp, const char* why);
+  // IRN (transport_irn.cpp; docs/protocol.md "IRN").
+  void irn_init(Qp& qp);
+  void irn_responder(Qp& qp, const protocol::PacketView& v);
+  void irn_complete(Qp& qp, std::uint32_t psn);
+  void irn_send_ack(Qp& qp, std::uint32_t sack_psn);
+  void irn_requester_rx(Qp& qp, const protocol::PacketView& v);
+  bool irn_send_next_packet(Qp& qp);
+  void irn_send_packet(Qp& qp, std::uint32_t psn);
+  void irn_on_timeout(Qp& qp);
+  void irn_arm_retransmit(Qp& qp);
   [[nodiscard]] std::uint32_t qp_index(const Qp& qp) const;
   // Packets of a message of `len` bytes at this MTU (a zero-length message takes one).
   [[nodiscard]] static std::uint32_t packets_for(std::size_t len, std::uint32_t mtu);
@@ -127,6 +140,7 @@ class Transport : public sc_core::sc_module,
                 tx_packets_ = 0, tx_payload_bytes_ = 0, retransmits_ = 0, timeouts_ = 0,
                 acks_received_ = 0, naks_received_ = 0, rnr_received_ = 0, messages_completed_ = 0,
                 completion_errors_ = 0, qp_errors_ = 0, idle_probes_ = 0, idle_releases_ = 0;
+  std::uint64_t irn_acks_sent_ = 0, irn_sacks_received_ = 0, irn_completions_deferred_ = 0;
 };
 
 }  // namespace naa::sim

@@ -1,0 +1,107 @@
+// The IRN queue pair (docs/protocol.md "IRN"; seed 001): the second RC implementation behind
+// QpEngine, used only when the CM exchange negotiated IRN.
+//   Requester: SEND / WRITE / WRITE_WITH_IMM in IRN opcodes (RETH on every WRITE packet,
+//     recv_WQE_SN on SEND and WRITE_WITH_IMM), BDP flow control, selective retransmission from
+//     the SACKs, RTO_low / RTO_high (protocol::IrnSendWindow). RDMA READ is refused (an IRN QP
+//     grants no READ): post_send answers Errc::not_supported.
+//   Responder: out-of-order placement with the 2-bitmap (protocol::IrnReceiveWindow), receive
+//     completions only when every packet up to the last has arrived, duplicates never
+//     re-executed, packets beyond the bitmap dropped and counted, an IRN ACK for every packet.
+//
+// Not thread-safe.
+#pragma once
+
+#include <deque>
+#include <optional>
+
+#include "mr_table.hpp"
+#include "naa/protocol/irn.hpp"
+#include "qp_engine.hpp"
+#include "rc_qp.hpp"
+
+namespace naa::host::detail {
+
+// What the responder counts beyond RcCounters.
+struct IrnCounters {
+  std::uint64_t dropped_beyond_bitmap = 0;
+  std::uint64_t dropped_no_receive = 0;
+  std::uint64_t completions_deferred = 0;  // a last packet that waited for its gap
+};
+
+class IrnQp : public QpEngine {
+ public:
+  IrnQp(const RcConfig& config, const protocol::CapabilityBlock& caps, MrTable& mrs,
+        PacketSink& sink, RcCounters& counters);
+
+  [[nodiscard]] std::error_code error() const noexcept override { return error_; }
+  std::error_code post_send(const SendWr& wr, Clock::time_point now) override;
+  std::error_code post_recv(const RecvWr& wr) override;
+  void on_packet(const protocol::PacketView& packet, Clock::time_point now) override;
+  void on_timer(Clock::time_point now) override;
+  [[nodiscard]] std::optional<Clock::time_point> next_deadline() const noexcept override;
+  void to_error(std::error_code status) override;
+  [[nodiscard]] std::size_t poll(std::span<WorkCompletion> out) override;
+  [[nodiscard]] bool has_completions() const noexcept override { return !cq_.empty(); }
+
+  [[nodiscard]] const IrnCounters& irn_counters() const noexcept { return irn_; }
+  [[nodiscard]] std::uint32_t expected_psn() const noexcept { return rx_.epsn(); }
+  [[nodiscard]] std::uint32_t unacknowledged_psn() const noexcept { return tx_.una(); }
+
+ private:
+  struct SendWqe {
+    SendWr wr;
+    std::uint8_t* data = nullptr;
+    std::uint32_t first_psn = 0;
+    std::uint32_t npackets = 1;
+    std::uint32_t recv_sn = 0;
+  };
+  struct RecvWqe {
+    RecvWr wr;
+    std::uint8_t* data = nullptr;
+  };
+  struct Pending {  // a last packet's metadata until the gap before it fills (IRN 5.3.3)
+    std::uint32_t psn = 0;
+    WcOpcode opcode = WcOpcode::recv;
+    std::uint32_t byte_len = 0;
+    std::optional<std::uint32_t> imm;
+    bool solicited = false;
+    std::uint32_t recv_sn = 0;
+  };
+
+  [[nodiscard]] std::uint32_t packets_for(std::uint64_t length) const noexcept;
+  void pump(Clock::time_point now);
+  void send_packet(std::uint32_t psn, Clock::time_point now);
+  void arm_timer(Clock::time_point now);
+  void on_ack(const protocol::PacketView& p, Clock::time_point now);
+  void on_request(const protocol::PacketView& p);
+  void complete(std::uint32_t psn);
+  void send_ack(std::uint32_t sack_psn);
+  void fail(std::uint8_t syndrome, std::uint32_t psn, Errc local_status);
+  [[nodiscard]] RecvWqe* receive_for(std::uint32_t recv_sn) noexcept;
+
+  RcConfig cfg_;
+  protocol::CapabilityBlock caps_;
+  MrTable& mrs_;
+  PacketSink& sink_;
+  RcCounters& counters_;
+  IrnCounters irn_;
+  std::error_code error_;
+  std::deque<WorkCompletion> cq_;
+
+  // Requester.
+  std::deque<SendWqe> sq_;
+  std::uint32_t sq_psn_ = 0;   // PSN for the next posted WR
+  std::uint32_t send_sn_ = 0;  // recv_WQE_SN for the next SEND / WRITE_WITH_IMM
+  protocol::IrnSendWindow tx_;
+  std::uint8_t retries_left_ = 0;
+  std::optional<Clock::time_point> retransmit_at_;
+
+  // Responder.
+  protocol::IrnReceiveWindow rx_;
+  std::uint32_t msn_ = 0;
+  std::deque<RecvWqe> rq_;
+  std::uint32_t recv_sn_ = 0;  // recv_WQE_SN of rq_.front()
+  std::deque<Pending> pending_;
+};
+
+}  // namespace naa::host::detail

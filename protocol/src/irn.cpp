@@ -1,0 +1,213 @@
+// IRN shared pieces (irn.hpp; docs/protocol.md "IRN").
+#include "naa/protocol/irn.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace naa::protocol {
+
+// ---- capability block ----
+
+Result<CapabilityBlock> decode_capability_block(ByteView in) noexcept {
+  if (in.size() < kCapabilityBlockSize) return Error::too_short;
+  if (std::memcmp(in.data(), kCapabilityMagic, sizeof kCapabilityMagic) != 0) {
+    return Error::bad_field;
+  }
+  CapabilityBlock b;
+  b.version = in[4];
+  if (b.version == 0) return Error::bad_field;
+  if (in[5] < kCapabilityBlockSize) return Error::length_mismatch;
+  b.flags = load_be16(in.data() + 6);
+  b.bdp_cap = load_be16(in.data() + 8);
+  b.rto_low = in[10];
+  b.rto_high = in[11];
+  b.low_threshold = in[12];
+  if (b.bdp_cap == 0 || b.bdp_cap > kIrnMaxBdpCap) return Error::value_out_of_range;
+  if (b.rto_low == 0 || b.rto_high == 0 || b.rto_low > 31 || b.rto_high > 31 ||
+      b.rto_low > b.rto_high) {
+    return Error::value_out_of_range;
+  }
+  // Reserved bytes of version 1 must be zero; a later version may use them.
+  if (b.version == kCapabilityVersion && (in[13] | in[14] | in[15]) != 0) {
+    return Error::value_out_of_range;
+  }
+  return b;
+}
+
+Result<std::size_t> encode_capability_block(const CapabilityBlock& b,
+                                            MutableByteView out) noexcept {
+  if (out.size() < kCapabilityBlockSize) return Error::buffer_too_small;
+  if (b.bdp_cap == 0 || b.bdp_cap > kIrnMaxBdpCap || b.rto_low == 0 || b.rto_high == 0 ||
+      b.rto_low > 31 || b.rto_high > 31 || b.rto_low > b.rto_high || b.version == 0) {
+    return Error::value_out_of_range;
+  }
+  std::memcpy(out.data(), kCapabilityMagic, sizeof kCapabilityMagic);
+  out[4] = b.version;
+  out[5] = static_cast<std::uint8_t>(kCapabilityBlockSize);
+  store_be16(out.data() + 6, b.flags);
+  store_be16(out.data() + 8, b.bdp_cap);
+  out[10] = b.rto_low;
+  out[11] = b.rto_high;
+  out[12] = b.low_threshold;
+  out[13] = out[14] = out[15] = 0;
+  return kCapabilityBlockSize;
+}
+
+std::optional<CapabilityBlock> find_capability_block(ByteView private_data,
+                                                     std::size_t offset) noexcept {
+  if (private_data.size() < offset) return std::nullopt;
+  const auto b = decode_capability_block(private_data.subspan(offset));
+  if (!b) return std::nullopt;
+  return *b;
+}
+
+std::uint64_t irn_timeout_ns(const CapabilityBlock& b, std::uint32_t in_flight) noexcept {
+  return local_ack_timeout_ns(in_flight <= b.low_threshold ? b.rto_low : b.rto_high);
+}
+
+// ---- IrnReceiveWindow ----
+
+void IrnReceiveWindow::reset(std::uint32_t epsn, std::uint32_t cap) {
+  cap_ = std::max<std::uint32_t>(cap, 1);
+  slots_.assign(cap_, 0);
+  epsn_ = epsn;
+  beyond_ = 0;
+}
+
+IrnReceiveWindow::Arrival IrnReceiveWindow::classify(std::uint32_t psn) const noexcept {
+  const std::uint32_t d = psn_diff(psn, epsn_);
+  if (d >= 0x800000U) return Arrival::duplicate;  // before ePSN
+  if (d >= cap_) return Arrival::beyond;
+  return (slots_[slot(psn)] & kArrived) != 0 ? Arrival::duplicate : Arrival::fresh;
+}
+
+void IrnReceiveWindow::mark(std::uint32_t psn, bool last) noexcept {
+  slots_[slot(psn)] = static_cast<std::uint8_t>(kArrived | (last ? kLast : 0));
+  ++beyond_;
+}
+
+bool IrnReceiveWindow::arrived(std::uint32_t psn) const noexcept {
+  const std::uint32_t d = psn_diff(psn, epsn_);
+  if (d >= 0x800000U) return true;
+  if (d >= cap_) return false;
+  return (slots_[slot(psn)] & kArrived) != 0;
+}
+
+std::uint32_t IrnReceiveWindow::sack_bitmap() const noexcept {
+  std::uint32_t bits = 0;
+  const std::uint32_t n = std::min<std::uint32_t>(32, cap_ > 1 ? cap_ - 1 : 0);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if ((slots_[slot(psn_add(epsn_, i + 1))] & kArrived) != 0) bits |= 1U << i;
+  }
+  return bits;
+}
+
+// ---- IrnSendWindow ----
+
+void IrnSendWindow::reset(std::uint32_t first_psn, std::uint32_t cap) {
+  cap_ = std::max<std::uint32_t>(cap, 1);
+  slots_.assign(cap_, 0);
+  resend_after_.assign(cap_, 0);
+  sacks_ = 0;
+  una_ = next_ = first_psn;
+  recovery_ = false;
+  recovery_point_ = lost_below_ = scan_ = first_psn;
+}
+
+void IrnSendWindow::sent_new() noexcept {
+  slots_[slot(next_)] = 0;
+  next_ = psn_add(next_, 1);
+}
+
+bool IrnSendWindow::sacked(std::uint32_t psn) const noexcept {
+  if (!outstanding(psn)) return psn_diff(una_, psn) < 0x800000U;  // acknowledged already
+  return (slots_[slot(psn)] & kSacked) != 0;
+}
+
+void IrnSendWindow::mark_sacked(std::uint32_t psn) noexcept {
+  if (!outstanding(psn)) return;
+  if ((slots_[slot(psn)] & kSacked) == 0) ++sacks_;
+  slots_[slot(psn)] |= kSacked;
+  // Evidence of loss: every unSACKed PSN below a SACKed one (IRN 3.1: the receiver saw a later
+  // packet first).
+  if (psn_after(psn_add(psn, 1), lost_below_)) lost_below_ = psn_add(psn, 1);
+}
+
+void IrnSendWindow::clear_retransmitted() noexcept {
+  for (auto& s : slots_)
+    s = static_cast<std::uint8_t>(s & ~kRetransmitted);
+}
+
+IrnSendWindow::AckEffect IrnSendWindow::on_ack(std::uint32_t cumulative,
+                                               const SackEth& sack) noexcept {
+  AckEffect e;
+  const std::uint32_t new_una = psn_add(cumulative, 1);
+  // new_una must lie in [una - 2^23, next]: anything else names PSNs never sent.
+  if (psn_after(new_una, next_)) {
+    e.valid = false;
+    return e;
+  }
+  if (psn_after(new_una, una_)) {
+    e.newly_acked = psn_diff(new_una, una_);
+    una_ = new_una;
+  }
+  if (psn_after(una_, lost_below_)) lost_below_ = una_;
+  if (psn_after(una_, scan_)) scan_ = una_;
+  mark_sacked(sack.sack_psn);
+  for (std::uint32_t i = 0; i < 32; ++i) {
+    if ((sack.bitmap >> i & 1U) != 0) mark_sacked(psn_add(cumulative, 2 + i));
+  }
+  if (recovery_ && !psn_after(recovery_point_, una_)) {
+    // Everything sent before the recovery began is acknowledged, so are its retransmissions.
+    recovery_ = false;
+    clear_retransmitted();
+    scan_ = una_;
+  }
+  if (!recovery_ && psn_after(lost_below_, una_)) {
+    recovery_ = true;
+    recovery_point_ = next_;
+    scan_ = una_;
+  }
+  return e;
+}
+
+std::optional<std::uint32_t> IrnSendWindow::take_retransmit() noexcept {
+  if (!recovery_) return std::nullopt;
+  for (std::uint32_t psn = psn_after(scan_, una_) ? scan_ : una_; psn_after(lost_below_, psn);
+       psn = psn_add(psn, 1)) {
+    std::uint8_t& s = slots_[slot(psn)];
+    if ((s & (kSacked | kRetransmitted)) == 0) {
+      s |= kRetransmitted;
+      resend_after_[slot(psn)] = sacks_ + in_flight() + 3;
+      scan_ = psn_add(psn, 1);
+      return psn;
+    }
+  }
+  scan_ = lost_below_;
+  // A retransmission lost as well: still unSACKed after every packet in flight when it was resent,
+  // and 3 more, were SACKed (a RACK-like rule; without it only the timer would find it).
+  for (std::uint32_t psn = una_; psn_after(lost_below_, psn); psn = psn_add(psn, 1)) {
+    const std::uint8_t s = slots_[slot(psn)];
+    if ((s & kSacked) == 0 && (s & kRetransmitted) != 0 &&
+        static_cast<std::int32_t>(sacks_ - resend_after_[slot(psn)]) >= 0) {
+      resend_after_[slot(psn)] = sacks_ + in_flight() + 3;
+      return psn;
+    }
+  }
+  return std::nullopt;
+}
+
+void IrnSendWindow::on_timeout() noexcept {
+  if (una_ == next_) return;
+  // Only the oldest unacknowledged PSN is known lost for sure (nothing after it was SACKed, or it
+  // would have been resent already): resend it and whatever the SACKs show lost. A timeout that
+  // fired only because the peer was slow then costs one packet, not a window
+  // (docs/protocol.md 8.4).
+  clear_retransmitted();
+  recovery_ = true;
+  recovery_point_ = next_;
+  if (psn_after(psn_add(una_, 1), lost_below_)) lost_below_ = psn_add(una_, 1);
+  scan_ = una_;
+}
+
+}  // namespace naa::protocol

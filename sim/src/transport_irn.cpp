@@ -1,0 +1,310 @@
+// Transport, IRN (docs/protocol.md "IRN"; seed 001): the second RC implementation, used on a QP
+// whose CM exchange negotiated IRN.
+// Responder: out-of-order placement tracked by the 2-bitmap (protocol::IrnReceiveWindow) sized
+//   at the BDP cap; every WRITE packet carries its RETH, every SEND packet its recv_WQE_SN and
+//   offset, so each packet is placed on arrival; a message completes (MSN, MRSP delivery, kernel
+//   dispatch) only when every packet up to its last has arrived; duplicates are never re-executed;
+//   packets beyond the bitmap are dropped and counted; every packet is answered by an IRN ACK with
+//   the cumulative PSN and a SACK.
+// Requester: BDP flow control (at most bdp_cap PSNs after the cumulative ACK), selective
+//   retransmission of the PSNs the SACKs show lost, RTO_low / RTO_high (protocol::IrnSendWindow).
+// READ and atomics are not part of IRN here: an IRN QP grants no READ (NAK 0x61).
+#include <algorithm>
+#include <cstring>
+
+#include "naa/protocol/headers.hpp"
+#include "naa/protocol/mrsp.hpp"
+#include "naa/sim/transport.hpp"
+
+namespace naa::sim {
+namespace {
+
+namespace op = protocol::opcode;
+using protocol::psn_add;
+using protocol::psn_diff;
+
+}  // namespace
+
+void Transport::irn_init(Qp& qp) {
+  qp.irn_rx.reset(qp.epsn, qp.irn_caps.bdp_cap);
+  qp.irn_tx.reset(qp.psn_send, qp.irn_caps.bdp_cap);
+  qp.irn_recv_sn = 0;
+  qp.irn_send_sn = 0;
+  qp.irn_pending.clear();
+  qp.irn_send_bytes = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responder
+
+void Transport::irn_responder(Qp& qp, const protocol::PacketView& v) {
+  const protocol::OpcodeInfo& info = *v.info;
+  const std::uint32_t psn = v.headers.bth.psn;
+  const std::size_t len = v.payload.size();
+  rx_payload_bytes_ += len;
+  if (!info.is_irn()) {  // READ, atomics or a standard opcode on an IRN QP
+    fatal_nak(qp, psn, protocol::kNakInvalidRequest);
+    return;
+  }
+  switch (qp.irn_rx.classify(psn)) {
+    case protocol::IrnReceiveWindow::Arrival::duplicate:
+      ++duplicates_;  // never re-executed: the ACK tells the requester it arrived
+      irn_send_ack(qp, psn);
+      return;
+    case protocol::IrnReceiveWindow::Arrival::beyond:
+      drop(TransportDrop::irn_beyond_bitmap);
+      return;
+    case protocol::IrnReceiveWindow::Arrival::fresh:
+      break;
+  }
+  if (len > qp.mtu || (!info.ends_message() && len != qp.mtu)) {
+    if (len > qp.mtu) drop(TransportDrop::mtu_exceeded);
+    fatal_nak(qp, psn, protocol::kNakInvalidRequest);
+    return;
+  }
+  Qp::IrnPending done{psn, info.kind == protocol::OpKind::send, v.headers.immediate, 0, 0};
+  if (info.kind == protocol::OpKind::rdma_write) {
+    // RETH on every packet: VA of this packet's first byte, DMA length = bytes from here to the
+    // end of the message (docs/protocol.md "IRN: packets").
+    const protocol::Reth& r = *v.headers.reth;
+    const bool shape_ok = info.ends_message() ? len == r.dma_length : r.dma_length > len;
+    if (!shape_ok) {
+      fatal_nak(qp, psn, protocol::kNakInvalidRequest);
+      return;
+    }
+    if (len != 0 && access->check(r.rkey, r.va, len, kMrRemoteWrite, qp.qpn) != MrCheck::ok) {
+      fatal_nak(qp, psn, protocol::kNakRemoteAccessError);
+      return;
+    }
+    if (v.headers.immediate) {
+      // A call may wait in irn_pending for its gap: accept a second only when the lane has room
+      // for both. Otherwise drop (counted); the requester's timer sends it again.
+      const bool other_pending =
+          std::any_of(qp.irn_pending.begin(), qp.irn_pending.end(),
+                      [](const Qp::IrnPending& p) { return !p.send && p.imm.has_value(); });
+      if (!calls->can_accept(qp) || other_pending) {
+        drop(TransportDrop::irn_no_receive);
+        return;
+      }
+    }
+    const std::uint32_t gen = qp.generation;
+    wait_posted_write();
+    if (qp.generation != gen || qp.state == QpState::free) return;  // released meanwhile
+    if (len != 0 && !post_write(r.va, v.payload.data(), len)) {
+      model_fatal(name(), "memory write outside the memory passed the MR check");
+    }
+  } else {
+    // SEND: the MRSP receive buffer; recv_WQE_SN names the receive (checked at completion),
+    // the packet offset says where the payload goes.
+    if (!qp.recv_posted) {
+      drop(TransportDrop::irn_no_receive);
+      return;
+    }
+    if (qp.recv_buf.size() != protocol::kMrspMaxMessageSize) {
+      qp.recv_buf.assign(protocol::kMrspMaxMessageSize, 0);
+    }
+    const std::uint64_t at = std::uint64_t{v.headers.irn_eth->packet_offset} * qp.mtu;
+    if (at + len > qp.recv_buf.size()) {  // over-long message
+      fatal_nak(qp, psn, protocol::kNakInvalidRequest);
+      return;
+    }
+    if (len != 0) std::memcpy(qp.recv_buf.data() + at, v.payload.data(), len);
+    done.send_len = static_cast<std::uint32_t>(at + len);
+  }
+  if (info.ends_message()) {
+    if (v.headers.irn_eth) done.recv_sn = v.headers.irn_eth->recv_wqe_sn;
+    // Keep irn_pending in PSN order (the last packets may arrive in any order).
+    auto at =
+        std::find_if(qp.irn_pending.begin(), qp.irn_pending.end(),
+                     [&](const Qp::IrnPending& p) { return protocol::psn_after(p.psn, psn); });
+    qp.irn_pending.insert(at, done);
+  }
+  qp.irn_rx.mark(psn, info.ends_message());
+  const std::uint32_t gen = qp.generation;
+  qp.irn_rx.advance([&](std::uint32_t p, bool last) {
+    if (last && qp.generation == gen && qp.state != QpState::error) irn_complete(qp, p);
+  });
+  if (qp.generation != gen || qp.state == QpState::free || qp.state == QpState::error) return;
+  qp.epsn = qp.irn_rx.epsn();
+  irn_send_ack(qp, psn);
+}
+
+// Every packet up to `psn`, the last of a message, has arrived: the message completes now
+// (IRN 5.3.3: MSN, receive WQE expiry and CQE only then).
+void Transport::irn_complete(Qp& qp, std::uint32_t psn) {
+  qp.msn = psn_add(qp.msn, 1);
+  if (qp.irn_pending.empty() || qp.irn_pending.front().psn != psn) return;  // a plain WRITE
+  const Qp::IrnPending done = qp.irn_pending.front();
+  qp.irn_pending.pop_front();
+  // recv_WQE_SN names the receive this message consumes: receives are consumed in the order they
+  // were posted (IRN 5.3.2), so it must be the next one.
+  if ((done.send || done.imm) && done.recv_sn != qp.irn_recv_sn) {
+    fatal_nak(qp, psn, protocol::kNakInvalidRequest);
+    return;
+  }
+  if (done.send) {
+    ++qp.irn_recv_sn;
+    qp.recv_posted = false;
+    qp.recv_len = done.send_len;
+    messages->deliver(qp);
+  } else if (done.imm) {
+    ++qp.irn_recv_sn;
+    calls->post_call(qp, *done.imm);
+  }
+}
+
+void Transport::irn_send_ack(Qp& qp, std::uint32_t sack_psn) {
+  Packet* p = ctx_.pool.get();
+  protocol::PacketHeaders h;
+  h.bth.opcode = op::kIrnAcknowledge;
+  h.bth.dest_qpn = qp.peer_qpn;
+  h.bth.psn = qp.irn_rx.cumulative();
+  // NAK "sequence error" while a hole remains, so a go-back-N reading of the AETH is not wrong.
+  h.aeth = protocol::Aeth{qp.irn_rx.has_gap() ? protocol::kNakPsnSequenceError : protocol::kAethAck,
+                          qp.msn};
+  h.sack_eth = protocol::SackEth{0, sack_psn, qp.irn_rx.sack_bitmap()};
+  const auto n = protocol::encode_packet(h, {}, {p->data.data(), p->data.size()});
+  if (!n) model_fatal(name(), "cannot encode an IRN ACK");
+  p->size = *n;
+  p->peer_ip = qp.peer_ip;
+  p->src_qpn = qp.qpn;
+  ++acks_sent_;
+  ++irn_acks_sent_;
+  to_tx->put(p);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requester
+
+void Transport::irn_requester_rx(Qp& qp, const protocol::PacketView& v) {
+  if (v.info->code != op::kIrnAcknowledge) {
+    drop(TransportDrop::unexpected_response);
+    return;
+  }
+  const std::uint8_t syndrome = v.headers.aeth->syndrome;
+  ++acks_received_;
+  if (syndrome != protocol::kAethAck && syndrome != protocol::kNakPsnSequenceError) {
+    ++naks_received_;
+    ++completion_errors_;
+    qp_error(qp, "NAK from the peer");
+    return;
+  }
+  ++irn_sacks_received_;
+  const auto e = qp.irn_tx.on_ack(v.headers.bth.psn, *v.headers.sack_eth);
+  if (!e.valid) {
+    drop(TransportDrop::stale_ack);
+    return;
+  }
+  qp.psn_una = qp.irn_tx.una();
+  if (e.newly_acked != 0) {
+    while (!qp.sq.empty()) {
+      const SendWqe& w = qp.sq.front();
+      if (psn_diff(qp.psn_una, w.first_psn) < w.packets) break;  // its last PSN not yet acked
+      if (protocol::psn_after(w.first_psn, qp.psn_una)) break;
+      qp.sq.pop_front();
+      ++messages_completed_;
+    }
+    qp.retries_left = qp.retry_count;
+    qp.timer_armed = false;
+    irn_arm_retransmit(qp);
+  }
+  tx_work_.notify(sc_core::SC_ZERO_TIME);
+}
+
+bool Transport::irn_send_next_packet(Qp& qp) {
+  if (const auto psn = qp.irn_tx.take_retransmit()) {
+    ++retransmits_;
+    irn_send_packet(qp, *psn);
+    return true;
+  }
+  if (qp.psn_send == qp.psn_tail || !qp.irn_tx.can_send_new()) return false;
+  const std::uint32_t psn = qp.psn_send;
+  qp.psn_send = psn_add(psn, 1);
+  qp.irn_tx.sent_new();
+  irn_send_packet(qp, psn);
+  return true;
+}
+
+void Transport::irn_send_packet(Qp& qp, std::uint32_t psn) {
+  const SendWqe* w = nullptr;
+  std::uint32_t off = 0;
+  for (const SendWqe& c : qp.sq) {
+    off = psn_diff(psn, c.first_psn);
+    if (off < c.packets) {
+      w = &c;
+      break;
+    }
+  }
+  if (w == nullptr) model_fatal(name(), "IRN send PSN outside every posted message");
+  const bool first = off == 0;
+  const bool last = off + 1 == w->packets;
+  protocol::PacketHeaders h;
+  const std::size_t begin = std::size_t{off} * qp.mtu;
+  const std::size_t len =
+      std::min<std::size_t>(qp.mtu, w->data.size() - std::min(begin, w->data.size()));
+  if (w->op == SendWqe::Op::write) {
+    h.bth.opcode = (first && last) ? (w->imm ? op::kIrnWriteOnlyImm : op::kIrnWriteOnly)
+                   : first         ? op::kIrnWriteFirst
+                   : last          ? (w->imm ? op::kIrnWriteLastImm : op::kIrnWriteLast)
+                                   : op::kIrnWriteMiddle;
+    h.reth = protocol::Reth{w->remote_va + begin, w->rkey,
+                            static_cast<std::uint32_t>(w->data.size() - begin)};
+    if (last && w->imm) h.irn_eth = protocol::IrnEth{w->irn_recv_sn, off};
+  } else {
+    h.bth.opcode = (first && last) ? (w->imm ? op::kIrnSendOnlyImm : op::kIrnSendOnly)
+                   : first         ? op::kIrnSendFirst
+                   : last          ? (w->imm ? op::kIrnSendLastImm : op::kIrnSendLast)
+                                   : op::kIrnSendMiddle;
+    h.irn_eth = protocol::IrnEth{w->irn_recv_sn, off};
+  }
+  if (last && w->imm) h.immediate = *w->imm;
+  h.bth.solicited_event = last && w->solicited;
+  h.bth.ack_req = true;  // IRN: every packet is acknowledged
+  h.bth.dest_qpn = qp.peer_qpn;
+  h.bth.psn = psn;
+  const std::uint32_t gen = qp.generation;
+  Packet* p = ctx_.pool.get();
+  if (qp.generation != gen || qp.state != QpState::rts) {
+    ctx_.pool.put(p);
+    return;
+  }
+  const auto n =
+      protocol::encode_packet(h, {w->data.data() + begin, len}, {p->data.data(), p->data.size()});
+  if (!n) model_fatal(name(), "cannot encode an IRN requester packet");
+  p->size = *n;
+  p->peer_ip = qp.peer_ip;
+  p->src_qpn = qp.qpn;
+  ++tx_packets_;
+  tx_payload_bytes_ += len;
+  if (!qp.timer_armed) irn_arm_retransmit(qp);
+  tx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.transport_latency));
+  to_tx->put(p);
+}
+
+void Transport::irn_arm_retransmit(Qp& qp) {
+  const std::uint32_t cookie = qp_index(qp) << kCookieShift | kCookieRetransmit;
+  const std::uint32_t in_flight = qp.irn_tx.in_flight();
+  const std::uint64_t ns = protocol::irn_timeout_ns(qp.irn_caps, in_flight);
+  if (ns == 0 || in_flight == 0) {
+    ctx_.timers.cancel(*this, cookie);
+    qp.timer_armed = false;
+    return;
+  }
+  ctx_.timers.arm(*this, cookie, sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));
+  qp.timer_armed = true;
+}
+
+void Transport::irn_on_timeout(Qp& qp) {
+  if (qp.irn_tx.in_flight() == 0) return;  // everything was acknowledged meanwhile
+  ++timeouts_;
+  if (qp.retries_left == 0) {
+    retry_exhausted(qp, "retry exceeded (timeout)");
+    return;
+  }
+  --qp.retries_left;
+  qp.irn_tx.on_timeout();
+  irn_arm_retransmit(qp);
+  tx_work_.notify(sc_core::SC_ZERO_TIME);
+}
+
+}  // namespace naa::sim

@@ -1,0 +1,173 @@
+// IRN shared pieces (protocol/irn.hpp, docs/protocol.md "IRN"): the capability block codec against
+// hand-written bytes, the IRN opcodes' header layout, the 2-bitmap and the selective-repeat
+// window.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <vector>
+
+#include "naa/protocol/irn.hpp"
+#include "naa/protocol/packet.hpp"
+
+using namespace naa::protocol;
+
+namespace {
+// docs/protocol.md "IRN: negotiation", the host's default offer with local ACK timeout 15.
+constexpr std::array<std::uint8_t, 16> kOfferBytes = {
+    'N', 'A', 'A', 'X', 0x01, 0x10, 0x00, 0x01, 0x00, 0x80, 0x0D, 0x0F, 0x03, 0x00, 0x00, 0x00};
+}  // namespace
+
+TEST_CASE("capability block: encodes and decodes the documented bytes", "[irn]") {
+  CapabilityBlock b;
+  b.rto_low = 13;
+  b.rto_high = 15;
+  std::array<std::uint8_t, 16> out{};
+  REQUIRE(encode_capability_block(b, out).value() == 16);
+  CHECK(out == kOfferBytes);
+  const auto d = decode_capability_block(kOfferBytes);
+  REQUIRE(d);
+  CHECK(*d == b);
+  CHECK(d->irn());
+}
+
+TEST_CASE("capability block: what is not one is refused", "[irn]") {
+  auto bytes = kOfferBytes;
+  CHECK(decode_capability_block(ByteView(bytes).first(15)).error() == Error::too_short);
+  std::array<std::uint8_t, 56> zeros{};  // a standard peer's private data
+  CHECK(decode_capability_block(zeros).error() == Error::bad_field);
+  CHECK_FALSE(find_capability_block(zeros, 0).has_value());
+  bytes[4] = 0;
+  CHECK(decode_capability_block(bytes).error() == Error::bad_field);
+  bytes = kOfferBytes;
+  bytes[5] = 15;
+  CHECK(decode_capability_block(bytes).error() == Error::length_mismatch);
+  bytes = kOfferBytes;
+  bytes[8] = 0x10;
+  bytes[9] = 0x01;  // 4097
+  CHECK(decode_capability_block(bytes).error() == Error::value_out_of_range);
+  bytes = kOfferBytes;
+  bytes[10] = 16;  // rto_low > rto_high
+  CHECK(decode_capability_block(bytes).error() == Error::value_out_of_range);
+  bytes = kOfferBytes;
+  bytes[15] = 1;  // reserved
+  CHECK(decode_capability_block(bytes).error() == Error::value_out_of_range);
+  // A later version with a longer block still decodes its first 16 bytes.
+  std::array<std::uint8_t, 20> v2{};
+  std::copy(kOfferBytes.begin(), kOfferBytes.end(), v2.begin());
+  v2[4] = 2;
+  v2[5] = 20;
+  v2[15] = 7;
+  REQUIRE(decode_capability_block(v2));
+  CHECK(decode_capability_block(v2)->version == 2);
+}
+
+TEST_CASE("IRN opcodes: RETH on every WRITE packet, IrnETH, SackETH in wire order", "[irn]") {
+  for (std::uint8_t code = 0xC0; code <= 0xCC; ++code) {
+    const OpcodeInfo* info = find_opcode(code);
+    REQUIRE(info != nullptr);
+    CHECK(info->is_irn());
+    if (info->kind == OpKind::rdma_write) CHECK(info->has(kHasReth));
+    if (info->kind == OpKind::send) CHECK(info->has(kHasIrnEth));
+  }
+  CHECK_FALSE(find_opcode(0x0B)->is_irn());
+  CHECK(find_opcode(0xCD) == nullptr);
+
+  PacketHeaders h;
+  h.bth.opcode = opcode::kIrnWriteLastImm;
+  h.bth.psn = 0x123456;
+  h.bth.pad_count = 1;  // what decode reports for 3 bytes of payload
+  h.reth = Reth{0x1000, 0xAABBCCDD, 3};
+  h.irn_eth = IrnEth{7, 2};
+  h.immediate = 0x01020381;
+  const std::array<std::uint8_t, 3> payload = {1, 2, 3};
+  std::vector<std::uint8_t> buf(128);
+  const auto n = encode_packet(h, payload, buf);
+  REQUIRE(n);
+  CHECK(*n == 12 + 16 + 8 + 4 + 4 + 4);
+  // RETH at 12, IrnETH at 28 (recv_WQE_SN 7, offset 2), ImmDt at 36, payload at 40.
+  CHECK(buf[31] == 7);
+  CHECK(buf[35] == 2);
+  CHECK(buf[36] == 0x01);
+  CHECK(buf[40] == 1);
+  const auto v = decode_packet(ByteView(buf).first(*n));
+  REQUIRE(v);
+  CHECK(v->headers == h);
+
+  PacketHeaders a;
+  a.bth.opcode = opcode::kIrnAcknowledge;
+  a.aeth = Aeth{kNakPsnSequenceError, 5};
+  a.sack_eth = SackEth{0, 0xABCDEF, 0x80000001};
+  const auto m = encode_packet(a, {}, buf);
+  REQUIRE(m);
+  CHECK(*m == 12 + 4 + 8 + 4);
+  CHECK(buf[16] == 0);
+  CHECK(buf[17] == 0xAB);
+  CHECK(buf[20] == 0x80);
+  CHECK(decode_packet(ByteView(buf).first(*m))->headers == a);
+}
+
+TEST_CASE("2-bitmap: out-of-order arrivals complete only when the gap fills", "[irn]") {
+  IrnReceiveWindow w;
+  w.reset(0xFFFFFE, 8);  // across the 24-bit wrap
+  CHECK(w.classify(0xFFFFFE) == IrnReceiveWindow::Arrival::fresh);
+  CHECK(w.classify(0xFFFFFD) == IrnReceiveWindow::Arrival::duplicate);
+  CHECK(w.classify(0x000006) == IrnReceiveWindow::Arrival::beyond);  // ePSN + 8
+  std::vector<std::pair<std::uint32_t, bool>> popped;
+  auto collect = [&](std::uint32_t p, bool last) { popped.emplace_back(p, last); };
+  w.mark(0x000001, true);  // the last packet first
+  w.mark(0x000000, false);
+  CHECK(w.has_gap());
+  CHECK(w.sack_bitmap() == 0b110);  // ePSN+1 = 0xFFFFFF no, 0x000000 and 0x000001 yes
+  CHECK(w.advance(collect) == 0);
+  CHECK(w.classify(0x000001) == IrnReceiveWindow::Arrival::duplicate);
+  w.mark(0xFFFFFF, false);
+  CHECK(w.advance(collect) == 0);  // 0xFFFFFE still missing
+  w.mark(0xFFFFFE, false);
+  CHECK(w.advance(collect) == 4);
+  REQUIRE(popped.size() == 4);
+  CHECK(popped.back() == std::make_pair(std::uint32_t{1}, true));
+  CHECK(w.epsn() == 2);
+  CHECK(w.cumulative() == 1);
+  CHECK_FALSE(w.has_gap());
+}
+
+TEST_CASE("selective repeat: only the PSNs the SACKs show lost are resent", "[irn]") {
+  IrnSendWindow s;
+  s.reset(100, 4);
+  for (int i = 0; i < 4; ++i)
+    s.sent_new();
+  CHECK_FALSE(s.can_send_new());  // BDP cap
+  // 100 lost; 101 arrives: cumulative 99, SACK 101.
+  auto e = s.on_ack(99, SackEth{0, 101, 0});
+  CHECK(e.valid);
+  CHECK(e.newly_acked == 0);
+  CHECK(s.in_recovery());
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(100));
+  CHECK_FALSE(s.take_retransmit().has_value());  // 102, 103 not yet known lost
+  // 103 arrives (SACK 103, bitmap: 101 and 103 relative to cumulative 99 -> bits 0 and 2).
+  e = s.on_ack(99, SackEth{0, 103, 0b101});
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(102));
+  // The resent 100 and 102 arrive: everything acknowledged.
+  e = s.on_ack(103, SackEth{0, 102, 0});
+  CHECK(e.newly_acked == 4);
+  CHECK_FALSE(s.in_recovery());
+  CHECK(s.can_send_new());
+  // An ACK naming PSNs never sent is refused.
+  CHECK_FALSE(s.on_ack(200, SackEth{}).valid);
+  // Timeout: the oldest unacknowledged PSN goes again (a slow peer costs one packet).
+  s.sent_new();
+  s.sent_new();
+  s.on_timeout();
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(104));
+  CHECK_FALSE(s.take_retransmit().has_value());
+  // A SACK of 105 arriving later shows nothing else lost; its ACK ends the recovery.
+  CHECK(s.on_ack(104, SackEth{0, 105, 0}).newly_acked == 1);
+}
+
+TEST_CASE("IRN timeouts: RTO_low with at most N packets in flight", "[irn]") {
+  CapabilityBlock b;
+  b.rto_low = 13;
+  b.rto_high = 15;
+  CHECK(irn_timeout_ns(b, 3) == (4096ULL << 13));
+  CHECK(irn_timeout_ns(b, 4) == (4096ULL << 15));
+}
