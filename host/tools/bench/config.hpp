@@ -40,7 +40,7 @@ struct Config {
   std::string plot = "png";
   bool quiet = false;
   bool do_latency = true, do_stream = true, do_sessions = true, do_targets = true;
-  bool do_streaming = false;  // --streaming: stored vs streaming add1 (bench/streaming.hpp)
+  bool do_streaming = false;         // --streaming: stored vs streaming add1 (bench/streaming.hpp)
   std::string sim_mode = "default";  // naa-sim's default blocks, or --sim-args / --modes
 };
 

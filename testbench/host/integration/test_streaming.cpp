@@ -84,7 +84,9 @@ TEST_CASE("streaming add1 on 1 MiB gives the same bytes as store-and-forward") {
 }
 
 TEST_CASE("streaming flow control: one HPU and 8 KiB of HPU memory RNR-NAK, nothing is lost") {
-  NaaSim sim(sim_ip(), {"--hpus", "1", "--hpu-mem", "8K"});
+  // The C++ add1 kernel's cycle cost (the RTL kernel, naa-sim's default, is cheaper than a
+  // packet interval at 100 Gb/s, so one HPU would keep up and flow control would never start).
+  NaaSim sim(sim_ip(), {"--hpus", "1", "--hpu-mem", "8K", "--kernels=model"});
   REQUIRE(sim.ready());
   const auto in = random_bytes(256 * 1024, 3);
   auto io = in;
