@@ -35,7 +35,9 @@ static_assert(kRxHasDeth == naa::protocol::kHasDeth && kRxHasReth == naa::protoc
               kRxHasAtomicEth == naa::protocol::kHasAtomicEth &&
               kRxHasAeth == naa::protocol::kHasAeth &&
               kRxHasAtomicAckEth == naa::protocol::kHasAtomicAckEth &&
-              kRxHasImmDt == naa::protocol::kHasImmDt && kRxHasIeth == naa::protocol::kHasIeth);
+              kRxHasImmDt == naa::protocol::kHasImmDt && kRxHasIeth == naa::protocol::kHasIeth &&
+              kRxHasIrnEth == naa::protocol::kHasIrnEth &&
+              kRxHasSackEth == naa::protocol::kHasSackEth);
 
 // What decode_packet says about a datagram, as an RxParsed.
 RxParsed reference(const Bytes& d) {
@@ -72,6 +74,15 @@ RxParsed reference(const Bytes& d) {
   }
   if (h.atomic_ack_eth) e.atomic_ack_original = h.atomic_ack_eth->original_data;
   if (h.deth) e.deth_qkey = h.deth->qkey, e.deth_src_qpn = h.deth->src_qpn;
+  if (h.irn_eth) {
+    e.irn_recv_wqe_sn = h.irn_eth->recv_wqe_sn;
+    e.irn_packet_offset = h.irn_eth->packet_offset;
+  }
+  if (h.sack_eth) {
+    e.sack_reserved = h.sack_eth->reserved;
+    e.sack_psn = h.sack_eth->sack_psn;
+    e.sack_bitmap = h.sack_eth->bitmap;
+  }
   e.payload_offset = static_cast<std::uint16_t>(v->header_size);
   e.payload_length = static_cast<std::uint16_t>(v->payload.size());
   return e;
