@@ -85,8 +85,8 @@ inline Datagram random_good_datagram(Rng& rng, std::size_t max_payload = 300) {
   if (info->has(protocol::kHasImmDt)) h.immediate = static_cast<std::uint32_t>(rng());
   if (info->has(protocol::kHasIeth)) h.ieth_rkey = static_cast<std::uint32_t>(rng());
   if (info->has(protocol::kHasIrnEth)) {  // IRN (docs/protocol.md 8)
-    h.irn_eth = protocol::IrnEth{static_cast<std::uint32_t>(rng()),
-                                 static_cast<std::uint32_t>(rng())};
+    h.irn_eth =
+        protocol::IrnEth{static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(rng())};
   }
   if (info->has(protocol::kHasSackEth)) {
     h.sack_eth = protocol::SackEth{uniform<std::uint8_t>(rng, 0, 255),
