@@ -6,14 +6,15 @@
 // Output: one result per datagram, one cycle after its last beat is accepted, held until
 // out_ready_i; in_ready_o = !out_valid_o || out_ready_i.
 //
-// Storage: the first 40 bytes (the longest BTH + extension headers: RETH + ImmDt is 32, AtomicETH
-// 40), captured by beat position, and the last 8 bytes of the stream (pad and ICRC). The result is
+// Storage: the first 40 bytes (the longest BTH + extension headers: AtomicETH and IRN's
+// RETH + IrnETH + ImmDt are 40), captured by beat position, and the last 8 bytes of the stream (pad and ICRC). The result is
 // decided from these registers while it is on the output; nothing is buffered beyond them.
 //
 // out_reason_o carries the value of naa::protocol::Error (protocol/.../result.hpp), 0 = none.
 // Fields are meaningful only when out_reason_o is 0, an extension header's fields only when its
-// bit is in out_headers_o ({IETH, ImmDt, AtomicAckETH, AETH, AtomicETH, RETH, DETH}, bit 0 = DETH,
-// the HeaderBit values of protocol/include/naa/protocol/opcode.hpp).
+// bit is in out_headers_o ({SackETH, IrnETH, IETH, ImmDt, AtomicAckETH, AETH, AtomicETH, RETH,
+// DETH}, bit 0 = DETH, the HeaderBit values of protocol/include/naa/protocol/opcode.hpp). IRN's
+// opcodes 0xC0-0xCC and headers IrnETH and SackETH: docs/protocol.md section 8.
 //
 // Build-time define NAA_RX_PARSER_BROKEN: a deliberately wrong variant (the pad-byte check looks at
 // the first pad byte only), used to prove that lockstep catches it.
@@ -46,7 +47,7 @@ module rx_parser #(
   output logic [23:0]    out_dest_qpn_o,
   output logic           out_ack_req_o,
   output logic [23:0]    out_psn_o,
-  output logic [6:0]     out_headers_o,
+  output logic [8:0]     out_headers_o,
   output logic [63:0]    out_reth_va_o,
   output logic [31:0]    out_reth_rkey_o,
   output logic [31:0]    out_reth_dma_length_o,
@@ -60,6 +61,11 @@ module rx_parser #(
   output logic [63:0]    out_atomic_ack_original_o,
   output logic [31:0]    out_deth_qkey_o,
   output logic [23:0]    out_deth_src_qpn_o,
+  output logic [31:0]    out_irn_recv_wqe_sn_o,
+  output logic [31:0]    out_irn_packet_offset_o,
+  output logic [7:0]     out_sack_reserved_o,
+  output logic [23:0]    out_sack_psn_o,
+  output logic [31:0]    out_sack_bitmap_o,
   output logic [15:0]    out_payload_offset_o,
   output logic [15:0]    out_payload_length_o
 );
@@ -83,13 +89,15 @@ module rx_parser #(
   localparam logic [7:0] ErrLengthMismatch = 8'd6;
 
   // Extension header bits (HeaderBit of protocol/include/naa/protocol/opcode.hpp).
-  localparam logic [6:0] HasDeth = 7'h01;
-  localparam logic [6:0] HasReth = 7'h02;
-  localparam logic [6:0] HasAtomicEth = 7'h04;
-  localparam logic [6:0] HasAeth = 7'h08;
-  localparam logic [6:0] HasAtomicAckEth = 7'h10;
-  localparam logic [6:0] HasImmDt = 7'h20;
-  localparam logic [6:0] HasIeth = 7'h40;
+  localparam logic [8:0] HasDeth = 9'h001;
+  localparam logic [8:0] HasReth = 9'h002;
+  localparam logic [8:0] HasAtomicEth = 9'h004;
+  localparam logic [8:0] HasAeth = 9'h008;
+  localparam logic [8:0] HasAtomicAckEth = 9'h010;
+  localparam logic [8:0] HasImmDt = 9'h020;
+  localparam logic [8:0] HasIeth = 9'h040;
+  localparam logic [8:0] HasIrnEth = 9'h080;   // IRN (docs/protocol.md 8): before ImmDt
+  localparam logic [8:0] HasSackEth = 9'h100;  // IRN: after the AETH
 
   typedef enum logic [1:0] {
     PayNone = 2'd0,       // no payload (ACK, READ request, atomics)
@@ -166,7 +174,7 @@ module rx_parser #(
   // Output side: decide from the registers (PROTOCOL.md 1; decode_packet's order of checks).
   // ---------------------------------------------------------------------------------------------
   logic       known;
-  logic [6:0] headers;
+  logic [8:0] headers;
   payload_e   payload;
 
   // The opcode table (PROTOCOL.md 1, IBTA vol. 1 table 35).
@@ -191,12 +199,21 @@ module rx_parser #(
       8'h64: headers = HasDeth;                                   // UD SEND only
       8'h65: headers = HasDeth | HasImmDt;                        // UD SEND only with immediate
       8'h81: payload = PayReserved16;                             // CNP
+      // IRN (docs/protocol.md 8): IrnETH on SENDs and WRITE-with-immediate, RETH on every WRITE.
+      8'hC0, 8'hC1: begin headers = HasIrnEth; payload = PayFullMtu; end  // SEND first/middle
+      8'hC2, 8'hC4: headers = HasIrnEth;                                  // SEND last/only
+      8'hC3, 8'hC5: headers = HasIrnEth | HasImmDt;                       // ... with immediate
+      8'hC6, 8'hC7: begin headers = HasReth; payload = PayFullMtu; end    // WRITE first/middle
+      8'hC8, 8'hCA: headers = HasReth;                                    // WRITE last/only
+      8'hC9, 8'hCB: headers = HasReth | HasIrnEth | HasImmDt;  // WRITE last/only with immediate
+      8'hCC: begin headers = HasAeth | HasSackEth; payload = PayNone; end  // IRN ACK
       default: known = 1'b0;
     endcase
   end
 
   logic [7:0]  hdr_size;     // BTH + extension headers
   logic [7:0]  imm_offset;   // where ImmDt / IETH sits
+  logic [7:0]  irn_offset;   // where IrnETH sits
   logic [16:0] need;         // hdr_size + ICRC
   logic [16:0] body;         // payload + pad (when the length covers need)
   logic [1:0]  pad;
@@ -204,14 +221,21 @@ module rx_parser #(
   logic [7:0]  reason;
 
   assign pad = hdr_q[1][5:4];
+  // Wire order (docs/protocol.md 8): [DETH] [RETH | AtomicETH | AETH] [AtomicAckETH | SackETH]
+  // [IrnETH] [ImmDt | IETH]. Only DETH, RETH and IrnETH ever precede an ImmDt / IETH, and only
+  // RETH an IrnETH.
   always_comb begin
+    irn_offset = 8'd12 + ((headers & HasReth) != 0 ? 8'd16 : 8'd0);
     imm_offset = 8'd12 + ((headers & HasDeth) != 0 ? 8'd8 : 8'd0)
-                       + ((headers & HasReth) != 0 ? 8'd16 : 8'd0);
+                       + ((headers & HasReth) != 0 ? 8'd16 : 8'd0)
+                       + ((headers & HasIrnEth) != 0 ? 8'd8 : 8'd0);
     hdr_size = 8'd12 + ((headers & HasDeth) != 0 ? 8'd8 : 8'd0)
                      + ((headers & HasReth) != 0 ? 8'd16 : 8'd0)
                      + ((headers & HasAtomicEth) != 0 ? 8'd28 : 8'd0)
                      + ((headers & HasAeth) != 0 ? 8'd4 : 8'd0)
                      + ((headers & HasAtomicAckEth) != 0 ? 8'd8 : 8'd0)
+                     + ((headers & HasSackEth) != 0 ? 8'd8 : 8'd0)
+                     + ((headers & HasIrnEth) != 0 ? 8'd8 : 8'd0)
                      + ((headers & (HasImmDt | HasIeth)) != 0 ? 8'd4 : 8'd0);
   end
   assign need = 17'(hdr_size) + 17'd4;
@@ -280,7 +304,7 @@ module rx_parser #(
   assign out_psn_o      = be24(9);
   assign out_headers_o  = headers;
   // RETH, AtomicETH, AETH and DETH all start right after the BTH (no opcode has two of them);
-  // AtomicAckETH follows the AETH.
+  // AtomicAckETH and SackETH follow the AETH.
   assign out_reth_va_o             = be64(12);
   assign out_reth_rkey_o           = be32(20);
   assign out_reth_dma_length_o     = be32(24);
@@ -293,13 +317,20 @@ module rx_parser #(
   assign out_atomic_ack_original_o = be64(16);
   assign out_deth_qkey_o           = be32(12);
   assign out_deth_src_qpn_o        = be24(17);
+  assign out_sack_reserved_o       = hdr_q[16];
+  assign out_sack_psn_o            = be24(17);
+  assign out_sack_bitmap_o         = be32(20);
   always_comb begin
     unique case (imm_offset)
       8'd20: out_immediate_o = be32(20);
       8'd28: out_immediate_o = be32(28);
+      8'd36: out_immediate_o = be32(36);
       default: out_immediate_o = be32(12);
     endcase
   end
+  // IrnETH: right after the BTH on a SEND, after the RETH on a WRITE.
+  assign out_irn_recv_wqe_sn_o   = irn_offset == 8'd28 ? be32(28) : be32(12);
+  assign out_irn_packet_offset_o = irn_offset == 8'd28 ? be32(32) : be32(16);
   assign out_payload_offset_o = 16'(hdr_size);
   assign out_payload_length_o = 16'(body) - 16'(pad);
 

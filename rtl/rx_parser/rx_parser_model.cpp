@@ -38,13 +38,14 @@ enum class Payload : std::uint8_t { none, full_mtu, up_to_mtu, reserved16 };
 
 struct Opcode {
   bool known = false;
-  std::uint8_t headers = 0;
+  std::uint16_t headers = 0;
   Payload payload = Payload::none;
 };
 
 // PROTOCOL.md 1 (IBTA vol. 1 table 35): the extension headers and payload rule of each opcode.
 Opcode opcode_info(std::uint8_t code) noexcept {
-  constexpr std::uint8_t kImm = kRxHasImmDt;
+  constexpr std::uint16_t kImm = kRxHasImmDt;
+  constexpr std::uint16_t kIrn = kRxHasIrnEth;
   switch (code) {
     case 0x00:  // SEND First
     case 0x01:  // SEND Middle
@@ -88,6 +89,28 @@ Opcode opcode_info(std::uint8_t code) noexcept {
       return {true, kRxHasDeth | kImm, Payload::up_to_mtu};
     case 0x81:  // CNP (RoCEv2)
       return {true, 0, Payload::reserved16};
+    // IRN (docs/protocol.md 8): IrnETH on every SEND packet and on the last WRITE-with-immediate
+    // packet, RETH on every WRITE packet, SackETH on the ACK.
+    case 0xC0:  // IRN SEND First
+    case 0xC1:  // IRN SEND Middle
+      return {true, kIrn, Payload::full_mtu};
+    case 0xC2:  // IRN SEND Last
+    case 0xC4:  // IRN SEND Only
+      return {true, kIrn, Payload::up_to_mtu};
+    case 0xC3:  // IRN SEND Last with Immediate
+    case 0xC5:  // IRN SEND Only with Immediate
+      return {true, kIrn | kImm, Payload::up_to_mtu};
+    case 0xC6:  // IRN RDMA WRITE First
+    case 0xC7:  // IRN RDMA WRITE Middle
+      return {true, kRxHasReth, Payload::full_mtu};
+    case 0xC8:  // IRN RDMA WRITE Last
+    case 0xCA:  // IRN RDMA WRITE Only
+      return {true, kRxHasReth, Payload::up_to_mtu};
+    case 0xC9:  // IRN RDMA WRITE Last with Immediate
+    case 0xCB:  // IRN RDMA WRITE Only with Immediate
+      return {true, kRxHasReth | kIrn | kImm, Payload::up_to_mtu};
+    case 0xCC:  // IRN Acknowledge
+      return {true, kRxHasAeth | kRxHasSackEth, Payload::none};
     default:
       return {};
   }
@@ -132,15 +155,18 @@ RxParsed RxParserModel::parse(std::span<const std::uint8_t> d) noexcept {
     return r;
   }
   r.headers = op.headers;
-  // Wire order (PROTOCOL.md 1): [DETH] [RETH | AtomicETH | AETH] [AtomicAckETH] [ImmDt | IETH].
+  // Wire order (PROTOCOL.md 1, docs/protocol.md 8):
+  // [DETH] [RETH | AtomicETH | AETH] [AtomicAckETH | SackETH] [IrnETH] [ImmDt | IETH].
   std::size_t off = 12;
-  const auto has = [&op](std::uint8_t bit) { return (op.headers & bit) != 0; };
+  const auto has = [&op](std::uint16_t bit) { return (op.headers & bit) != 0; };
   std::size_t need = off;
   need += has(kRxHasDeth) ? 8U : 0U;
   need += has(kRxHasReth) ? 16U : 0U;
   need += has(kRxHasAtomicEth) ? 28U : 0U;
   need += has(kRxHasAeth) ? 4U : 0U;
   need += has(kRxHasAtomicAckEth) ? 8U : 0U;
+  need += has(kRxHasSackEth) ? 8U : 0U;
+  need += has(kRxHasIrnEth) ? 8U : 0U;
   need += has(kRxHasImmDt) || has(kRxHasIeth) ? 4U : 0U;
   r.payload_offset = static_cast<std::uint16_t>(need);
   if (d.size() < need + 4) {
@@ -172,6 +198,17 @@ RxParsed RxParserModel::parse(std::span<const std::uint8_t> d) noexcept {
   }
   if (has(kRxHasAtomicAckEth)) {
     r.atomic_ack_original = be(p + off, 8);
+    off += 8;
+  }
+  if (has(kRxHasSackEth)) {
+    r.sack_reserved = p[off];
+    r.sack_psn = static_cast<std::uint32_t>(be(p + off + 1, 3));
+    r.sack_bitmap = static_cast<std::uint32_t>(be(p + off + 4, 4));
+    off += 8;
+  }
+  if (has(kRxHasIrnEth)) {
+    r.irn_recv_wqe_sn = static_cast<std::uint32_t>(be(p + off, 4));
+    r.irn_packet_offset = static_cast<std::uint32_t>(be(p + off + 4, 4));
     off += 8;
   }
   if (has(kRxHasImmDt) || has(kRxHasIeth)) {
@@ -277,7 +314,7 @@ std::optional<PortMismatch> compare_parsed(const RxParsed& e, const RxParsed& a)
   check("out_headers", e.headers, a.headers);
   check("out_payload_offset", e.payload_offset, a.payload_offset);
   check("out_payload_length", e.payload_length, a.payload_length);
-  const auto has = [&e](std::uint8_t bit) { return (e.headers & bit) != 0; };
+  const auto has = [&e](std::uint16_t bit) { return (e.headers & bit) != 0; };
   if (has(kRxHasReth)) {
     check("out_reth_va", e.reth_va, a.reth_va);
     check("out_reth_rkey", e.reth_rkey, a.reth_rkey);
@@ -300,6 +337,15 @@ std::optional<PortMismatch> compare_parsed(const RxParsed& e, const RxParsed& a)
   if (has(kRxHasDeth)) {
     check("out_deth_qkey", e.deth_qkey, a.deth_qkey);
     check("out_deth_src_qpn", e.deth_src_qpn, a.deth_src_qpn);
+  }
+  if (has(kRxHasIrnEth)) {
+    check("out_irn_recv_wqe_sn", e.irn_recv_wqe_sn, a.irn_recv_wqe_sn);
+    check("out_irn_packet_offset", e.irn_packet_offset, a.irn_packet_offset);
+  }
+  if (has(kRxHasSackEth)) {
+    check("out_sack_reserved", e.sack_reserved, a.sack_reserved);
+    check("out_sack_psn", e.sack_psn, a.sack_psn);
+    check("out_sack_bitmap", e.sack_bitmap, a.sack_bitmap);
   }
   return m;
 }

@@ -35,7 +35,9 @@ static_assert(kRxHasDeth == naa::protocol::kHasDeth && kRxHasReth == naa::protoc
               kRxHasAtomicEth == naa::protocol::kHasAtomicEth &&
               kRxHasAeth == naa::protocol::kHasAeth &&
               kRxHasAtomicAckEth == naa::protocol::kHasAtomicAckEth &&
-              kRxHasImmDt == naa::protocol::kHasImmDt && kRxHasIeth == naa::protocol::kHasIeth);
+              kRxHasImmDt == naa::protocol::kHasImmDt && kRxHasIeth == naa::protocol::kHasIeth &&
+              kRxHasIrnEth == naa::protocol::kHasIrnEth &&
+              kRxHasSackEth == naa::protocol::kHasSackEth);
 
 // What decode_packet says about a datagram, as an RxParsed.
 RxParsed reference(const Bytes& d) {
@@ -72,6 +74,15 @@ RxParsed reference(const Bytes& d) {
   }
   if (h.atomic_ack_eth) e.atomic_ack_original = h.atomic_ack_eth->original_data;
   if (h.deth) e.deth_qkey = h.deth->qkey, e.deth_src_qpn = h.deth->src_qpn;
+  if (h.irn_eth) {
+    e.irn_recv_wqe_sn = h.irn_eth->recv_wqe_sn;
+    e.irn_packet_offset = h.irn_eth->packet_offset;
+  }
+  if (h.sack_eth) {
+    e.sack_reserved = h.sack_eth->reserved;
+    e.sack_psn = h.sack_eth->sack_psn;
+    e.sack_bitmap = h.sack_eth->bitmap;
+  }
   e.payload_offset = static_cast<std::uint16_t>(v->header_size);
   e.payload_length = static_cast<std::uint16_t>(v->payload.size());
   return e;
@@ -112,6 +123,7 @@ TEST_CASE("rx_parser: the model agrees with decode_packet on random and damaged 
           "[rtl][rx_parser]") {
   Rng rng = seeded_rng("rx_parser model vs decode_packet");
   std::array<int, 7> by_reason{};
+  std::array<int, 13> good_irn{};  // well-formed datagrams per IRN opcode 0xC0-0xCC
   for (int i = 0; i < 20000; ++i) {
     const Datagram d = random_datagram(rng);
     const RxParsed expected = reference(d.bytes);
@@ -119,6 +131,15 @@ TEST_CASE("rx_parser: the model agrees with decode_packet on random and damaged 
     INFO(d.name << ", " << d.bytes.size() << " bytes: " << to_hex(d.bytes));
     REQUIRE(diff.empty());
     ++by_reason[static_cast<std::size_t>(expected.reason)];
+    if (expected.reason == RxDropReason::none && expected.opcode >= 0xC0 &&
+        expected.opcode <= 0xCC) {
+      ++good_irn[expected.opcode - 0xC0U];
+    }
+  }
+  // Every IRN opcode (docs/protocol.md 8) was parsed well-formed.
+  for (std::size_t c = 0; c < good_irn.size(); ++c) {
+    INFO("IRN opcode 0x" << std::hex << 0xC0 + c);
+    CHECK(good_irn[c] > 0);
   }
   // Every reason was exercised.
   for (std::size_t r = 0; r < by_reason.size(); ++r) {
@@ -213,6 +234,79 @@ TEST_CASE("rx_parser: the packet-level driver, model, RTL and lockstep", "[rtl][
   CHECK_THROWS_AS(rx_parser::make_model(0), std::invalid_argument);
   CHECK_THROWS_AS(rx_parser::make_model(8)->parse(Bytes(kRxMaxDatagram + 1)),
                   std::invalid_argument);
+}
+
+TEST_CASE("rx_parser: IRN's IrnETH and SackETH at their offsets (docs/protocol.md 8)",
+          "[rtl][rx_parser]") {
+  namespace p = naa::protocol;
+  const auto encode = [](const p::PacketHeaders& h, std::size_t payload_len) {
+    Bytes out(p::packet_size(h, payload_len));
+    const Bytes payload(payload_len, 0xAB);
+    REQUIRE(p::encode_packet(h, payload, out));
+    return out;
+  };
+  // IRN RDMA WRITE Only with Immediate: BTH, RETH, IrnETH at 28, ImmDt at 36, payload at 40.
+  p::PacketHeaders w;
+  w.bth.opcode = p::opcode::kIrnWriteOnlyImm;
+  w.bth.psn = 0x123456;
+  w.reth = p::Reth{0x1122334455667788ULL, 0xAABBCCDD, 5};
+  w.irn_eth = p::IrnEth{0x01020304, 0x05060708};
+  w.immediate = 0xCAFEF00D;
+  const Bytes write = encode(w, 5);
+  // IRN SEND Last with Immediate: IrnETH at 12, ImmDt at 20.
+  p::PacketHeaders s;
+  s.bth.opcode = p::opcode::kIrnSendLastImm;
+  s.irn_eth = p::IrnEth{7, 3};
+  s.immediate = 0x0BADBEEF;
+  const Bytes send = encode(s, 64);
+  // IRN Acknowledge: AETH at 12, SackETH at 16, no payload.
+  p::PacketHeaders a;
+  a.bth.opcode = p::opcode::kIrnAcknowledge;
+  a.aeth = p::Aeth{p::kAethAck, 0x000042};
+  a.sack_eth = p::SackEth{0x5A, 0xABCDEF, 0x80000001};
+  const Bytes ack = encode(a, 0);
+  for (const std::uint32_t width : rx_parser_rtl_widths()) {
+    INFO("W=" << width);
+    std::vector<std::unique_ptr<RxParser>> parsers;
+    parsers.push_back(rx_parser::make_model(width));
+    parsers.push_back(rx_parser::make_rtl(width));
+    parsers.push_back(rx_parser::make_lockstep(width));
+    for (auto& parser : parsers) {
+      REQUIRE(parser != nullptr);
+      const RxParsed pw = parser->parse(write).parsed;
+      CHECK(disagreement(reference(write), pw).empty());
+      CHECK(pw.reason == RxDropReason::none);
+      CHECK(pw.headers == (kRxHasReth | kRxHasIrnEth | kRxHasImmDt));
+      CHECK(pw.reth_va == 0x1122334455667788ULL);
+      CHECK(pw.irn_recv_wqe_sn == 0x01020304);
+      CHECK(pw.irn_packet_offset == 0x05060708);
+      CHECK(pw.immediate == 0xCAFEF00D);
+      CHECK(pw.payload_offset == 40);
+      CHECK(pw.payload_length == 5);
+      const RxParsed ps = parser->parse(send).parsed;
+      CHECK(disagreement(reference(send), ps).empty());
+      CHECK(ps.headers == (kRxHasIrnEth | kRxHasImmDt));
+      CHECK(ps.irn_recv_wqe_sn == 7);
+      CHECK(ps.irn_packet_offset == 3);
+      CHECK(ps.immediate == 0x0BADBEEF);
+      CHECK(ps.payload_offset == 24);
+      CHECK(ps.payload_length == 64);
+      const RxParsed pa = parser->parse(ack).parsed;
+      CHECK(disagreement(reference(ack), pa).empty());
+      CHECK(pa.reason == RxDropReason::none);
+      CHECK(pa.headers == (kRxHasAeth | kRxHasSackEth));
+      CHECK(pa.aeth_msn == 0x42);
+      CHECK(pa.sack_reserved == 0x5A);
+      CHECK(pa.sack_psn == 0xABCDEF);
+      CHECK(pa.sack_bitmap == 0x80000001);
+      CHECK(pa.payload_offset == 24);
+      // A payload on the IRN ACK is too_long, as decode_packet says.
+      Bytes long_ack = ack;
+      long_ack.insert(long_ack.end() - 4, 4, 0);
+      CHECK(parser->parse(long_ack).parsed.reason == RxDropReason::too_long);
+      CHECK(parser->divergence() == nullptr);
+    }
+  }
 }
 
 TEST_CASE("rx_parser: lockstep catches the broken variant at the right block, port and cycle",

@@ -84,6 +84,15 @@ inline Datagram random_good_datagram(Rng& rng, std::size_t max_payload = 300) {
   if (info->has(protocol::kHasAtomicAckEth)) h.atomic_ack_eth = protocol::AtomicAckEth{rng()};
   if (info->has(protocol::kHasImmDt)) h.immediate = static_cast<std::uint32_t>(rng());
   if (info->has(protocol::kHasIeth)) h.ieth_rkey = static_cast<std::uint32_t>(rng());
+  if (info->has(protocol::kHasIrnEth)) {  // IRN (docs/protocol.md 8)
+    h.irn_eth =
+        protocol::IrnEth{static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(rng())};
+  }
+  if (info->has(protocol::kHasSackEth)) {
+    h.sack_eth = protocol::SackEth{uniform<std::uint8_t>(rng, 0, 255),
+                                   uniform<std::uint32_t>(rng, 0, 0xFFFFFF),
+                                   static_cast<std::uint32_t>(rng())};
+  }
   std::size_t len = 0;
   switch (info->payload) {
     case protocol::PayloadRule::none:

@@ -38,13 +38,15 @@ enum class RxDropReason : std::uint8_t {
 [[nodiscard]] std::string_view to_string(RxDropReason r) noexcept;
 
 // Extension headers present (the HeaderBit values of naa/protocol/opcode.hpp).
-inline constexpr std::uint8_t kRxHasDeth = 1U << 0;
-inline constexpr std::uint8_t kRxHasReth = 1U << 1;
-inline constexpr std::uint8_t kRxHasAtomicEth = 1U << 2;
-inline constexpr std::uint8_t kRxHasAeth = 1U << 3;
-inline constexpr std::uint8_t kRxHasAtomicAckEth = 1U << 4;
-inline constexpr std::uint8_t kRxHasImmDt = 1U << 5;
-inline constexpr std::uint8_t kRxHasIeth = 1U << 6;
+inline constexpr std::uint16_t kRxHasDeth = 1U << 0;
+inline constexpr std::uint16_t kRxHasReth = 1U << 1;
+inline constexpr std::uint16_t kRxHasAtomicEth = 1U << 2;
+inline constexpr std::uint16_t kRxHasAeth = 1U << 3;
+inline constexpr std::uint16_t kRxHasAtomicAckEth = 1U << 4;
+inline constexpr std::uint16_t kRxHasImmDt = 1U << 5;
+inline constexpr std::uint16_t kRxHasIeth = 1U << 6;
+inline constexpr std::uint16_t kRxHasIrnEth = 1U << 7;   // IRN (docs/protocol.md 8), before ImmDt
+inline constexpr std::uint16_t kRxHasSackEth = 1U << 8;  // IRN, after the AETH
 
 // The largest datagram the 16-bit length counter measures (a UDP payload is smaller).
 inline constexpr std::size_t kRxMaxDatagram = 0xFFFF;
@@ -66,7 +68,7 @@ struct RxParsed {
   std::uint32_t dest_qpn = 0;  // 24 bits
   bool ack_req = false;        // A
   std::uint32_t psn = 0;       // 24 bits
-  std::uint8_t headers = 0;    // kRxHas* set, from the opcode
+  std::uint16_t headers = 0;   // kRxHas* set, from the opcode
   // Extension headers
   std::uint64_t reth_va = 0;
   std::uint32_t reth_rkey = 0;
@@ -81,6 +83,12 @@ struct RxParsed {
   std::uint64_t atomic_ack_original = 0;  // AtomicAckETH
   std::uint32_t deth_qkey = 0;
   std::uint32_t deth_src_qpn = 0;  // 24 bits
+  // IRN (docs/protocol.md 8): IrnETH and SackETH (naa/protocol/headers.hpp), big-endian
+  std::uint32_t irn_recv_wqe_sn = 0;
+  std::uint32_t irn_packet_offset = 0;  // in packets
+  std::uint8_t sack_reserved = 0;
+  std::uint32_t sack_psn = 0;  // 24 bits
+  std::uint32_t sack_bitmap = 0;
   // Where the payload is: offset = BTH + extension headers; length without pad.
   std::uint16_t payload_offset = 0;
   std::uint16_t payload_length = 0;

@@ -51,6 +51,11 @@ class RxParserVerilated final : public RxParserPort {
     p.atomic_ack_original = t.out_atomic_ack_original_o;
     p.deth_qkey = t.out_deth_qkey_o;
     p.deth_src_qpn = t.out_deth_src_qpn_o;
+    p.irn_recv_wqe_sn = t.out_irn_recv_wqe_sn_o;
+    p.irn_packet_offset = t.out_irn_packet_offset_o;
+    p.sack_reserved = t.out_sack_reserved_o;
+    p.sack_psn = t.out_sack_psn_o;
+    p.sack_bitmap = t.out_sack_bitmap_o;
     p.payload_offset = t.out_payload_offset_o;
     p.payload_length = t.out_payload_length_o;
     h_.rising_edge();
