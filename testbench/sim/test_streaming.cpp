@@ -81,7 +81,9 @@ struct Add1Run {
 Add1Run add1_run(bool stream, const std::vector<std::string>& args = {},
                  std::uint32_t size = 1 << 20) {
   ScratchPcap pcap;
-  std::vector<std::string> a = {"--pcap", pcap.path, "--idle-timeout-ms", "0"};
+  // A long stream hold (net_port.md) so a loaded machine cannot open gaps in simulated time.
+  std::vector<std::string> a = {"--pcap", pcap.path, "--idle-timeout-ms", "0", "--link-hold-us",
+                                "2000000"};
   a.insert(a.end(), args.begin(), args.end());
   SimAndPeer rig(a);
   auto& [naa, peer] = rig;
@@ -390,7 +392,10 @@ TEST_CASE(
 // sum_u64 streaming over `size` bytes with `hpus` HPUs: the NAA's simulated time for the call
 // (the result is 8 bytes, so only the handlers and the input link set the pace).
 double sum_work_ns(std::uint32_t hpus, std::uint32_t size, double* cycles_per_packet) {
-  SimAndPeer rig({"--idle-timeout-ms", "0", "--hpus", std::to_string(hpus), "--hpu-mem", "8M"});
+  // A long stream hold (wall time naa-sim waits for a stream's next datagram, net_port.md) so
+  // a loaded machine cannot open gaps in simulated time.
+  SimAndPeer rig({"--idle-timeout-ms", "0", "--hpus", std::to_string(hpus), "--hpu-mem", "8M",
+                  "--link-hold-us", "2000000"});
   auto& [naa, peer] = rig;
   Connection c;
   REQUIRE(peer.connect(c, mtu4k()) == 0);
