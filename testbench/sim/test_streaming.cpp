@@ -82,8 +82,8 @@ Add1Run add1_run(bool stream, const std::vector<std::string>& args = {},
                  std::uint32_t size = 1 << 20) {
   ScratchPcap pcap;
   // A long stream hold (net_port.md) so a loaded machine cannot open gaps in simulated time.
-  std::vector<std::string> a = {"--pcap", pcap.path, "--idle-timeout-ms", "0", "--link-hold-us",
-                                "2000000"};
+  std::vector<std::string> a = {"--pcap", pcap.path, "--idle-timeout-ms", "0"};
+  a.insert(a.end(), {"--link-hold-us", "2000000"});
   a.insert(a.end(), args.begin(), args.end());
   SimAndPeer rig(a);
   auto& [naa, peer] = rig;
