@@ -38,8 +38,9 @@ void set_roce_options(udp::socket& s) {
   if (::setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof v) != 0) {
     throw std::system_error(errno, std::generic_category(), "setsockopt(IP_MTU_DISCOVER)");
   }
-  int buf = 4 << 20;
-  // Large buffers: a host streams a whole call before the model reads it. FORCE needs
+  int buf = 16 << 20;
+  // Large buffers: a host (or a test peer) streams a whole call, up to 4 MiB in ~1000 datagrams
+  // of ~8 KiB kernel truesize each, before the model may read it. FORCE needs
   // CAP_NET_ADMIN; fall back to the capped variant.
   if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) != 0) {
     (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
