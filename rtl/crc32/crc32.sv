@@ -2,7 +2,7 @@
 // of PROTOCOL.md 2: reflected polynomial 0xEDB88320, init 0xFFFFFFFF, final xor 0xFFFFFFFF).
 // rtl/crc32/README.md.
 //
-// Input: a valid/ready stream of W bytes per beat (W a power of two, at least 4). keep must be a
+// Input: a valid/ready stream of W bytes per beat (W a power of two in 4..64). keep must be a
 // prefix (bytes 0..n-1 of a beat are in the packet); the block uses the low popcount(keep) bytes.
 // Any beat may be partial, a beat with keep = 0 adds no bytes (a lone keep = 0, last = 1 beat is
 // the empty packet, CRC 0).
@@ -49,35 +49,33 @@ module crc32 #(
   } state_e;
 
   state_e         state_d, state_q;
-  logic [31:0]    crc_d, crc_q;        // running CRC of the current packet (before final xor)
-  logic [31:0]    result_d, result_q;  // final CRC of the last packet
+  logic [31:0]    crc_q;     // running CRC of the current packet (before final xor)
+  logic [31:0]    result_q;  // final CRC of the last packet
   logic [Log2W:0] count;
-  logic [31:0]    crc_beat;
-  logic [8*W-1:0] rest;
   logic           in_fire;
 
   assign in_ready_o = (state_q == StAccumulate) || out_ready_i;
   assign in_fire    = in_valid_i && in_ready_o;
   assign count      = ($bits(count))'($countones(in_keep_i));
 
-  // crc_beat = crc_q advanced over the low `count` bytes of the beat: stage s folds a chunk of
-  // W >> s bytes when bit Log2W - s of count is set (the binary digits of count, largest first),
-  // each chunk one constant XOR matrix of crc32_pkg. A full beat uses only stage 0.
-  always_comb begin
-    crc_beat = crc_q;
-    rest     = in_data_i;
+  // The register advanced over the low `count` bytes of a beat: chunk s folds W >> s bytes when
+  // bit Log2W - s of count is set (the binary digits of count, largest first), each chunk one
+  // constant XOR matrix of crc32_pkg. A full beat uses only the first.
+  function automatic logic [31:0] advance(logic [31:0] crc, logic [8*W-1:0] data,
+                                          logic [Log2W:0] n);
+    logic [8*W-1:0] rest;
+    rest = data;
     for (int unsigned s = 0; s <= Log2W; s++) begin
-      if (count[Log2W - s]) begin
-        crc_beat = crc32_pkg::fold(Log2W - s, crc_beat, 512'(rest));
-        rest     = rest >> (8 << (Log2W - s));
+      if (n[Log2W - s]) begin
+        crc  = crc32_pkg::fold(Log2W - s, crc, 512'(rest));
+        rest = rest >> (8 << (Log2W - s));
       end
     end
-  end
+    return crc;
+  endfunction
 
   always_comb begin
-    state_d  = state_q;
-    crc_d    = crc_q;
-    result_d = result_q;
+    state_d = state_q;
     unique case (state_q)
       StAccumulate: ;
       StResult: begin
@@ -85,32 +83,26 @@ module crc32 #(
       end
       default: state_d = StAccumulate;
     endcase
-    if (in_fire) begin
-      if (in_last_i) begin
-        result_d = ~crc_beat;
-        crc_d    = CrcInit;
-        state_d  = StResult;
-      end else begin
-        crc_d = crc_beat;
-      end
-    end
+    if (in_fire && in_last_i) state_d = StResult;
   end
 
+  // The CRC is advanced in the clocked processes, not in an always_comb: the next-state logic is
+  // the same, but Verilator then evaluates the XOR matrices once per cycle, at the edge, instead
+  // of on every evaluation of the combinational logic (issue 14 item 5).
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q <= StAccumulate;
       crc_q   <= CrcInit;
     end else begin
       state_q <= state_d;
-      crc_q   <= crc_d;
+      if (in_fire) crc_q <= in_last_i ? CrcInit : advance(crc_q, in_data_i, count);
     end
   end
 
   // Datapath register: no reset (meaningful only while out_valid_o is high).
   always_ff @(posedge clk_i) begin
-    result_q <= result_d;
+    if (in_fire && in_last_i) result_q <= ~advance(crc_q, in_data_i, count);
   end
-
   assign out_valid_o = (state_q == StResult);
   assign out_data_o  = {{(8*W-32){1'b0}}, result_q};
   assign out_keep_o  = {{(W-4){1'b0}}, 4'hF};

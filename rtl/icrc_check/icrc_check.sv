@@ -60,13 +60,12 @@ module icrc_check #(
   logic             result_d, result_q;
   logic [BeatW-1:0] beat_d, beat_q;    // beats of the current datagram so far (saturating)
   logic [15:0]      len_d, len_q;      // bytes so far (saturating: only "< 16" matters)
-  logic [31:0]      crc_d, crc_q;      // raw register of the current datagram
-  logic [31:0]      res_crc_d, res_crc_q;
+  logic [31:0]      crc_q;             // raw register of the current datagram
+  logic [31:0]      res_crc_q;         // raw register after the whole datagram, ICRC included
   logic [31:0]      tail_d, tail_q;    // the last 4 bytes of the stream
   logic             res_short_d, res_short_q;
   logic [223:0]     masked;            // the IPv4/UDP headers with the variant fields set to ones
-  logic [31:0]      crc_start, crc_beat;
-  logic [8*W-1:0]   data, rest;
+  logic [8*W-1:0]   data;              // the beat with BTH byte 4 masked
   logic [8*W+31:0]  window;
 
   assign in_ready_o = !result_q || out_ready_i;
@@ -87,32 +86,32 @@ module icrc_check #(
     masked[8*26 +: 16] = 16'hFFFF;  // UDP checksum
   end
 
-  // The register a beat starts from: the pseudo-header's on the first beat of a datagram.
-  always_comb begin
-    if (beat_q == '0) begin
-      crc_start = crc32_pkg::fold16(IcrcSeed, masked[127:0]);
-      crc_start = crc32_pkg::fold8(crc_start, masked[191:128]);
-      crc_start = crc32_pkg::fold4(crc_start, masked[223:192]);
-    end else begin
-      crc_start = crc_q;
+  // The raw register after the masked pseudo-header: the seed, then 16 + 8 + 4 header bytes.
+  function automatic logic [31:0] pseudo_header_crc(logic [223:0] headers);
+    logic [31:0] crc;
+    crc = crc32_pkg::fold16(IcrcSeed, headers[127:0]);
+    crc = crc32_pkg::fold8(crc, headers[191:128]);
+    return crc32_pkg::fold4(crc, headers[223:192]);
+  endfunction
+
+  // The register advanced over the low `n` bytes of a beat, as power-of-two chunks, largest
+  // first (as rtl/crc32/crc32.sv).
+  function automatic logic [31:0] advance(logic [31:0] crc, logic [8*W-1:0] beat,
+                                          logic [Log2W:0] n);
+    logic [8*W-1:0] rest;
+    rest = beat;
+    for (int unsigned s = 0; s <= Log2W; s++) begin
+      if (n[Log2W - s]) begin
+        crc  = crc32_pkg::fold(Log2W - s, crc, 512'(rest));
+        rest = rest >> (8 << (Log2W - s));
+      end
     end
-  end
+    return crc;
+  endfunction
 
   always_comb begin
     data = in_data_i;
     if (beat_q == BeatW'(MaskBeat)) data[8*MaskLane +: 8] = 8'hFF;  // BTH byte 4
-  end
-
-  // The beat's `count` bytes as power-of-two chunks, largest first (as rtl/crc32/crc32.sv).
-  always_comb begin
-    crc_beat = crc_start;
-    rest     = data;
-    for (int unsigned s = 0; s <= Log2W; s++) begin
-      if (count[Log2W - s]) begin
-        crc_beat = crc32_pkg::fold(Log2W - s, crc_beat, 512'(rest));
-        rest     = rest >> (8 << (Log2W - s));
-      end
-    end
   end
 
   assign window = {in_data_i, tail_q};
@@ -121,8 +120,6 @@ module icrc_check #(
     result_d    = result_q;
     beat_d      = beat_q;
     len_d       = len_q;
-    crc_d       = crc_q;
-    res_crc_d   = res_crc_q;
     res_short_d = res_short_q;
     tail_d      = tail_q;
     if (result_q && out_ready_i) result_d = 1'b0;
@@ -130,12 +127,10 @@ module icrc_check #(
       tail_d = 32'(window >> (8 * count));
       if (in_last_i) begin
         result_d    = 1'b1;
-        res_crc_d   = crc_beat;
         res_short_d = (len_q + 16'(count)) < 16'd16;
         beat_d      = '0;
         len_d       = '0;
       end else begin
-        crc_d = crc_beat;
         if (beat_q != '1) beat_d = beat_q + 1'b1;
         if (len_q < 16'd16) len_d = len_q + 16'(count);
       end
@@ -154,12 +149,19 @@ module icrc_check #(
     end
   end
 
-  // Datapath registers: no reset (crc_q is written by every first beat before it is read).
+  // Datapath registers: no reset (crc_q is written by every first beat before it is read). The
+  // CRC is advanced here rather than in an always_comb: the same next-state logic, but Verilator
+  // evaluates the XOR matrices once per cycle, at the edge (issue 14 item 5).
   always_ff @(posedge clk_i) begin
-    crc_q       <= crc_d;
-    res_crc_q   <= res_crc_d;
     res_short_q <= res_short_d;
     tail_q      <= tail_d;
+    if (in_fire) begin
+      if (in_last_i) begin
+        res_crc_q <= advance(beat_q == '0 ? pseudo_header_crc(masked) : crc_q, data, count);
+      end else begin
+        crc_q <= advance(beat_q == '0 ? pseudo_header_crc(masked) : crc_q, data, count);
+      end
+    end
   end
 
   assign out_valid_o    = result_q;

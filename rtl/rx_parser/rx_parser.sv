@@ -112,10 +112,9 @@ module rx_parser #(
   logic                 result_d, result_q;  // a result is on the output
   logic [BeatW-1:0]     beat_d, beat_q;      // beats of the current datagram so far (saturating)
   logic [15:0]          len_d, len_q;        // bytes of the current datagram so far
-  logic [15:0]          res_len_d, res_len_q;
-  logic [7:0]           hdr_d [HdrBytes];
+  logic [15:0]          res_len_q;           // bytes of the datagram whose result is out
   logic [7:0]           hdr_q [HdrBytes];
-  logic [63:0]          tail_d, tail_q;      // the last 8 bytes of the stream, byte 0 oldest
+  logic [63:0]          tail_q;              // the last 8 bytes of the stream, byte 0 oldest
   logic [CountW-1:0]    count;
   logic                 in_fire;
   logic [8*W+63:0]      window;
@@ -126,22 +125,13 @@ module rx_parser #(
   assign window     = {in_data_i, tail_q};
 
   always_comb begin
-    result_d  = result_q;
-    beat_d    = beat_q;
-    len_d     = len_q;
-    res_len_d = res_len_q;
-    hdr_d     = hdr_q;
-    tail_d    = tail_q;
+    result_d = result_q;
+    beat_d   = beat_q;
+    len_d    = len_q;
     if (result_q && out_ready_i) result_d = 1'b0;
     if (in_fire) begin
-      for (int unsigned j = 0; j < HdrBytes; j++) begin
-        if (beat_q == BeatW'(j / W)) hdr_d[j] = in_data_i[8*(j % W) +: 8];
-      end
-      // The last 8 bytes after this beat: bytes count .. count+7 of {beat, previous tail}.
-      tail_d = 64'(window >> (8 * count));
       if (in_last_i) begin
         result_d  = 1'b1;
-        res_len_d = len_q + 16'(count);
         beat_d    = '0;
         len_d     = '0;
       end else begin
@@ -164,10 +154,17 @@ module rx_parser #(
   end
 
   // Datapath registers: no reset (meaningful only under out_valid_o, after a whole datagram).
+  // Written here rather than through always_comb next-state signals, so that Verilator copies
+  // the beat once per cycle, at the edge.
   always_ff @(posedge clk_i) begin
-    res_len_q <= res_len_d;
-    hdr_q     <= hdr_d;
-    tail_q    <= tail_d;
+    if (in_fire) begin
+      for (int unsigned j = 0; j < HdrBytes; j++) begin
+        if (beat_q == BeatW'(j / W)) hdr_q[j] <= in_data_i[8*(j % W) +: 8];
+      end
+      // The last 8 bytes after this beat: bytes count .. count+7 of {beat, previous tail}.
+      tail_q <= 64'(window >> (8 * count));
+      if (in_last_i) res_len_q <= len_q + 16'(count);
+    end
   end
 
   // ---------------------------------------------------------------------------------------------

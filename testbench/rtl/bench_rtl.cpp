@@ -22,8 +22,12 @@
 #include "naa/rtl/add_const_rtl.hpp"
 #include "naa/rtl/crc32.hpp"
 #include "naa/rtl/crc32_rtl.hpp"
+#include "naa/rtl/icrc_check.hpp"
+#include "naa/rtl/icrc_check_rtl.hpp"
 #include "naa/rtl/mr_table.hpp"
 #include "naa/rtl/mr_table_rtl.hpp"
+#include "naa/rtl/rx_parser.hpp"
+#include "naa/rtl/rx_parser_rtl.hpp"
 #include "naa/rtl/vadd_i32.hpp"
 #include "naa/rtl/vadd_i32_rtl.hpp"
 
@@ -188,6 +192,34 @@ int run(const BenchOptions& o) {
         "crc32", w, in, cycles,
         [w]() -> std::unique_ptr<Crc32Port> { return std::make_unique<Crc32Model>(w); },
         [w] { return make_crc32_rtl(w); }));
+  }
+  for (const std::uint32_t w : rx_parser_rtl_widths()) {
+    std::vector<RxParserInputs> in(kInputs);
+    for (std::size_t c = 0; c < kInputs; ++c) {
+      in[c].rst_n = c != 0;
+      in[c].in_valid = (rng() % 4) != 0;
+      in[c].in = random_beat(rng, w);
+      in[c].out_ready = true;
+    }
+    rows.push_back(measure<RxParserPort, RxParserLockstep>(
+        "rx_parser", w, in, cycles,
+        [w]() -> std::unique_ptr<RxParserPort> { return std::make_unique<RxParserModel>(w); },
+        [w] { return make_rx_parser_rtl(w); }));
+  }
+  for (const std::uint32_t w : icrc_check_rtl_widths()) {
+    std::vector<IcrcCheckInputs> in(kInputs);
+    for (std::size_t c = 0; c < kInputs; ++c) {
+      in[c].rst_n = c != 0;
+      in[c].in_valid = (rng() % 4) != 0;
+      in[c].in = random_beat(rng, w);
+      for (auto& b : in[c].ip_udp)
+        b = static_cast<std::uint8_t>(rng());
+      in[c].out_ready = true;
+    }
+    rows.push_back(measure<IcrcCheckPort, IcrcCheckLockstep>(
+        "icrc_check", w, in, cycles,
+        [w]() -> std::unique_ptr<IcrcCheckPort> { return std::make_unique<IcrcCheckModel>(w); },
+        [w] { return make_icrc_check_rtl(w); }));
   }
 
   std::printf("%-10s %5s %16s %16s %16s\n", "block", "W", "model cyc/s", "rtl cyc/s",
