@@ -78,7 +78,7 @@ echo "== model mode -> $out"
 "$bench" --net "$net" "${sizes[@]}" --plot both -o "$out" "${extra[@]}"
 
 # RTL mode: only if this naa-sim knows the options (and was built with the RTL blocks).
-if "$sim" --help 2>/dev/null | grep -q -- '--kernels'; then
+if grep -q -- '--kernels' <<<"$("$sim" --help 2>/dev/null || true)"; then
   rtl_args="--mr-table=rtl --kernels=rtl"
   echo "== RTL mode ($rtl_args) -> $out/rtl"
   "$bench" --net "$((net + 1))" -w stream --stream "$stream" --write-max 1M \

@@ -6,7 +6,10 @@ out=$2
 rm -rf "$out"
 fail() { echo "naa-bench smoke: FAIL: $*" >&2; exit 1; }
 
-"$bench" --help | grep -q '^usage: naa-bench' || fail "--help"
+# Whole output first: `prog | grep -q` fails under pipefail when grep exits before prog has
+# written everything (SIGPIPE; seen in CI once the help text grew).
+help=$("$bench" --help) || fail "--help exit status"
+grep -q '^usage: naa-bench' <<<"$help" || fail "--help"
 set +e
 "$bench" --no-such-option >/dev/null 2>&1; rc=$?
 set -e
@@ -73,7 +76,8 @@ if [ "$plot" = png ]; then
 fi
 # --modes: one naa-sim per block mode, a streaming point each, one table (issue 14 item 5). Needs
 # a naa-sim built with RTL (its --help says the blocks default to rtl).
-if "$(dirname "$bench")/naa-sim" --help | grep -q 'default rtl'; then
+sim_help=$("$(dirname "$bench")/naa-sim" --help 2>&1 || true)
+if grep -q 'default rtl' <<<"$sim_help"; then
 "$bench" --net "$NAA_TEST_BLOCK" --modes model,rtl,lockstep --stream 64K --write-max 16K \
   --idle-seconds 0 --plot none --out "$out/modes" -q >"$out/modes.txt" 2>&1 ||
   { cat "$out/modes.txt"; fail "--modes run"; }
