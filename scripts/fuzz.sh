@@ -101,7 +101,7 @@ case "${1:-}" in
     ;;
   --long)
     [ $# -eq 3 ] || { usage >&2; exit 2; }
-    printf '%s\n' "${targets[@]}" | grep -qx "$2" || { echo "fuzz.sh: unknown target $2" >&2; exit 2; }
+    grep -qx "$2" <<<"$(printf '%s\n' "${targets[@]}")" || { echo "fuzz.sh: unknown target $2" >&2; exit 2; }
     [ -x "$build/bin/fuzz_$2" ] || build_tree
     claim_fuzz_net
     printf '%-8s %12s %8s %s\n' target executions corpus result

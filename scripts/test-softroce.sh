@@ -20,7 +20,10 @@
 #      WRITE_WITH_IMM carries SE; naa-sim holds no connection, lost no DREP and dropped no frame
 #      for a bad ICRC.
 #
-# usage: scripts/test-softroce.sh [--build-dir DIR] [--no-build] [--out DIR] [--keep-vm]
+# usage: scripts/test-softroce.sh [--summary-first] [--build-dir DIR] [--no-build] [--out DIR]
+#                                 [--keep-vm]
+# --summary-first (as CTest runs it): hold the output back, then print every FAIL line and the
+# verdict before the whole log, so a CI excerpt around CTest's "Failed" line names the failed check.
 # Needs root, namespaces, QEMU (build-image.sh installs it), tshark. If the machine cannot run
 # the VM (not root, no netns, no tshark, no Verbs backend, the image cannot be built, the VM does
 # not start) it says why and exits 77, which CTest reports as "Skipped"; with
@@ -29,6 +32,20 @@
 # Environment: NAA_REQUIRE_SOFTROCE, NAA_VM_KIT (default testbench/softroce/vm), NAA_VM_HOME (the
 # kit's state dir, default /var/tmp/naa-softroce-vm).
 set -uo pipefail
+if [ "${1:-}" = --summary-first ]; then
+  shift
+  full_log=$(mktemp /tmp/test-softroce.XXXXXX.log)
+  "$0" "$@" >"$full_log" 2>&1
+  rc=$?
+  echo "== test-softroce summary (exit $rc; the whole log follows)"
+  # each FAIL line with the indented detail lines under it (at most 6)
+  awk '/^(FAIL|test-softroce: |## )/ {print; n = 6; next} n > 0 && /^ / {print; n--; next} {n = 0}' \
+    "$full_log" | cut -c1-300 | head -60
+  echo "== whole log"
+  cat "$full_log"
+  rm -f "$full_log"
+  exit "$rc"
+fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 kit=${NAA_VM_KIT:-$root/testbench/softroce/vm}
 build=$root/build-softroce
@@ -93,7 +110,7 @@ fi
 for b in naa-sim naa-call naa-example-c softroce-probe ofi_call; do
   [ -x "$bin/$b" ] || { echo "test-softroce: $bin/$b missing (build it or drop --no-build)"; exit 1; }
 done
-ldd "$bin/naa-call" | grep -q libibverbs ||
+grep -q libibverbs <<<"$(ldd "$bin/naa-call")" ||
   cannot_run "$bin/naa-call has no Verbs backend (install libibverbs-dev librdmacm-dev, NAA_WITH_VERBS=ON)"
 
 # ---- 2. VM -------------------------------------------------------------------------------------
