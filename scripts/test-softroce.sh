@@ -227,8 +227,14 @@ fi
 # (rping -s in the VM). naa-call's 4-byte MRSP request is "bogus data" to rping, which then
 # disconnects: REQ/REP/RTU, SEND + ACK, rxe's DREQ, our DREP.
 ip netns exec naalab ip addr add "$udp_host_ip/24" dev tap0 2>/dev/null
-vm -t 30 'nohup rping -s -a 10.77.0.2 -p 7174 -v -C 1 >/tmp/rping-s.log 2>&1 </dev/null &'
-sleep 1
+# Wait for the listener (rdma_cm's LISTEN cm_id), not a fixed time: a slow VM may take seconds.
+vm -t 60 'nohup rping -s -a 10.77.0.2 -p 7174 -v -C 1 >/tmp/rping-s.log 2>&1 </dev/null &
+for i in $(seq 200); do
+  rdma resource show cm_id | grep -q "state LISTEN.*comm rping.*:7174" && exit 0
+  sleep 0.1
+done
+echo "rping -s is not listening on 7174 after 20 s"; exit 1' ||
+  echo "FAIL rping -s did not start listening in the VM"
 ip netns exec naalab timeout 40 "$bin/naa-call" --transport udp -l "$udp_host_ip" -a 10.77.0.2:7174 \
   --fn nop --timeout 10000 --pcap "$out/udp-host.pcap" >"$out/udp-host.log" 2>&1
 vm -t 30 'sleep 1; cat /tmp/rping-s.log; pkill -x rping; true' >"$out/rping-server.log" 2>&1
