@@ -3,13 +3,17 @@
 // retransmit timers run in simulated time and can have realistic values (tens to hundreds of
 // microseconds, as in the IRN paper) instead of the milliseconds a wall-clock host needs against a
 // slower-than-real-time model. Each point: a fresh co-simulation (a forked child: SystemC
-// elaborates once per process), a WRITE stream (one nop call with one input region) and `calls`
-// add1 calls on one inout region, every result byte verified. Losses on both directions' sends (the
-// host's and the NAA's), keyed on (QPN, PSN, attempt) (docs/adr/0003) with one seed for both
-// transports, so both lose the same first transmissions. Writes DIR/loss.csv
+// elaborates once per process), a WRITE stream (one crc32 call on one input region, its CRC
+// checked) and `calls` add1 calls on one inout region, every result byte verified. Losses on both
+// directions' sends (the host's and the NAA's), keyed on (QPN, PSN, attempt) (docs/adr/0003) with
+// one seed for both transports, so both lose the same first transmissions. Writes DIR/loss.csv
 //   transport,loss_pct,bytes,sim_goodput_gbps,wall_goodput_gbps,retransmitted,injected_losses,
 //   timeouts,p50_call_us,p99_call_us
-// and DIR/loss.svg (drawn here: no plotting tool needed) plus DIR/loss.gp (gnuplot, optional).
+// sim_goodput_gbps: bytes (stream + each call's region both ways) over the simulated time of the
+// calls (connect, MRSP and disconnect excluded); wall_goodput_gbps: the same over their wall time
+// (the host and the model in one process: not repeatable); retransmitted, injected_losses and
+// timeouts: both sides' counters summed; p50/p99_call_us: the add1 calls, simulated time.
+// And DIR/loss.svg (drawn here: no plotting tool needed) plus DIR/loss.gp (gnuplot, optional).
 #pragma once
 
 #include <cstdint>
