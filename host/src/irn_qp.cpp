@@ -164,7 +164,7 @@ void IrnQp::on_ack(const protocol::PacketView& p, Clock::time_point now) {
         wc.opcode = is_write(w.wr.opcode) ? WcOpcode::rdma_write : WcOpcode::send;
         wc.byte_len = w.wr.sge.length;
         wc.qp_num = cfg_.qpn;
-        cq_.push_back(wc);
+        cq_.push(wc);
       }
       sq_.pop_front();
     }
@@ -354,42 +354,20 @@ void IrnQp::complete(std::uint32_t psn) {
   wc.imm = done.imm;
   wc.solicited = done.solicited;
   wc.qp_num = cfg_.qpn;
-  cq_.push_back(wc);
+  cq_.push(wc);
 }
 
 void IrnQp::to_error(std::error_code status) {
   if (error_) return;
   error_ = status ? status : make_error_code(Errc::flushed);
-  bool front = true;
-  for (const SendWqe& w : sq_) {
-    WorkCompletion wc;
-    wc.wr_id = w.wr.wr_id;
-    wc.status = front ? error_ : make_error_code(Errc::flushed);
-    wc.opcode = is_write(w.wr.opcode) ? WcOpcode::rdma_write : WcOpcode::send;
-    wc.qp_num = cfg_.qpn;
-    cq_.push_back(wc);
-    front = false;
-  }
-  sq_.clear();
-  for (const RecvWqe& r : rq_) {
-    WorkCompletion wc;
-    wc.wr_id = r.wr.wr_id;
-    wc.status = Errc::flushed;
-    wc.opcode = WcOpcode::recv;
-    wc.qp_num = cfg_.qpn;
-    cq_.push_back(wc);
-  }
-  rq_.clear();
+  cq_.flush(sq_, rq_, error_, cfg_.qpn, [](const SendWqe& w) {
+    return is_write(w.wr.opcode) ? WcOpcode::rdma_write : WcOpcode::send;
+  });
   retransmit_at_.reset();
 }
 
 std::size_t IrnQp::poll(std::span<WorkCompletion> out) {
-  std::size_t n = 0;
-  while (n < out.size() && !cq_.empty()) {
-    out[n++] = cq_.front();
-    cq_.pop_front();
-  }
-  return n;
+  return cq_.poll(out);
 }
 
 }  // namespace naa::host::detail
