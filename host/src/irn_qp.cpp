@@ -128,7 +128,7 @@ void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now) {
 
 void IrnQp::arm_timer(Clock::time_point now) {
   retransmit_at_.reset();
-  const std::uint64_t ns = protocol::irn_timeout_ns(caps_, tx_.in_flight());
+  const std::uint64_t ns = protocol::irn_timeout_ns(caps_, tx_.unsacked());
   if (tx_.in_flight() != 0 && ns != 0) retransmit_at_ = now + std::chrono::nanoseconds(ns);
 }
 
@@ -170,6 +170,12 @@ void IrnQp::on_ack(const protocol::PacketView& p, Clock::time_point now) {
     }
     retries_left_ = cfg_.retry_count;
     arm_timer(now);
+  } else if (retransmit_at_) {
+    // SACKs without cumulative progress left at most N packets that can still be acknowledged:
+    // RTO_low from now if that fires earlier (docs/protocol.md 8.4).
+    const auto low =
+        now + std::chrono::nanoseconds(protocol::irn_timeout_ns(caps_, tx_.unsacked()));
+    if (low < *retransmit_at_) retransmit_at_ = low;
   }
   pump(now);
 }
