@@ -1,6 +1,7 @@
 #include "loss_sweep.hpp"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -278,6 +279,7 @@ void write_svg(const std::string& path, const std::vector<Row>& rows) {
 int run_loss_sweep(const CosimConfig& cfg, const LossSweepOptions& o) {
   const std::string dir = o.out_dir.empty() ? "." : o.out_dir;
   const std::string csv = dir + "/loss.csv";
+  (void)::mkdir(dir.c_str(), 0755);  // may exist; a failure shows when the CSV cannot be written
   std::ofstream f(csv, std::ios::trunc);
   if (!f) {
     std::cerr << "naa-cosim: cannot write " << csv << "\n";
