@@ -118,7 +118,12 @@ void Cosim::push_to_naa() {
 
 void Cosim::arm(sim::PeerTimerClient& client, std::uint32_t cookie, sc_time after) {
   cancel(client, cookie);
-  timers_.push_back(Timer{&client, cookie, sc_core::sc_time_stamp() + after});
+  const sc_time deadline = sc_core::sc_time_stamp() + after;
+  timers_.push_back(Timer{&client, cookie, deadline});
+  // Armed by the model while sc_start runs towards a later stop: pause, so wait_until() sees the
+  // new deadline (otherwise a timer armed with nothing else happening, such as the NAA's
+  // retransmit timer after a lost last packet, fires only at the host's next wake-up).
+  if (running_ && deadline < run_stop_) sc_core::sc_pause();
 }
 
 void Cosim::cancel(sim::PeerTimerClient& client, std::uint32_t cookie) {
@@ -171,7 +176,10 @@ void Cosim::wait_until(SteadyClock::time_point until_tp) {
       if (!timers_.empty()) continue;
     }
     // Runs the model to `stop` (or until NetPort sends something: sc_pause in the tap).
+    running_ = true;
+    run_stop_ = stop;
     sc_core::sc_start(stop - now_t, sc_core::SC_RUN_TO_TIME);
+    running_ = false;
   }
 }
 

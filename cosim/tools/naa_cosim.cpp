@@ -17,6 +17,7 @@
 
 #include <systemc>
 
+#include "loss_sweep.hpp"
 #include "naa/cosim/cosim.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/session.hpp"
@@ -55,6 +56,15 @@ Options:
                           in/out region per size up to --max) into CSV, NAAICE's form, with a
                           gnuplot script beside it; --reference FILE: deviation per size range
       --max SIZE          largest size of the sweep (default 64M)
+      --loss-sweep DIR    instead of one session: go-back-N vs IRN at 0, 1, 5, 10 % loss on
+                          both directions (keyed on QPN/PSN/attempt), a WRITE stream plus add1
+                          calls each; DIR/loss.csv and DIR/loss.svg (docs/performance.md)
+      --stream SIZE       the loss sweep's stream (default 64M)
+      --calls N           the loss sweep's add1 calls (default 50) ...
+      --call-size SIZE    ... on one inout region of this size (default 1M)
+      --rto-high E        go-back-N's timeout and IRN's RTO_high: 4.096 us x 2^E (default 7)
+      --rto-low E         IRN's RTO_low, with <= 3 packets in flight (default 5)
+      --losses LIST       the loss sweep's loss rates in percent (default 0,1,5,10)
       --reference FILE    NAAICE-form CSV to compare with (the FPGA's published means)
       --calibrated        the NAAICE-calibrated parameters (docs/sim/calibration.md); options
                           after it override them
@@ -87,6 +97,8 @@ struct Options {
   bool stats = false;
   bool quiet = false;
   naa::cosim::SweepOptions sweep;  // csv_path set: --naaice-sweep
+  naa::cosim::LossSweepOptions loss;
+  bool loss_sweep = false;
 };
 
 std::uint64_t parse_u64(const char* s, const char* what, std::uint64_t max) {
@@ -153,7 +165,14 @@ Options parse_options(int argc, char* argv[]) {
     kCalibrated,
     kSweep,
     kMax,
-    kReference
+    kReference,
+    kLossSweep,
+    kStream,
+    kCalls,
+    kCallSize,
+    kRtoHigh,
+    kRtoLow,
+    kLosses
   };
   static const option kOptions[] = {{"fn", required_argument, nullptr, 'f'},
                                     {"repeat", required_argument, nullptr, 'n'},
@@ -177,6 +196,13 @@ Options parse_options(int argc, char* argv[]) {
                                     {"naaice-sweep", required_argument, nullptr, kSweep},
                                     {"max", required_argument, nullptr, kMax},
                                     {"reference", required_argument, nullptr, kReference},
+                                    {"loss-sweep", required_argument, nullptr, kLossSweep},
+                                    {"stream", required_argument, nullptr, kStream},
+                                    {"calls", required_argument, nullptr, kCalls},
+                                    {"call-size", required_argument, nullptr, kCallSize},
+                                    {"rto-high", required_argument, nullptr, kRtoHigh},
+                                    {"rto-low", required_argument, nullptr, kRtoLow},
+                                    {"losses", required_argument, nullptr, kLosses},
                                     {"in", required_argument, nullptr, kIn},
                                     {"out", required_argument, nullptr, kOut},
                                     {"inout", required_argument, nullptr, kInout},
@@ -268,6 +294,36 @@ Options parse_options(int argc, char* argv[]) {
         o.sweep.max_size = *v;
         break;
       }
+      case kLossSweep:
+        o.loss_sweep = true;
+        o.loss.out_dir = optarg;
+        break;
+      case kStream:
+      case kCallSize: {
+        const auto v = naa::tools::parse_size_arg(optarg);
+        if (!v || *v == 0 || *v > (1ULL << 30)) usage_error("--stream / --call-size: 1 .. 1G");
+        (c == kStream ? o.loss.stream_bytes : o.loss.call_bytes) = *v;
+        break;
+      }
+      case kCalls:
+        o.loss.calls = static_cast<int>(parse_u64(optarg, "--calls", 1000000));
+        break;
+      case kRtoHigh:
+      case kRtoLow: {
+        const auto v = parse_u64(optarg, c == kRtoHigh ? "--rto-high" : "--rto-low", 31);
+        if (v == 0) usage_error("an RTO exponent is 1..31");
+        (c == kRtoHigh ? o.loss.rto_high : o.loss.rto_low) = static_cast<std::uint8_t>(v);
+        break;
+      }
+      case kLosses: {
+        o.loss.loss_pct.clear();
+        std::istringstream in(optarg);
+        std::string item;
+        while (std::getline(in, item, ','))
+          o.loss.loss_pct.push_back(parse_double(item.c_str(), "--losses", 100));
+        if (o.loss.loss_pct.empty()) usage_error("--losses needs at least one rate");
+        break;
+      }
       case kIn:
       case kInout:
         o.regions.push_back({c == kIn ? 1U : 3U, source_size(optarg), optarg});
@@ -291,8 +347,10 @@ Options parse_options(int argc, char* argv[]) {
   }
   if (optind < argc) usage_error(std::string("unexpected argument: ") + argv[optind]);
   if (!o.sweep.csv_path.empty() && o.fn == 0) o.fn = 1;
+  if (o.loss_sweep && o.fn == 0) o.fn = 1;  // the loss sweep's calls are add1
+  if (o.loss.rto_low > o.loss.rto_high) usage_error("--rto-low must not exceed --rto-high");
   if (o.fn == 0) usage_error("--fn is required");
-  if (o.regions.empty() && o.sweep.csv_path.empty())
+  if (o.regions.empty() && o.sweep.csv_path.empty() && !o.loss_sweep)
     usage_error("at least one region (--in, --out, --inout)");
   if (key) o.cfg.sim.fault_rx.key = o.cfg.sim.fault_tx.key = *key;
   o.cfg.sim.seed = o.seed;
@@ -346,6 +404,14 @@ void phase(const naa::cosim::Cosim& cs, const std::string& name, double t0, doub
 }
 
 int run(const Options& o) {
+  if (o.loss_sweep) {
+    naa::cosim::LossSweepOptions ls = o.loss;
+    ls.mtu = o.mtu;
+    ls.seed = o.seed;
+    ls.quiet = o.quiet;
+    ls.stats = o.stats;
+    return naa::cosim::run_loss_sweep(o.cfg, ls);
+  }
   if (!o.sweep.csv_path.empty()) {
     naa::cosim::SweepOptions sw = o.sweep;
     sw.fn = o.fn;

@@ -128,7 +128,7 @@ void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now) {
 
 void IrnQp::arm_timer(Clock::time_point now) {
   retransmit_at_.reset();
-  const std::uint64_t ns = protocol::irn_timeout_ns(caps_, tx_.in_flight());
+  const std::uint64_t ns = protocol::irn_timeout_ns(caps_, tx_.unsacked());
   if (tx_.in_flight() != 0 && ns != 0) retransmit_at_ = now + std::chrono::nanoseconds(ns);
 }
 
@@ -164,12 +164,18 @@ void IrnQp::on_ack(const protocol::PacketView& p, Clock::time_point now) {
         wc.opcode = is_write(w.wr.opcode) ? WcOpcode::rdma_write : WcOpcode::send;
         wc.byte_len = w.wr.sge.length;
         wc.qp_num = cfg_.qpn;
-        cq_.push_back(wc);
+        cq_.push(wc);
       }
       sq_.pop_front();
     }
     retries_left_ = cfg_.retry_count;
     arm_timer(now);
+  } else if (retransmit_at_) {
+    // SACKs without cumulative progress left at most N packets that can still be acknowledged:
+    // RTO_low from now if that fires earlier (docs/protocol.md 8.4).
+    const auto low =
+        now + std::chrono::nanoseconds(protocol::irn_timeout_ns(caps_, tx_.unsacked()));
+    if (low < *retransmit_at_) retransmit_at_ = low;
   }
   pump(now);
 }
@@ -354,42 +360,20 @@ void IrnQp::complete(std::uint32_t psn) {
   wc.imm = done.imm;
   wc.solicited = done.solicited;
   wc.qp_num = cfg_.qpn;
-  cq_.push_back(wc);
+  cq_.push(wc);
 }
 
 void IrnQp::to_error(std::error_code status) {
   if (error_) return;
   error_ = status ? status : make_error_code(Errc::flushed);
-  bool front = true;
-  for (const SendWqe& w : sq_) {
-    WorkCompletion wc;
-    wc.wr_id = w.wr.wr_id;
-    wc.status = front ? error_ : make_error_code(Errc::flushed);
-    wc.opcode = is_write(w.wr.opcode) ? WcOpcode::rdma_write : WcOpcode::send;
-    wc.qp_num = cfg_.qpn;
-    cq_.push_back(wc);
-    front = false;
-  }
-  sq_.clear();
-  for (const RecvWqe& r : rq_) {
-    WorkCompletion wc;
-    wc.wr_id = r.wr.wr_id;
-    wc.status = Errc::flushed;
-    wc.opcode = WcOpcode::recv;
-    wc.qp_num = cfg_.qpn;
-    cq_.push_back(wc);
-  }
-  rq_.clear();
+  cq_.flush(sq_, rq_, error_, cfg_.qpn, [](const SendWqe& w) {
+    return is_write(w.wr.opcode) ? WcOpcode::rdma_write : WcOpcode::send;
+  });
   retransmit_at_.reset();
 }
 
 std::size_t IrnQp::poll(std::span<WorkCompletion> out) {
-  std::size_t n = 0;
-  while (n < out.size() && !cq_.empty()) {
-    out[n++] = cq_.front();
-    cq_.pop_front();
-  }
-  return n;
+  return cq_.poll(out);
 }
 
 }  // namespace naa::host::detail

@@ -86,7 +86,7 @@ class IrnQp : public QpEngine {
   RcCounters& counters_;
   IrnCounters irn_;
   std::error_code error_;
-  std::deque<WorkCompletion> cq_;
+  CompletionQueue cq_;
 
   // Requester.
   std::deque<SendWqe> sq_;

@@ -8,10 +8,12 @@
 
 #include <chrono>
 #include <cstddef>
+#include <deque>
 #include <optional>
 #include <span>
 #include <system_error>
 
+#include "naa/host/error.hpp"
 #include "naa/host/transport.hpp"
 #include "naa/protocol/packet.hpp"
 
@@ -33,6 +35,51 @@ class QpEngine {
   virtual void to_error(std::error_code status) = 0;
   [[nodiscard]] virtual std::size_t poll(std::span<WorkCompletion> out) = 0;
   [[nodiscard]] virtual bool has_completions() const noexcept = 0;
+};
+
+// What both implementations share: the completion queue, polled in order, and the flush of the
+// queues when the QP goes to error (PROTOCOL.md 3, IBTA 10.3.1): the oldest send WR completes
+// with the error, every later one and every receive WR with Errc::flushed. `opcode_of` gives a
+// send WQE's completion opcode; WQEs carry their work request as `.wr`.
+class CompletionQueue {
+ public:
+  void push(const WorkCompletion& wc) { q_.push_back(wc); }
+  [[nodiscard]] bool empty() const noexcept { return q_.empty(); }
+  [[nodiscard]] std::size_t poll(std::span<WorkCompletion> out) {
+    std::size_t n = 0;
+    while (n < out.size() && !q_.empty()) {
+      out[n++] = q_.front();
+      q_.pop_front();
+    }
+    return n;
+  }
+  template <class SendQueue, class RecvQueue, class OpcodeOf>
+  void flush(SendQueue& sq, RecvQueue& rq, std::error_code status, std::uint32_t qpn,
+             OpcodeOf opcode_of) {
+    bool front = true;
+    for (const auto& w : sq) {
+      WorkCompletion wc;
+      wc.wr_id = w.wr.wr_id;
+      wc.status = front ? status : make_error_code(Errc::flushed);
+      wc.opcode = opcode_of(w);
+      wc.qp_num = qpn;
+      q_.push_back(wc);
+      front = false;
+    }
+    sq.clear();
+    for (const auto& r : rq) {
+      WorkCompletion wc;
+      wc.wr_id = r.wr.wr_id;
+      wc.status = Errc::flushed;
+      wc.opcode = WcOpcode::recv;
+      wc.qp_num = qpn;
+      q_.push_back(wc);
+    }
+    rq.clear();
+  }
+
+ private:
+  std::deque<WorkCompletion> q_;
 };
 
 }  // namespace naa::host::detail

@@ -218,7 +218,7 @@ void RcQp::complete_front(std::error_code status) {
     wc.opcode = wc_opcode(w.wr.opcode);
     wc.byte_len = w.wr.sge.length;
     wc.qp_num = cfg_.qpn;
-    cq_.push_back(wc);
+    cq_.push(wc);
   }
 }
 
@@ -398,39 +398,15 @@ std::optional<Clock::time_point> RcQp::next_deadline() const noexcept {
 void RcQp::to_error(std::error_code status) {
   if (error_) return;
   error_ = status ? status : make_error_code(Errc::flushed);
-  bool front = true;
-  for (const SendWqe& w : sq_) {
-    WorkCompletion wc;
-    wc.wr_id = w.wr.wr_id;
-    wc.status = front ? error_ : make_error_code(Errc::flushed);
-    wc.opcode = wc_opcode(w.wr.opcode);
-    wc.qp_num = cfg_.qpn;
-    cq_.push_back(wc);
-    front = false;
-  }
-  sq_.clear();
+  cq_.flush(sq_, rq_, error_, cfg_.qpn, [](const SendWqe& w) { return wc_opcode(w.wr.opcode); });
   next_wqe_ = 0;
   next_pkt_ = 0;
-  for (const RecvWqe& r : rq_) {
-    WorkCompletion wc;
-    wc.wr_id = r.wr.wr_id;
-    wc.status = Errc::flushed;
-    wc.opcode = WcOpcode::recv;
-    wc.qp_num = cfg_.qpn;
-    cq_.push_back(wc);
-  }
-  rq_.clear();
   retransmit_at_.reset();
   rnr_until_.reset();
 }
 
 std::size_t RcQp::poll(std::span<WorkCompletion> out) {
-  std::size_t n = 0;
-  while (n < out.size() && !cq_.empty()) {
-    out[n++] = cq_.front();
-    cq_.pop_front();
-  }
-  return n;
+  return cq_.poll(out);
 }
 
 }  // namespace naa::host::detail

@@ -139,7 +139,7 @@ class RcQp : public QpEngine {
   PacketSink& sink_;
   RcCounters& counters_;
   std::error_code error_;
-  std::deque<WorkCompletion> cq_;
+  CompletionQueue cq_;
 
   // Requester state.
   std::deque<SendWqe> sq_;          // posted and not yet completed, in PSN order

@@ -42,7 +42,7 @@ void RcQp::complete_recv(WcOpcode opcode, std::uint32_t byte_len, std::optional<
   wc.imm = imm;
   wc.solicited = solicited;
   wc.qp_num = cfg_.qpn;
-  cq_.push_back(wc);
+  cq_.push(wc);
 }
 
 void RcQp::send_read_responses(const SavedRead& r, std::uint32_t from_psn) {

@@ -68,9 +68,13 @@ protocol::CmMad Endpoint::make_req(const QpEntry& e) const {
   if (opts_.irn) {  // docs/protocol.md "IRN: negotiation": the block first, the user's bytes after
     protocol::CapabilityBlock offer;
     offer.bdp_cap = opts_.irn_bdp_cap;
-    // RTO_high is the connection's local ACK timeout; RTO_low a quarter of it (at least 2^1).
+    // RTO_high is the connection's local ACK timeout; RTO_low the option, or a quarter of
+    // RTO_high (at least 2^1).
     offer.rto_high = std::clamp<std::uint8_t>(p.local_ack_timeout, 3, 31);
-    offer.rto_low = static_cast<std::uint8_t>(offer.rto_high - 2);
+    offer.rto_low = opts_.irn_rto_low != 0
+                        ? std::min<std::uint8_t>(opts_.irn_rto_low, offer.rto_high)
+                        : static_cast<std::uint8_t>(offer.rto_high - 2);
+    offer.low_threshold = opts_.irn_low_threshold;
     (void)protocol::encode_capability_block(
         offer, std::span(req.private_data).subspan(protocol::kCapabilityReqOffset));
     user_at += protocol::kCapabilityBlockSize;

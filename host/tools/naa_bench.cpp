@@ -69,7 +69,10 @@ int run_cosim(const Options& o) {
   std::vector<std::string> args = {dir + "naa-cosim", "--calibrated",
                                    "--naaice-sweep",  out + "/latency_naaice.csv",
                                    "--max",           std::to_string(c.max_size)};
-  if (!o.reference.empty()) {
+  if (o.loss_sweep) {  // --loss-sweep --cosim: the sweep in simulated time (cosim/tools/loss_sweep)
+    args = {dir + "naa-cosim", "--loss-sweep", out, "--stream", std::to_string(c.stream_bytes)};
+    if (c.quiet) args.push_back("-q");
+  } else if (!o.reference.empty()) {
     args.push_back("--reference");
     args.push_back(o.reference);
   }
@@ -91,7 +94,7 @@ int run_cosim(const Options& o) {
     std::cerr << "naa-bench: " << args[0] << " failed\n";
     return 3;
   }
-  if (c.plot != "none") {
+  if (c.plot != "none" && !o.loss_sweep) {  // the loss sweep draws loss.svg itself
     if (spawn({"/usr/bin/gnuplot", out + "/latency_naaice.gp"}) != 0) {
       std::cerr << "naa-bench: gnuplot missing or failed: no plot (the CSV is written)\n";
     }

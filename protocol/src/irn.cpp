@@ -119,6 +119,13 @@ void IrnSendWindow::sent_new() noexcept {
   next_ = psn_add(next_, 1);
 }
 
+std::uint32_t IrnSendWindow::unsacked() const noexcept {
+  std::uint32_t n = 0;
+  for (std::uint32_t i = 0, end = in_flight(); i < end; ++i)
+    n += (slots_[slot(psn_add(una_, i))] & kSacked) == 0 ? 1U : 0U;
+  return n;
+}
+
 bool IrnSendWindow::sacked(std::uint32_t psn) const noexcept {
   if (!outstanding(psn)) return psn_diff(una_, psn) < 0x800000U;  // acknowledged already
   return (slots_[slot(psn)] & kSacked) != 0;

@@ -207,6 +207,15 @@ void Transport::irn_requester_rx(Qp& qp, const protocol::PacketView& v) {
     qp.retries_left = qp.retry_count;
     qp.timer_armed = false;
     irn_arm_retransmit(qp);
+  } else if (qp.timer_armed &&
+             sc_core::sc_time_stamp() +
+                     sc_core::sc_time(static_cast<double>(protocol::irn_timeout_ns(
+                                          qp.irn_caps, qp.irn_tx.unsacked())),
+                                      sc_core::SC_NS) <
+                 qp.irn_timer_at) {
+    // SACKs without cumulative progress left at most N packets that can still be acknowledged:
+    // RTO_low from now if that fires earlier (docs/protocol.md 8.4).
+    irn_arm_retransmit(qp);
   }
   tx_work_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -284,7 +293,7 @@ void Transport::irn_send_packet(Qp& qp, std::uint32_t psn) {
 void Transport::irn_arm_retransmit(Qp& qp) {
   const std::uint32_t cookie = qp_index(qp) << kCookieShift | kCookieRetransmit;
   const std::uint32_t in_flight = qp.irn_tx.in_flight();
-  const std::uint64_t ns = protocol::irn_timeout_ns(qp.irn_caps, in_flight);
+  const std::uint64_t ns = protocol::irn_timeout_ns(qp.irn_caps, qp.irn_tx.unsacked());
   if (ns == 0 || in_flight == 0) {
     ctx_.timers.cancel(*this, cookie);
     qp.timer_armed = false;
@@ -292,6 +301,8 @@ void Transport::irn_arm_retransmit(Qp& qp) {
   }
   ctx_.timers.arm(*this, cookie, sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));
   qp.timer_armed = true;
+  qp.irn_timer_at =
+      sc_core::sc_time_stamp() + sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS);
 }
 
 void Transport::irn_on_timeout(Qp& qp) {

@@ -57,7 +57,9 @@ Benchmarks calls to a (simulated) NAA and prints/writes the figures of docs/perf
               measured separately; raw UDP ping-pong of the same datagram sizes beside it
   --loss-sweep  instead of the above: go-back-N vs IRN at 0/1/5/10 % loss (keyed on QPN, PSN,
               attempt: the same losses for both) on a --stream WRITE stream + 50 add1 calls of
-              1 MiB, each point on a fresh naa-sim; writes loss.csv and loss.gp (--out)
+              1 MiB, each point on a fresh naa-sim; writes loss.csv and loss.gp (--out);
+              with --cosim: naa-cosim --loss-sweep, timers in simulated time, losses both
+              ways, loss.csv and loss.svg (the figures of docs/performance.md)
   stream      one-way RDMA WRITE streaming of --stream bytes in WRITEs of 4 KiB .. --write-max
               (x4), beside a raw UDP stream of the same datagrams; simulated goodput vs the
               100 GbE line rate; simulator speed (simulated cycles per wall second)

@@ -171,3 +171,18 @@ TEST_CASE("IRN timeouts: RTO_low with at most N packets in flight", "[irn]") {
   CHECK(irn_timeout_ns(b, 3) == (4096ULL << 13));
   CHECK(irn_timeout_ns(b, 4) == (4096ULL << 15));
 }
+
+TEST_CASE("IRN timeouts: SACKed packets do not count as in flight for RTO_low", "[irn]") {
+  IrnSendWindow s;
+  s.reset(100, 128);
+  for (int i = 0; i < 10; ++i)
+    s.sent_new();
+  CHECK(s.in_flight() == 10);
+  CHECK(s.unsacked() == 10);
+  // 100 and 101 lost, 102..109 SACKed (SACK PSN 109; bitmap bit i is PSN 101 + i: 102..108).
+  CHECK(s.on_ack(99, SackEth{0, 109, 0xFEU}).valid);
+  CHECK(s.in_flight() == 10);
+  CHECK(s.unsacked() == 2);  // only 100 and 101 can still be acknowledged: RTO_low
+  CHECK(s.on_ack(100, SackEth{0, 109, 0}).newly_acked == 1);
+  CHECK(s.unsacked() == 1);
+}

@@ -95,6 +95,8 @@ class Cosim final : public host::DatagramLink, public host::EndpointClock, publi
   std::deque<ToNaa> to_naa_;
   std::vector<Timer> timers_;
   sc_core::sc_time host_tx_free_ = sc_core::SC_ZERO_TIME;
+  bool running_ = false;                               // inside sc_start in wait_until()
+  sc_core::sc_time run_stop_ = sc_core::SC_ZERO_TIME;  // where that sc_start stops
 };
 
 }  // namespace naa::cosim

@@ -94,6 +94,11 @@ struct UdpRoceOptions {
   // answers without the block gets go-back-N, exactly as with irn = false.
   bool irn = false;
   std::uint16_t irn_bdp_cap = 128;  // packets, 1..4096: the bitmap size offered
+  // IRN's two retransmit timeouts (exponents e of 4.096 us x 2^e). RTO_high is the connection's
+  // local ACK timeout; RTO_low (used while at most irn_low_threshold packets are in flight, so a
+  // lost tail is recovered early) is irn_rto_low, or RTO_high - 2 when 0.
+  std::uint8_t irn_rto_low = 0;
+  std::uint8_t irn_low_threshold = 3;  // N of the IRN paper
 };
 
 // Opens the endpoint. On failure returns nullptr and sets ec (address_in_use, no_free_address,

@@ -132,6 +132,9 @@ class IrnSendWindow {
   // become eligible once more.
   void on_timeout() noexcept;
   [[nodiscard]] bool in_recovery() const noexcept { return recovery_; }
+  // PSNs in flight that no SACK has covered yet: the ones whose ACK could still arrive (the timer's
+  // choice between RTO_low and RTO_high, irn_timeout_ns).
+  [[nodiscard]] std::uint32_t unsacked() const noexcept;
   [[nodiscard]] bool sacked(std::uint32_t psn) const noexcept;
 
  private:
@@ -157,7 +160,8 @@ class IrnSendWindow {
   std::uint32_t scan_ = 0;            // take_retransmit() resumes here
 };
 
-// The retransmit timeout the requester arms: RTO_low while at most N packets are in flight, so a
+// The retransmit timeout the requester arms: RTO_low while at most N packets are in flight
+// (callers pass IrnSendWindow::unsacked(): a SACKed packet can no longer trigger recovery), so a
 // lost tail (no later packet to SACK it) is recovered quickly; RTO_high otherwise (IRN 3.1.1).
 [[nodiscard]] std::uint64_t irn_timeout_ns(const CapabilityBlock& b,
                                            std::uint32_t in_flight) noexcept;

@@ -93,6 +93,7 @@ struct Qp {
   protocol::IrnReceiveWindow irn_rx;  // responder: the 2-bitmap
   protocol::IrnSendWindow irn_tx;     // requester: selective repeat
   std::uint32_t irn_recv_sn = 0;      // recv_WQE_SN of the next receive (SEND / WRITE_WITH_IMM)
+  sc_core::sc_time irn_timer_at;      // when the armed retransmit timer fires
   std::uint32_t irn_send_sn = 0;      // recv_WQE_SN our next SEND / WRITE_WITH_IMM consumes
   // Completions waiting for the gap before them to fill: the last packet's metadata (IRN 5.3.3).
   struct IrnPending {
