@@ -113,7 +113,7 @@ module rx_parser #(
   logic [BeatW-1:0]     beat_q;              // beats of the current datagram so far (saturating)
   logic [15:0]          len_q;               // bytes of the current datagram so far
   logic [15:0]          res_len_q;           // bytes of the datagram whose result is out
-  logic [7:0]           hdr_q [HdrBytes];
+  logic [HdrBytes-1:0][7:0] hdr_q;          // byte j = hdr_q[j] (packed: one variable for Verilator)
   logic [63:0]          tail_q;              // the last 8 bytes of the stream, byte 0 oldest
   logic                 in_fire;
 
