@@ -15,18 +15,14 @@ Usage: gen_crc32_lanes_pkg.py [OUTPUT]   (default: crc32_lanes_pkg.sv beside thi
 import os
 import sys
 
-POLY = 0xEDB88320
+# The bit-serial reference and the writer of rtl/crc32/gen_crc32_pkg.py (no __pycache__ in the
+# source tree).
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crc32"))
+from gen_crc32_pkg import raw_update, write  # noqa: E402  pylint: disable=wrong-import-position
+
 LANES = 64  # bytes after the one looked up: 0 .. 63 (kMaxStreamBytes - 1)
 PER_LINE = 6
-
-
-def raw_update(reg, data):
-    """Bit-serial raw CRC-32 register update over the bytes `data` (the reference)."""
-    for byte in data:
-        reg ^= byte
-        for _ in range(8):
-            reg = (reg >> 1) ^ POLY if reg & 1 else reg >> 1
-    return reg
 
 
 def table():
@@ -94,14 +90,7 @@ def self_check():
 
 def main():
     self_check()
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__),
-                                                             "crc32_lanes_pkg.sv")
-    text = render()
-    if out == "-":
-        sys.stdout.write(text)
-    else:
-        with open(out, "w", encoding="ascii") as f:
-            f.write(text)
+    write(render(), "crc32_lanes_pkg.sv", __file__)
 
 
 if __name__ == "__main__":
