@@ -6,7 +6,8 @@
 #                                                one Verilation without a W parameter
 #                 [LINT_WIDTHS <W> ...]          widths that are linted but not Verilated
 #                 [REJECT_WIDTHS <W>:<msg> ...]  widths elaboration must reject with <msg>
-#                 [VARIANTS <name>=<DEFINE> ...]) the block again with +define+<DEFINE>
+#                 [VARIANTS <name>=<DEFINE> ...] the block again with +define+<DEFINE>
+#                 [OPTIMIZE <-Os|-O2|-O3>])      C++ optimisation of the Verilated code (naa_verilate)
 #
 # The folder holds, by convention (one name per role, so nothing else needs listing):
 #   <block>.sv (+ <block>_pkg.sv)          the RTL; rtl/prim/*.sv are added to every block
@@ -50,7 +51,7 @@ endfunction()
 
 # _naa_rtl_verilations(<lib> <block> <prefix> <widths> <define>): Verilates <block> at every width
 # into <lib>_w<W>_v, writes <lib>'s generated header and returns the targets in <lib>_VERILATED.
-function(_naa_rtl_verilations lib block prefix widths define sources waiver)
+function(_naa_rtl_verilations lib block prefix widths define sources waiver optimize)
   set(verilated "")
   set(includes "")
   set(entries "")
@@ -60,14 +61,14 @@ function(_naa_rtl_verilations lib block prefix widths define sources waiver)
   endif()
   if(widths)
     foreach(w IN LISTS widths)
-      naa_verilate(${lib}_w${w}_v TOP_MODULE ${block} PREFIX ${prefix}_w${w}
+      naa_verilate(${lib}_w${w}_v TOP_MODULE ${block} PREFIX ${prefix}_w${w} OPTIMIZE ${optimize}
         WAIVERS ${waiver} PARAMETERS W=${w} ${defines} SOURCES ${sources})
       list(APPEND verilated ${lib}_w${w}_v)
       string(APPEND includes "#include \"${prefix}_w${w}.h\"\n")
       list(APPEND entries "Verilation<${prefix}_w${w}, ${w}>")
     endforeach()
   else()
-    naa_verilate(${lib}_v TOP_MODULE ${block} PREFIX ${prefix}
+    naa_verilate(${lib}_v TOP_MODULE ${block} PREFIX ${prefix} OPTIMIZE ${optimize}
       WAIVERS ${waiver} ${defines} SOURCES ${sources})
     list(APPEND verilated ${lib}_v)
     string(APPEND includes "#include \"${prefix}.h\"\n")
@@ -98,13 +99,16 @@ function(_naa_rtl_adapter lib source dir)
 endfunction()
 
 function(naa_rtl_block)
-  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME"
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME;OPTIMIZE"
     "SOURCES;WIDTHS;LINT_WIDTHS;REJECT_WIDTHS;VARIANTS")
   if(ARG_UNPARSED_ARGUMENTS OR NOT ARG_NAME OR NOT ARG_SOURCES)
     message(FATAL_ERROR "naa_rtl_block(${ARG_NAME}): NAME and SOURCES are required; "
                         "unknown: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
   set(block ${ARG_NAME})
+  if(NOT ARG_OPTIMIZE)
+    set(ARG_OPTIMIZE -Os)
+  endif()
   set(dir ${CMAKE_CURRENT_SOURCE_DIR}/${block})
   set(waiver ${dir}/${block}.vlt)
   set(sources ${NAA_RTL_PRIM_SOURCES})
@@ -129,7 +133,7 @@ function(naa_rtl_block)
 
   # The Verilated block and its adapter, then each variant.
   _naa_rtl_verilations(naa_rtl_${block} ${block} V${block} "${ARG_WIDTHS}" "" "${sources}"
-                       ${waiver})
+                       ${waiver} ${ARG_OPTIMIZE})
   _naa_rtl_adapter(naa_rtl_${block} ${dir}/${block}_rtl.cpp ${dir} ${naa_rtl_${block}_VERILATED})
   target_link_libraries(naa_rtl_blocks INTERFACE naa_rtl_${block})
   set(variants "")
@@ -142,7 +146,7 @@ function(naa_rtl_block)
     list(APPEND variants "${define}")
     set(lib naa_rtl_${block}_${name})
     _naa_rtl_verilations(${lib} ${block} V${block}_${name} "${ARG_WIDTHS}" ${define}
-                         "${sources}" ${waiver})
+                         "${sources}" ${waiver} ${ARG_OPTIMIZE})
     _naa_rtl_adapter(${lib} ${dir}/${block}_${name}_rtl.cpp ${dir} ${${lib}_VERILATED})
   endforeach()
 

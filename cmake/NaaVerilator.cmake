@@ -9,6 +9,9 @@
 #                [PARAMETERS <NAME=VALUE> ...]  top-level parameter overrides (-G)
 #                [DEFINES <NAME[=VALUE]> ...]   preprocessor defines (+define+)
 #                [INCLUDE_DIRS <dir> ...]       `include / module search directories
+#                [OPTIMIZE <-Os|-O2|-O3>]       the C++ optimisation of the generated fast path
+#                                               (default -Os; -O2 for a block clocked per beat in
+#                                               naa-sim's hot path, docs/performance.md)
 #                [VERILATOR_ARGS <arg> ...])    anything else for verilator, except the options
 #                                               this function owns (see _naa_verilator_owned)
 #
@@ -43,7 +46,7 @@ find_package(verilator REQUIRED HINTS $ENV{VERILATOR_ROOT} /usr/share/verilator)
 # Keywords of verilate() and of naa_verilate(), and known misspellings: none of them may appear as
 # a value (that is how a typo or an unsupported option would otherwise be swallowed).
 set(_NAA_VERILATE_KEYWORDS
-  TOP_MODULE PREFIX SOURCES WAIVERS PARAMETERS DEFINES INCLUDE_DIRS VERILATOR_ARGS
+  TOP_MODULE PREFIX OPTIMIZE SOURCES WAIVERS PARAMETERS DEFINES INCLUDE_DIRS VERILATOR_ARGS
   TRACE TRACE_VCD TRACE_FST TRACE_STRUCTS TRACE_THREADS SYSTEMC COVERAGE THREADS DIRECTORY
   OPT_SLOW OPT_FAST OPT_GLOBAL)
 
@@ -75,7 +78,7 @@ endfunction()
 
 function(naa_verilate target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG ""
-    "TOP_MODULE;PREFIX"
+    "TOP_MODULE;PREFIX;OPTIMIZE"
     "SOURCES;WAIVERS;PARAMETERS;DEFINES;INCLUDE_DIRS;VERILATOR_ARGS")
 
   set(errors "")
@@ -128,6 +131,11 @@ function(naa_verilate target)
       endif()
     endforeach()
   endforeach()
+  if(NOT ARG_OPTIMIZE)
+    set(ARG_OPTIMIZE -Os)
+  elseif(NOT ARG_OPTIMIZE MATCHES "^-O(s|2|3)$")
+    list(APPEND errors "OPTIMIZE: '${ARG_OPTIMIZE}' is not -Os, -O2 or -O3")
+  endif()
   if(TARGET ${target})
     list(APPEND errors "target '${target}' already exists (naa_verilate creates it)")
   endif()
@@ -159,7 +167,7 @@ function(naa_verilate target)
     DIRECTORY ${vdir}
     TRACE_FST
     INCLUDE_DIRS ${ARG_INCLUDE_DIRS}
-    OPT_FAST -Os
+    OPT_FAST ${ARG_OPTIMIZE}
     SOURCES ${ARG_WAIVERS} ${ARG_SOURCES}
     VERILATOR_ARGS ${args})
 

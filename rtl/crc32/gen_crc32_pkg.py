@@ -109,15 +109,19 @@ def render():
     return "\n".join(lines)
 
 
-def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__),
-                                                             "crc32_pkg.sv")
-    text = render()
+def write(text, default_name, script):
+    """Writes text to argv[1] (- = stdout), or to default_name beside `script`."""
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(script),
+                                                             default_name)
     if out == "-":
         sys.stdout.write(text)
     else:
         with open(out, "w", encoding="ascii") as f:
             f.write(text)
+
+
+def main():
+    write(render(), "crc32_pkg.sv", __file__)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "compare.hpp"
+#include "naa/rtl/datagram_driver.hpp"
 #include "naa/rtl/icrc_check.hpp"
 
 namespace naa::rtl {
@@ -149,37 +150,13 @@ const Divergence* IcrcCheck::divergence() const noexcept {
 
 IcrcCheckResult IcrcCheck::check(const IpUdpHeaderBytes& ip_udp,
                                  std::span<const std::uint8_t> datagram) {
-  const std::uint32_t w = width();
-  const std::uint64_t limit = datagram.size() / w + 16;
-  IcrcCheckResult r;
   IcrcCheckInputs in;
-  in.out_ready = true;
-  in.in_valid = true;
   in.ip_udp = ip_udp;
-  std::size_t pos = 0;
-  bool sent_last = false;
-  while (!sent_last) {
-    const std::size_t n = std::min<std::size_t>(w, datagram.size() - pos);
-    in.in.data = {};
-    std::copy_n(datagram.begin() + static_cast<std::ptrdiff_t>(pos), n, in.in.data.begin());
-    in.in.keep = keep_mask(static_cast<std::uint32_t>(n));
-    in.in.last = pos + n == datagram.size();
-    const IcrcCheckOutputs o = step(in);
-    if (++r.cycles > limit) throw std::runtime_error("icrc_check: the block stopped taking beats");
-    if (o.in_ready) {
-      pos += n;
-      sent_last = in.in.last;
-    }
-  }
-  in.in_valid = false;
-  for (;;) {
-    const IcrcCheckOutputs o = step(in);
-    if (++r.cycles > limit) throw std::runtime_error("icrc_check: no result from the block");
-    if (o.out_valid) {
-      r.result = o.out;
-      break;
-    }
-  }
+  const auto drive = drive_datagram(IcrcCheckPort::kBlock, width(), in, datagram,
+                                    [this](const IcrcCheckInputs& i) { return step(i); });
+  IcrcCheckResult r;
+  r.result = drive.out;
+  r.cycles = drive.cycles;
   ++stats_.packets;
   if (!r.result.ok) ++stats_.bad;
   stats_.divergences = divergence() != nullptr ? 1 : 0;

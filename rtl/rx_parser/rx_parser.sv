@@ -109,60 +109,53 @@ module rx_parser #(
   // ---------------------------------------------------------------------------------------------
   // Input side: capture the header bytes by beat position, keep the last 8 bytes, count bytes.
   // ---------------------------------------------------------------------------------------------
-  logic                 result_d, result_q;  // a result is on the output
-  logic [BeatW-1:0]     beat_d, beat_q;      // beats of the current datagram so far (saturating)
-  logic [15:0]          len_d, len_q;        // bytes of the current datagram so far
+  logic                 result_q;            // a result is on the output
+  logic [BeatW-1:0]     beat_q;              // beats of the current datagram so far (saturating)
+  logic [15:0]          len_q;               // bytes of the current datagram so far
   logic [15:0]          res_len_q;           // bytes of the datagram whose result is out
-  logic [7:0]           hdr_q [HdrBytes];
+  logic [HdrBytes-1:0][7:0] hdr_q;          // byte j = hdr_q[j] (packed: one variable for Verilator)
   logic [63:0]          tail_q;              // the last 8 bytes of the stream, byte 0 oldest
-  logic [CountW-1:0]    count;
   logic                 in_fire;
-  logic [8*W+63:0]      window;
 
   assign in_ready_o = !result_q || out_ready_i;
   assign in_fire    = in_valid_i && in_ready_o;
-  assign count      = CountW'($countones(in_keep_i));
-  assign window     = {in_data_i, tail_q};
 
-  always_comb begin
-    result_d = result_q;
-    beat_d   = beat_q;
-    len_d    = len_q;
-    if (result_q && out_ready_i) result_d = 1'b0;
-    if (in_fire) begin
-      if (in_last_i) begin
-        result_d  = 1'b1;
-        beat_d    = '0;
-        len_d     = '0;
-      end else begin
-        if (beat_q != BeatW'(HdrBeats)) beat_d = beat_q + 1'b1;
-        len_d = len_q + 16'(count);
-      end
-    end
-  end
-
+  // Everything below is computed in the always_ff blocks (not in always_comb next-state
+  // signals), so Verilator evaluates it once per cycle, at the edge (issue 14 item 5).
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       result_q <= 1'b0;
       beat_q   <= '0;
       len_q    <= '0;
     end else begin
-      result_q <= result_d;
-      beat_q   <= beat_d;
-      len_q    <= len_d;
+      if (result_q && out_ready_i) result_q <= 1'b0;
+      if (in_fire) begin
+        if (in_last_i) begin
+          result_q <= 1'b1;
+          beat_q   <= '0;
+          len_q    <= '0;
+        end else begin
+          if (beat_q != BeatW'(HdrBeats)) beat_q <= beat_q + 1'b1;
+          len_q <= len_q + 16'($countones(in_keep_i));
+        end
+      end
     end
   end
 
   // Datapath registers: no reset (meaningful only under out_valid_o, after a whole datagram).
-  // Written here rather than through always_comb next-state signals, so that Verilator copies
-  // the beat once per cycle, at the edge.
   always_ff @(posedge clk_i) begin
-    if (in_fire) begin
-      for (int unsigned j = 0; j < HdrBytes; j++) begin
-        if (beat_q == BeatW'(j / W)) hdr_q[j] <= in_data_i[8*(j % W) +: 8];
+    if (in_fire) begin : fire
+      logic [CountW-1:0] count;
+      count = CountW'($countones(in_keep_i));
+      if (beat_q < BeatW'(HdrBeats)) begin
+        for (int unsigned j = 0; j < HdrBytes; j++) begin
+          if (beat_q == BeatW'(j / W)) hdr_q[j] <= in_data_i[8*(j % W) +: 8];
+        end
       end
-      // The last 8 bytes after this beat: bytes count .. count+7 of {beat, previous tail}.
-      tail_q <= 64'(window >> (8 * count));
+      // The last 8 bytes after this beat: bytes count .. count+7 of {beat, previous tail} (a
+      // full beat, the common case, by a constant shift).
+      if (count == CountW'(W)) tail_q <= 64'({in_data_i, tail_q} >> (8 * W));
+      else tail_q <= 64'({in_data_i, tail_q} >> (8 * 32'(count)));
       if (in_last_i) res_len_q <= len_q + 16'(count);
     end
   end

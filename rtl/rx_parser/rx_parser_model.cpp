@@ -8,6 +8,7 @@
 #include <string>
 
 #include "compare.hpp"
+#include "naa/rtl/datagram_driver.hpp"
 #include "naa/rtl/rx_parser.hpp"
 
 namespace naa::rtl {
@@ -394,36 +395,11 @@ RxParseResult RxParser::parse(std::span<const std::uint8_t> datagram) {
     throw std::invalid_argument("rx_parser: datagram of " + std::to_string(datagram.size()) +
                                 " bytes is longer than the block measures");
   }
-  const std::uint32_t w = width();
-  const std::uint64_t limit = datagram.size() / w + 16;
+  const auto drive = drive_datagram(RxParserPort::kBlock, width(), RxParserInputs{}, datagram,
+                                    [this](const RxParserInputs& in) { return step(in); });
   RxParseResult r;
-  RxParserInputs in;
-  in.out_ready = true;
-  in.in_valid = true;
-  std::size_t pos = 0;
-  bool sent_last = false;
-  while (!sent_last) {
-    const std::size_t n = std::min<std::size_t>(w, datagram.size() - pos);
-    in.in.data = {};
-    std::copy_n(datagram.begin() + static_cast<std::ptrdiff_t>(pos), n, in.in.data.begin());
-    in.in.keep = keep_mask(static_cast<std::uint32_t>(n));
-    in.in.last = pos + n == datagram.size();
-    const RxParserOutputs o = step(in);
-    if (++r.cycles > limit) throw std::runtime_error("rx_parser: the block stopped taking beats");
-    if (o.in_ready) {
-      pos += n;
-      sent_last = in.in.last;
-    }
-  }
-  in.in_valid = false;
-  for (;;) {
-    const RxParserOutputs o = step(in);
-    if (++r.cycles > limit) throw std::runtime_error("rx_parser: no result from the block");
-    if (o.out_valid) {
-      r.parsed = o.out;
-      break;
-    }
-  }
+  r.parsed = drive.out;
+  r.cycles = drive.cycles;
   ++stats_.packets;
   if (r.parsed.reason != RxDropReason::none) ++stats_.drops;
   stats_.divergences = divergence() != nullptr ? 1 : 0;

@@ -16,6 +16,7 @@
 #include "naa/rtl/icrc_check_broken_rtl.hpp"
 #include "naa/rtl/icrc_check_headers.hpp"
 #include "naa/rtl/icrc_check_rtl.hpp"
+#include "support/receive_lockstep.hpp"
 #include "support/roce_traffic.hpp"
 
 using namespace naa::rtl;
@@ -107,13 +108,7 @@ TEST_CASE("icrc_check: model and RTL agree every cycle under back-pressure", "[r
       std::vector<IcrcResult> expected;
       std::vector<IcrcResult> results;
       IcrcCheckInputs in;
-      for (int c = 0; c < 3; ++c) {
-        in.rst_n = false;
-        in.in_valid = chance(rng, 0.5);
-        in.out_ready = chance(rng, 0.5);
-        dut.step(in);
-      }
-      in.rst_n = true;
+      reset_randomly(dut, in, rng);
       std::size_t sent = 0;        // datagrams whose beats were all accepted
       std::size_t beat_index = 0;  // beats of datagram `sent` accepted so far
       for (const Phase& phase : kPhases) {
@@ -126,37 +121,24 @@ TEST_CASE("icrc_check: model and RTL agree every cycle under back-pressure", "[r
           headers.push_back(ip_udp_header_bytes(d.headers));
           expected.push_back(reference(d.headers, d.bytes));
         }
-        for (int c = 0; c < 400000 && results.size() < expected.size(); ++c) {
-          src.begin_cycle();
-          in.out_ready = chance(rng, phase.p_ready);
-          in.in_valid = src.valid();
-          in.in = src.beat();
+        const auto set_headers = [&](IcrcCheckInputs& i) {
           if (sent < headers.size()) {
-            in.ip_udp = headers[sent];
+            i.ip_udp = headers[sent];
           } else {
-            for (auto& x : in.ip_udp)
+            for (auto& x : i.ip_udp)
               x = uniform<std::uint8_t>(rng, 0, 255);
           }
-          const IcrcCheckOutputs o = dut.step(in);
-          if (in.in_valid && o.in_ready && ++beat_index == beats[sent]) {
+        };
+        const auto count_beats = [&](const IcrcCheckInputs& i, const IcrcCheckOutputs& o) {
+          if (i.in_valid && o.in_ready && ++beat_index == beats[sent]) {
             ++sent;
             beat_index = 0;
           }
-          src.end_cycle(o.in_ready);
-          if (o.out_valid && in.out_ready) results.push_back(o.out);
-          if (dut.checker().diverged()) break;
-        }
+        };
+        run_phase(dut, in, src, rng, phase, expected.size(), results, set_headers, count_beats);
         if (dut.checker().diverged()) break;
       }
-      INFO((dut.checker().diverged() ? dut.checker().divergence()->to_string() : "no divergence"));
-      REQUIRE_FALSE(dut.checker().diverged());
-      std::cout << "  W=" << w << ": " << dut.checker().cycles() << " cycles, " << results.size()
-                << " datagrams compared\n";
-      REQUIRE(results.size() == expected.size());
-      for (std::size_t i = 0; i < expected.size(); ++i) {
-        INFO("datagram " << i);
-        CHECK(disagreement(expected[i], results[i]).empty());
-      }
+      check_lockstep_results(dut, w, expected, results, disagreement);
     }
   }
 }

@@ -15,6 +15,7 @@
 #include "naa/rtl/rx_parser.hpp"
 #include "naa/rtl/rx_parser_broken_rtl.hpp"
 #include "naa/rtl/rx_parser_rtl.hpp"
+#include "support/receive_lockstep.hpp"
 #include "support/roce_traffic.hpp"
 
 using namespace naa::rtl;
@@ -159,13 +160,7 @@ TEST_CASE("rx_parser: model and RTL agree every cycle under back-pressure", "[rt
       std::vector<RxParsed> expected;
       std::vector<RxParsed> results;
       RxParserInputs in;
-      for (int c = 0; c < 3; ++c) {
-        in.rst_n = false;
-        in.in_valid = chance(rng, 0.5);
-        in.out_ready = chance(rng, 0.5);
-        dut.step(in);
-      }
-      in.rst_n = true;
+      reset_randomly(dut, in, rng);
       for (const Phase& phase : kPhases) {
         src.set_rate(phase.p_valid);
         for (int p = 0; p < 300; ++p) {
@@ -173,27 +168,12 @@ TEST_CASE("rx_parser: model and RTL agree every cycle under back-pressure", "[rt
           src.push(to_beats(d.bytes, w, BeatShape::full, rng));
           expected.push_back(reference(d.bytes));
         }
-        for (int c = 0; c < 400000 && results.size() < expected.size(); ++c) {
-          src.begin_cycle();
-          in.out_ready = chance(rng, phase.p_ready);
-          in.in_valid = src.valid();
-          in.in = src.beat();
-          const RxParserOutputs o = dut.step(in);
-          src.end_cycle(o.in_ready);
-          if (o.out_valid && in.out_ready) results.push_back(o.out);
-          if (dut.checker().diverged()) break;
-        }
+        run_phase(
+            dut, in, src, rng, phase, expected.size(), results, [](RxParserInputs&) {},
+            [](const RxParserInputs&, const RxParserOutputs&) {});
         if (dut.checker().diverged()) break;
       }
-      INFO((dut.checker().diverged() ? dut.checker().divergence()->to_string() : "no divergence"));
-      REQUIRE_FALSE(dut.checker().diverged());
-      std::cout << "  W=" << w << ": " << dut.checker().cycles() << " cycles, " << results.size()
-                << " datagrams compared\n";
-      REQUIRE(results.size() == expected.size());
-      for (std::size_t i = 0; i < expected.size(); ++i) {
-        INFO("datagram " << i);
-        CHECK(disagreement(expected[i], results[i]).empty());
-      }
+      check_lockstep_results(dut, w, expected, results, disagreement);
     }
   }
 }
