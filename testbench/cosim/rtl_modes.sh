@@ -8,7 +8,8 @@
 # - model: the same datagrams (bytes, order) as rtl; only their simulated times differ where the
 #   kernels' C++ cost model and their RTL take different cycles (docs/sim/rtl.md "Kernels").
 # - the default (no block option) is naa-sim's: MR table and kernels RTL, receive path model;
-# - --loss-sweep's points (forked children) run in lockstep too, 0 divergences.
+# - --loss-sweep's points (forked children) run in lockstep too, 0 divergences;
+# - the calibrated NAAICE sweep writes the same CSV in model and lockstep mode.
 # Usage: rtl_modes.sh <naa-cosim> <work dir>
 set -euo pipefail
 cosim=$1
@@ -77,4 +78,14 @@ echo "model = rtl datagrams (count, sha256 without timestamps): $(frames rtl)"
   fail "loss sweep: not 2 points in lockstep with 0 divergences"
 [ "$(grep -c '^rtl.kernels.lockstep=1$' "$dir/loss.err")" -eq 2 ] || fail "loss sweep: kernels not in lockstep"
 echo "loss sweep in lockstep: 2 points, 0 divergences"
+
+# The calibrated NAAICE sweep (docs/sim/calibration.md) gives the same CSV with the RTL blocks.
+for m in model lockstep; do
+  mkdir -p "$dir/naaice_$m"
+  "$cosim" --calibrated --naaice-sweep "$dir/naaice_$m/latency_naaice.csv" --max 1M \
+    --blocks=$m >"$dir/naaice_$m.out" 2>&1 || fail "naa-cosim --naaice-sweep --blocks=$m exited $?"
+done
+cmp -s "$dir/naaice_model/latency_naaice.csv" "$dir/naaice_lockstep/latency_naaice.csv" ||
+  fail "the calibrated sweep differs between model and lockstep"
+echo "calibrated sweep up to 1 MiB: model = lockstep CSV"
 echo "PASSED"
