@@ -23,10 +23,24 @@
 #include "naa/host/session.hpp"
 #include "naa/impair/fault_spec.hpp"
 #include "naa/protocol/immediate.hpp"
+#include "naa/sim/block_modes.hpp"
 #include "naa/tools/size_arg.hpp"
 #include "naaice_sweep.hpp"
+#if NAA_COSIM_HAS_RTL
+#include "naa/sim/rtl_block_setup.hpp"
+#endif
 
 namespace {
+
+// The blocks with RTL run as naa-sim's do for the same options, with the same defaults
+// (naa::sim::BlockModes, docs/sim/rtl.md "Defaults").
+#if NAA_COSIM_HAS_RTL
+constexpr bool kHasRtl = true;
+#else
+constexpr bool kHasRtl = false;
+#endif
+// The exit status after a lockstep divergence (its report on stderr).
+constexpr int kExitLockstepDivergence = 4;
 
 constexpr const char* kUsage = R"USAGE(usage: naa-cosim [options] --fn FN REGION...
 
@@ -71,13 +85,23 @@ Options:
       --stats             print the NAA model's statistics at the end
   -q, --quiet             only the phase lines
   -h, --help              this help
+The blocks that also exist as RTL, as in naa-sim (docs/sim/rtl.md; lockstep: the first
+divergence prints a report, the run goes on with the models' outputs, exit status 4):
+@BLOCK_OPTIONS@
 Regions (parameters 0, 1, ... in order): --in SRC, --inout SRC, --out SIZE; SRC is
 gen:SIZE[:SEED] (pseudo-random bytes) or seq:SIZE (0,1,2,...). SIZE takes K, M, G.
-Exit status: 0 done, 1 a call failed, 2 usage error, 3 session failure.
+Exit status: 0 done, 1 a call failed, 2 usage error, 3 session failure, 4 lockstep divergence.
 )USAGE";
 
+std::string usage() {
+  std::string u = kUsage;
+  const std::string mark = "@BLOCK_OPTIONS@\n";
+  u.replace(u.find(mark), mark.size(), naa::sim::BlockModes::help(kHasRtl));
+  return u;
+}
+
 [[noreturn]] void usage_error(const std::string& msg) {
-  std::cerr << "naa-cosim: " << msg << "\n\n" << kUsage;
+  std::cerr << "naa-cosim: " << msg << "\n\n" << usage();
   std::exit(2);
 }
 
@@ -99,6 +123,8 @@ struct Options {
   naa::cosim::SweepOptions sweep;  // csv_path set: --naaice-sweep
   naa::cosim::LossSweepOptions loss;
   bool loss_sweep = false;
+  naa::sim::BlockModes blocks{kHasRtl};  // --mr-table, --kernels, --rx-pipe, --blocks
+  std::string command_line;              // for a lockstep divergence report
 };
 
 std::uint64_t parse_u64(const char* s, const char* what, std::uint64_t max) {
@@ -172,7 +198,11 @@ Options parse_options(int argc, char* argv[]) {
     kCallSize,
     kRtoHigh,
     kRtoLow,
-    kLosses
+    kLosses,
+    kMrTable,
+    kKernels,
+    kRxPipe,
+    kBlocks
   };
   static const option kOptions[] = {{"fn", required_argument, nullptr, 'f'},
                                     {"repeat", required_argument, nullptr, 'n'},
@@ -203,6 +233,10 @@ Options parse_options(int argc, char* argv[]) {
                                     {"rto-high", required_argument, nullptr, kRtoHigh},
                                     {"rto-low", required_argument, nullptr, kRtoLow},
                                     {"losses", required_argument, nullptr, kLosses},
+                                    {"mr-table", required_argument, nullptr, kMrTable},
+                                    {"kernels", required_argument, nullptr, kKernels},
+                                    {"rx-pipe", required_argument, nullptr, kRxPipe},
+                                    {"blocks", required_argument, nullptr, kBlocks},
                                     {"in", required_argument, nullptr, kIn},
                                     {"out", required_argument, nullptr, kOut},
                                     {"inout", required_argument, nullptr, kInout},
@@ -211,7 +245,8 @@ Options parse_options(int argc, char* argv[]) {
                                     {nullptr, 0, nullptr, 0}};
   opterr = 0;
   for (;;) {
-    const int c = getopt_long(argc, argv, "f:n:qh", kOptions, nullptr);
+    int option_index = 0;
+    const int c = getopt_long(argc, argv, "f:n:qh", kOptions, &option_index);
     if (c == -1) break;
     std::string why;
     switch (c) {
@@ -334,11 +369,17 @@ Options parse_options(int argc, char* argv[]) {
         o.regions.push_back({2U, *v, ""});
         break;
       }
+      case kMrTable:
+      case kKernels:
+      case kRxPipe:
+      case kBlocks:
+        if (!o.blocks.set(kOptions[option_index].name, optarg, &why)) usage_error(why);
+        break;
       case 'q':
         o.quiet = true;
         break;
       case 'h':
-        std::cout << kUsage;
+        std::cout << usage();
         std::exit(0);
       default:
         usage_error(std::string("unknown or incomplete option: ") +
@@ -346,6 +387,10 @@ Options parse_options(int argc, char* argv[]) {
     }
   }
   if (optind < argc) usage_error(std::string("unexpected argument: ") + argv[optind]);
+  o.blocks.resolve();
+  if (!kHasRtl && o.blocks.any_rtl()) usage_error(naa::sim::BlockModes::without_rtl("naa-cosim"));
+  for (int i = 0; i < argc; ++i)
+    o.command_line += (i ? " " : "") + std::string(argv[i]);
   if (!o.sweep.csv_path.empty() && o.fn == 0) o.fn = 1;
   if (o.loss_sweep && o.fn == 0) o.fn = 1;  // the loss sweep's calls are add1
   if (o.loss.rto_low > o.loss.rto_high) usage_error("--rto-low must not exceed --rto-high");
@@ -403,7 +448,8 @@ void phase(const naa::cosim::Cosim& cs, const std::string& name, double t0, doub
             << static_cast<std::uint64_t>(cycles + 0.5) << " cycles)\n";
 }
 
-int run(const Options& o) {
+// The session or sweep the options ask for, on o.cfg (its blocks included).
+int run_cosim(const Options& o) {
   if (o.loss_sweep) {
     naa::cosim::LossSweepOptions ls = o.loss;
     ls.mtu = o.mtu;
@@ -416,6 +462,10 @@ int run(const Options& o) {
     naa::cosim::SweepOptions sw = o.sweep;
     sw.fn = o.fn;
     sw.seed = o.seed;
+    if (o.blocks.any_rtl()) {
+      sw.blocks = "--mr-table=" + o.blocks.mr_table + " --kernels=" + o.blocks.kernels +
+                  " --rx-pipe=" + o.blocks.rx_pipe + ", a block not Verilated at --width a model";
+    }
     return naa::cosim::run_naaice_sweep(o.cfg, sw);
   }
   std::uint64_t total = 0;
@@ -487,6 +537,41 @@ int run(const Options& o) {
     std::cout << rep.str().substr(0, rep.str().find('\n', rep.str().find("sim.cycles")) + 1);
   }
   return status;
+}
+
+// Builds the blocks the options ask for as RTL (as naa-sim does) and runs.
+int run(Options o) {
+#if NAA_COSIM_HAS_RTL
+  std::shared_ptr<naa::sim::RtlBlocks> rtl;
+  if (o.blocks.any_rtl()) {
+    naa::sim::RtlBlocksOptions ro;
+    ro.command_line = o.command_line;
+    // In lockstep the rest of the NAA sees the models' outputs, so after a divergence (its report
+    // on stderr) the session goes on and ends as it would have (pcap complete) and the exit status
+    // says it. A loss sweep point is a forked child (loss_sweep.hpp): it ends at once instead.
+    const bool forked = o.loss_sweep;
+    ro.stop_run = [forked] {
+      if (!forked) return;
+      std::cout.flush();
+      std::cerr.flush();
+      std::_Exit(kExitLockstepDivergence);
+    };
+    try {
+      rtl =
+          naa::sim::install_rtl_blocks(o.blocks, std::move(ro), o.cfg.sim, std::cerr, "naa-cosim");
+    } catch (const std::exception& e) {
+      usage_error(e.what());
+    }
+  }
+  const int status = run_cosim(o);
+  if (rtl) {
+    rtl->finish();
+    if (rtl->diverged()) return kExitLockstepDivergence;
+  }
+  return status;
+#else
+  return run_cosim(o);
+#endif
 }
 
 }  // namespace

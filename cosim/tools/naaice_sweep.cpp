@@ -139,9 +139,9 @@ int run_naaice_sweep(const CosimConfig& cfg, const SweepOptions& o) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const double cycles = (cs.now_ns() - sim0) * cs.clock_mhz() / 1e3;
   std::printf(
-      "model speed (co-simulation, model mode): %.0f simulated cycles in %.2f wall s, "
+      "model speed (co-simulation, %s): %.0f simulated cycles in %.2f wall s, "
       "%.3g cycles per wall second\n",
-      cycles, wall_s, wall_s > 0 ? cycles / wall_s : 0.0);
+      o.blocks.c_str(), cycles, wall_s, wall_s > 0 ? cycles / wall_s : 0.0);
   // gnuplot script beside the CSV: ours and the FPGA's points (png if gnuplot is there).
   const std::string gp = o.csv_path.substr(0, o.csv_path.rfind('.')) + ".gp";
   std::ofstream(gp) << "set datafile separator ','\nset logscale xy\nset key top left\n"

@@ -19,6 +19,7 @@ struct SweepOptions {
   std::uint64_t max_size = 64ULL << 20;
   int fn = 1;
   std::uint64_t seed = 1;
+  std::string blocks = "model mode";  // how the blocks with RTL ran, for the speed line
 };
 
 // Runs the sweep on `cfg`; prints the deviation table; returns 0, or 1 if a call failed, 3 on a

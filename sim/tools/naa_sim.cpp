@@ -14,10 +14,12 @@
 
 #include <systemc>
 
+#include "naa/sim/block_modes.hpp"
 #include "naa/sim/net_port.hpp"
 #include "naa/sim/runner.hpp"
 #if NAA_SIM_HAS_RTL
 #include "naa/rtl/mr_table_broken_rtl.hpp"
+#include "naa/sim/rtl_block_setup.hpp"
 #include "naa/sim/rtl_blocks.hpp"
 #endif
 
@@ -81,19 +83,7 @@ Options:
   --stats-file FILE  write statistics to FILE (replaced atomically) instead of stdout; implies
                      --stats
   --log-level L      error, warn, info or debug (default warn); logs go to stderr
-  --mr-table=MODE    the MR table as the C++ model, as the Verilated RTL (rtl/mr_table/mr_table.sv),
-                     or both in lockstep: model, rtl or lockstep (default @DEFAULT_MODE@)
-  --kernels=MODE     the same for the kernels that have RTL (add1/add2, vadd_i32, crc32; RTL
-                     kernels need --width 16 or 64, add1/add2 also 1); others stay C++ models
-                     (default @DEFAULT_MODE@; by default a kernel not Verilated at --width
-                     stays the C++ model)
-  --rx-pipe=MODE     the receive path's checks (rtl/rx_parser: headers, TVer, pad, length,
-                     opcode; rtl/icrc_check: the ICRC) as the C++ model, the Verilated RTL or
-                     both in lockstep: model, rtl or lockstep (default @RX_DEFAULT@); in rtl
-                     mode the drop counters take the RTL's reasons
-  --blocks=MODE      every block with RTL in MODE (model, rtl or lockstep) as a default: a block
-                     not Verilated at --width stays the C++ model (a note says so); an explicit
-                     --mr-table, --kernels or --rx-pipe wins
+@BLOCK_OPTIONS@
   --trace FILE.fst   FST waveform (GTKWave) of the Verilated blocks, on the simulated time axis;
                      with lockstep it ends at the first divergence (docs/sim/rtl.md); complete
                      after SIGINT/SIGTERM too
@@ -112,27 +102,18 @@ Exit status: 0 stopped by a signal, 1 cannot listen or write the pcap, 2 bad com
 3 lockstep divergence.
 )USAGE";
 
-// The blocks' default mode: RTL when naa-sim was built with it (docs/sim/rtl.md).
+// The blocks' defaults follow the build: RTL for the MR table and kernels when naa-sim was built
+// with it (naa::sim::BlockModes, docs/sim/rtl.md "Defaults").
 #if NAA_SIM_HAS_RTL
-constexpr const char* kDefaultBlockMode = "rtl";
+constexpr bool kHasRtl = true;
 #else
-constexpr const char* kDefaultBlockMode = "model";
+constexpr bool kHasRtl = false;
 #endif
-
-// The receive path's default (docs/sim/rtl.md "What each mode costs").
-// The receive path's default: the C++ model. Its RTL (rx_parser, icrc_check) costs about 15 times
-// the model's wall time while streaming (docs/sim/rtl.md "What each mode costs"); --rx-pipe=rtl
-// or --blocks=rtl asks for it.
-constexpr const char* kDefaultRxPipeMode = "model";
 
 std::string usage() {
   std::string u = kUsage;
-  for (const auto& [mark, mode] :
-       {std::pair<std::string, const char*>{"@DEFAULT_MODE@", kDefaultBlockMode},
-        {"@RX_DEFAULT@", kDefaultRxPipeMode}}) {
-    for (auto at = u.find(mark); at != std::string::npos; at = u.find(mark))
-      u.replace(at, mark.size(), mode);
-  }
+  const std::string mark = "@BLOCK_OPTIONS@\n";
+  u.replace(u.find(mark), mark.size(), naa::sim::BlockModes::help(kHasRtl));
   return u;
 }
 
@@ -225,13 +206,7 @@ struct Options {
   naa::sim::LogLevel level = naa::sim::LogLevel::warn;
   // Blocks with RTL (docs/sim/rtl.md): parsed here, built by run() once the whole command line is
   // known.
-  std::string mr_table_mode = kDefaultBlockMode;
-  std::string kernels_mode = kDefaultBlockMode;
-  bool kernels_given = false;  // --kernels on the command line (else the default applies)
-  std::string rx_pipe_mode = kDefaultRxPipeMode;
-  bool rx_pipe_given = false;
-  bool mr_table_given = false;
-  std::string blocks_mode;  // --blocks
+  naa::sim::BlockModes blocks{kHasRtl};  // --mr-table, --kernels, --rx-pipe, --blocks
   std::string trace_path;
   std::uint64_t trace_window = 0;    // --trace-window: cycles kept; 0 = the whole run
   std::uint64_t trace_start_ps = 0;  // --trace-start
@@ -455,30 +430,17 @@ Options parse_options(int argc, char* argv[]) {
         break;
       }
       case kMrTable:
-      case kKernels: {
-        const std::string m = optarg;
-        if (m != "model" && m != "rtl" && m != "lockstep") {
-          usage_error(std::string(c == kMrTable ? "--mr-table" : "--kernels") +
-                      " must be model, rtl or lockstep, not " + m);
-        }
-        (c == kMrTable ? o.mr_table_mode : o.kernels_mode) = m;
-        if (c == kKernels) o.kernels_given = true;
-        if (c == kMrTable) o.mr_table_given = true;
+      case kKernels:
+      case kBlocks:
+      case kRxPipe: {
+        std::string why;
+        const char* name = c == kMrTable   ? "mr-table"
+                           : c == kKernels ? "kernels"
+                           : c == kBlocks  ? "blocks"
+                                           : "rx-pipe";
+        if (!o.blocks.set(name, optarg, &why)) usage_error(why);
         break;
       }
-      case kBlocks:
-        o.blocks_mode = optarg;
-        if (o.blocks_mode != "model" && o.blocks_mode != "rtl" && o.blocks_mode != "lockstep") {
-          usage_error("--blocks must be model, rtl or lockstep, not " + o.blocks_mode);
-        }
-        break;
-      case kRxPipe:
-        o.rx_pipe_mode = optarg;
-        if (o.rx_pipe_mode != "model" && o.rx_pipe_mode != "rtl" && o.rx_pipe_mode != "lockstep") {
-          usage_error("--rx-pipe must be model, rtl or lockstep, not " + o.rx_pipe_mode);
-        }
-        o.rx_pipe_given = true;
-        break;
       case kTraceWindow:
         o.trace_window = parse_u64(optarg, "--trace-window", UINT64_MAX);
         if (o.trace_window == 0) usage_error("--trace-window must be > 0");
@@ -506,11 +468,7 @@ Options parse_options(int argc, char* argv[]) {
   }
   if (optind < argc) usage_error(std::string("unexpected argument: ") + argv[optind]);
   if (o.fault_key) cfg.fault_rx.key = cfg.fault_tx.key = *o.fault_key;  // whatever the order
-  if (!o.blocks_mode.empty()) {
-    if (!o.mr_table_given) o.mr_table_mode = o.blocks_mode;
-    if (!o.kernels_given) o.kernels_mode = o.blocks_mode;
-    if (!o.rx_pipe_given) o.rx_pipe_mode = o.blocks_mode;
-  }
+  o.blocks.resolve();
   if ((o.trace_window != 0 || o.trace_start_ps != 0) && o.trace_path.empty()) {
     usage_error("--trace-window and --trace-start need --trace FILE.fst");
   }
@@ -523,18 +481,12 @@ int run(Options options) {
   // SystemC's own reports would otherwise end the process on a warning-turned-error; keep them
   // as messages (nothing a peer sends reaches SystemC).
   sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DISPLAY);
-  const bool want_rtl = options.mr_table_mode != "model" || options.kernels_mode != "model" ||
-                        options.rx_pipe_mode != "model" || !options.trace_path.empty() ||
+  const bool want_rtl = options.blocks.any_rtl() || !options.trace_path.empty() ||
                         options.mr_table_variant != "reference";
 #if NAA_SIM_HAS_RTL
   std::shared_ptr<naa::sim::RtlBlocks> rtl;
   if (want_rtl) {
     naa::sim::RtlBlocksOptions ro;
-    ro.mr_table = *naa::sim::parse_block_mode(options.mr_table_mode);
-    ro.kernels = *naa::sim::parse_block_mode(options.kernels_mode);
-    ro.kernels_by_default = !options.kernels_given;
-    ro.rx_pipe = *naa::sim::parse_block_mode(options.rx_pipe_mode);
-    ro.rx_pipe_by_default = !options.rx_pipe_given;
     ro.trace_fst = options.trace_path;
     ro.trace_window = options.trace_window;
     ro.trace_start_ps = options.trace_start_ps;
@@ -544,7 +496,7 @@ int run(Options options) {
     if (!cfg.seed) ro.command_line += "  (not seeded: add --seed N to make rkeys and PSNs repeat)";
     ro.mr_table_variant = options.mr_table_variant;
     if (options.mr_table_variant == "broken") {
-      if (ro.mr_table == naa::sim::BlockMode::model) {
+      if (options.blocks.mr_table == "model") {
         usage_error("--mr-table-variant needs --mr-table=rtl or lockstep");
       }
       ro.mr_table_rtl = [](const naa::rtl::RtlOptions& o) {
@@ -552,19 +504,14 @@ int run(Options options) {
       };
     }
     try {
-      rtl = std::make_shared<naa::sim::RtlBlocks>(std::move(ro), cfg);
+      rtl = naa::sim::install_rtl_blocks(options.blocks, std::move(ro), cfg, std::cerr, "naa-sim");
     } catch (const std::exception& e) {
       usage_error(e.what());
     }
-    for (const std::string& note : rtl->notes())
-      std::cerr << "naa-sim: " << note << '\n';
-    cfg.blocks = rtl;
   }
 #else
   if (want_rtl) {
-    usage_error(
-        "this naa-sim was built without the RTL blocks (NAA_BUILD_RTL=OFF): --mr-table, "
-        "--kernels, --rx-pipe and --trace are not available");
+    usage_error(naa::sim::BlockModes::without_rtl("naa-sim") + "; --trace is not available");
   }
 #endif
   naa::sim::Runner runner(cfg, std::move(options.run), options.level);

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # naa-cosim is deterministic (issue 15 item 2, docs/adr/0004): the same arguments twice give a
 # bit-identical pcap and identical phase times and cycle counts, with and without fault
-# injection; another seed gives another pcap. Usage: determinism.sh <naa-cosim> <work dir>
+# injection; another seed gives another pcap. Usage: determinism.sh <naa-cosim> <work dir> [ARG...]
+# (ARGs go to every run, e.g. --blocks=rtl: the same holds with the RTL blocks, docs/sim/rtl.md).
 set -euo pipefail
 cosim=$1
 dir=$2
+shift 2
+extra=("$@")
 mkdir -p "$dir"
 fail() { echo "FAILED: $*"; exit 1; }
 
 run() {  # name, then naa-cosim arguments
   local name=$1
   shift
-  "$cosim" --fn add1 --inout gen:256K:3 --in seq:5000 -n 2 --pcap "$dir/$name.pcap" "$@" \
+  "$cosim" --fn add1 --inout gen:256K:3 --in seq:5000 -n 2 --pcap "$dir/$name.pcap" "${extra[@]}" "$@" \
     >"$dir/$name.txt" 2>"$dir/$name.err" || fail "naa-cosim $* exited $? ($(cat "$dir/$name.err"))"
   grep -q "call 2 rc 0x0 " "$dir/$name.txt" || fail "naa-cosim $*: no successful second call"
   grep -q "sim.cycles=" "$dir/$name.txt" || fail "naa-cosim $*: no cycle count"
@@ -34,7 +37,7 @@ run lossy1 --seed 11 --fault-rx loss=0.03,dup=0.01 --fault-tx loss=0.03,reorder=
 run lossy2 --seed 11 --fault-rx loss=0.03,dup=0.01 --fault-tx loss=0.03,reorder=0.02
 same lossy1 lossy2
 grep -q "net_port.fault_rx.loss=[1-9]" <("$cosim" --fn add1 --inout gen:256K:3 --in seq:5000 \
-  -n 2 --seed 11 --fault-rx loss=0.03,dup=0.01 --fault-tx loss=0.03,reorder=0.02 --stats) ||
+  -n 2 "${extra[@]}" --seed 11 --fault-rx loss=0.03,dup=0.01 --fault-tx loss=0.03,reorder=0.02 --stats) ||
   fail "the lossy run lost nothing: the fault options did not apply"
 run keyed1 --seed 11 --fault-rx loss=0.03 --fault-key packet
 run keyed2 --seed 11 --fault-rx loss=0.03 --fault-key packet

@@ -585,7 +585,11 @@ void RtlBlocks::on_divergence(const rtl::Divergence& d) {
   // and pcap are written as on any stop); naa-sim then exits with kExitLockstepDivergence.
   if (sc_core::sc_is_running()) {
     sc_core::sc_pause();
-    std::raise(SIGTERM);
+    if (options_.stop_run) {
+      options_.stop_run();
+    } else {
+      std::raise(SIGTERM);
+    }
   }
 }
 

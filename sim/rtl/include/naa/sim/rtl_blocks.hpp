@@ -78,6 +78,10 @@ struct RtlBlocksOptions {
   // deliberately broken one.
   MrTableRtlFactory mr_table_rtl;
   std::string mr_table_variant = "reference";  // its name, for messages
+  // How the first lockstep divergence stops the run, called after sc_pause(); empty: raise SIGTERM
+  // (naa-sim's runner then stops as on a signal). naa-cosim, whose host runs in this process and
+  // thread, passes its own.
+  std::function<void()> stop_run;
 };
 
 class RtlBlocks final : public BlockFactory {
