@@ -293,7 +293,9 @@ bool NetPort::inject_at(protocol::ByteView datagram, std::uint32_t peer_ip, std:
 }
 
 void NetPort::stamp_arrival(Packet& p, std::optional<sc_core::sc_time> handed_over) {
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  // Not before the runner's stamp floor: it may read datagrams before the simulation step that
+  // first lets simulated time follow the wall time it waited (Runner::run).
+  const sc_core::sc_time now = std::max(sc_core::sc_time_stamp(), stamp_floor_);
   if (!rx_link_.enabled()) {
     p.arrival = handed_over && *handed_over > now ? *handed_over : now;
     return;

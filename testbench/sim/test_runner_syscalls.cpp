@@ -90,11 +90,12 @@ TEST_CASE("naa-sim socket path: recvmmsg without empty reads, one sendmmsg per s
                      << d("net_port.tx_send_calls") << ", datagrams out "
                      << d("net_port.tx_datagrams"));
   // Every datagram came through recvmmsg, never more reads than datagrams. A read that finds
-  // nothing happens only while the model is still busy (it must look for input between steps);
-  // a loop that read until EAGAIN (before issue 19) had one per read, at least half the datagrams.
+  // nothing happens only after a step that left the model busy (it must look for input between
+  // steps; at most about one per call, seen 16-45 for 50 calls under load); a loop that read
+  // until EAGAIN (before issue 19) ended every read with one, 2-3 per call.
   CHECK(d("net_port.rx_datagrams") >= 2 * kCalls);
   CHECK(d("net_port.rx_recv_calls") <= d("net_port.rx_datagrams"));
-  CHECK(d("net_port.rx_recv_empty") * 4 <= d("net_port.rx_datagrams"));
+  CHECK(d("net_port.rx_recv_empty") * 2 <= 3 * kCalls);
   // The NAA's ACK and its reply leave together: at most one sendmmsg per call, and at least
   // two datagrams per call were sent.
   CHECK(d("net_port.tx_datagrams") >= 2 * kCalls);

@@ -84,6 +84,9 @@ class NetPort : public sc_core::sc_module,
   // Runner side (outside sc_start): take up to `budget` waiting datagrams off the socket and
   // inject them. Returns how many were read.
   std::size_t poll_receive(std::size_t budget);
+  // Datagrams read from now on are stamped as arriving no earlier than `t` (simulated time the
+  // runner is about to let pass while the model is idle; issue 19: one step per wake-up).
+  void set_stamp_floor(sc_core::sc_time t) { stamp_floor_ = t; }
   // Runner side: sends what the model transmitted since the last flush (one sendmmsg per
   // socket; issue 19). The runner calls it after every simulation step; poll_receive() and a
   // full batch call it too.
@@ -183,6 +186,7 @@ class NetPort : public sc_core::sc_module,
   // sendmmsg calls.
   std::uint64_t rx_recv_calls_ = 0, rx_recv_empty_ = 0, tx_send_calls_ = 0;
   std::size_t rx_batch_hint_ = 4;  // datagrams the next recvmmsg asks for (poll_receive)
+  sc_core::sc_time stamp_floor_ = sc_core::SC_ZERO_TIME;  // set_stamp_floor()
 };
 
 }  // namespace naa::sim
