@@ -43,6 +43,7 @@
 #include "bench/measure.hpp"
 #include "bench/options.hpp"
 #include "bench/output.hpp"
+#include "bench/ratios.hpp"
 #include "bench/sim_probe.hpp"
 #include "bench/streaming.hpp"
 #include "bench/udp_baseline.hpp"
@@ -315,6 +316,7 @@ int run(Options o, Targets* result = nullptr) {
     }
 
     if (c.do_streaming) run_streaming(c, transport, sim, say);
+    if (c.ratio_pairs > 0) (void)run_ratios(c, transport, sim, udp, c.ratio_pairs, say);
 
     if (c.do_targets) {
       // 64 B nop call vs a 64 B UDP ping-pong (the same datagram sizes).

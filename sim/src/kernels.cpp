@@ -39,10 +39,24 @@ class AddConstant final : public Kernel {
     return 2 + ceil_div(non_internal_bytes(call), width);
   }
   std::uint32_t run(KernelCall& call) const override {
+    // Eight bytes per step (SWAR, issue 19: the byte loop was 2.5 instructions per byte and GCC
+    // does not vectorise it at -O2): add the low 7 bits of every byte with the carry stopping at
+    // bit 7, then set bit 7 to a7 ^ k7 ^ carry.
+    constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+    const std::uint64_t k = 0x0101010101010101ULL * k_;
     for (auto& r : call.regions) {
       if (r.is_internal()) continue;
-      for (auto& b : r.bytes)
-        b = static_cast<std::uint8_t>(b + k_);
+      std::uint8_t* b = r.bytes.data();
+      const std::size_t n = r.bytes.size();
+      std::size_t i = 0;
+      for (; i + 8 <= n; i += 8) {
+        std::uint64_t x;
+        std::memcpy(&x, b + i, 8);
+        x = ((x & ~kHigh) + (k & ~kHigh)) ^ ((x ^ k) & kHigh);
+        std::memcpy(b + i, &x, 8);
+      }
+      for (; i < n; ++i)
+        b[i] = static_cast<std::uint8_t>(b[i] + k_);
     }
     return kOk;
   }

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/asio.hpp>
 #include <cerrno>
 #include <cstring>
@@ -27,6 +28,31 @@ struct NetPort::Sockets {
   udp::socket listen;
   // Per-QP send sockets by UDP source port; nullptr = bind failed, use the listening socket.
   std::map<std::uint16_t, std::unique_ptr<udp::socket>> senders;
+
+  // recvmmsg: one system call takes every datagram waiting (issue 19).
+  static constexpr std::size_t kRxBatch = 64;
+  struct RxSlot {
+    sockaddr_in from;
+    iovec iov;
+    alignas(
+        cmsghdr) char control[CMSG_SPACE(sizeof(in_pktinfo)) + CMSG_SPACE(sizeof(std::uint32_t))];
+  };
+  std::array<mmsghdr, kRxBatch> rx_msgs{};
+  std::array<RxSlot, kRxBatch> rx_slots{};
+  std::array<Packet*, kRxBatch> rx_packets{};
+
+  // sendmmsg: datagrams the model transmitted, sent together when the runner's simulation step
+  // ends (flush_tx), before the model reads the socket again, or when kTxBatch are queued. Their
+  // buffers go back to the pool once sent.
+  static constexpr std::size_t kTxBatch = 32;
+  struct TxEntry {
+    int fd;
+    sockaddr_in to;
+    Packet* packet;
+  };
+  std::vector<TxEntry> outbox;
+  std::array<mmsghdr, kTxBatch> tx_msgs{};
+  std::array<iovec, kTxBatch> tx_iovs{};
 };
 
 namespace {
@@ -54,6 +80,7 @@ void set_roce_options(udp::socket& s) {
 // calls never pay for the extra (usually empty) receive.
 constexpr std::size_t kRefillMinBytes = 1024;
 constexpr std::size_t kRefillBudget = 64;
+constexpr std::size_t kRxFifo = 4096;  // NetPort's input FIFO (datagrams)
 
 std::uint64_t to_ns(const sc_core::sc_time& t) {
   return static_cast<std::uint64_t>(t.to_seconds() * 1e9 + 0.5);
@@ -72,7 +99,7 @@ NetPort::NetPort(sc_core::sc_module_name name, ModelContext& ctx, asio::io_conte
     : sc_module(name),
       ctx_(ctx),
       sockets_(std::make_unique<Sockets>(io)),
-      rx_in_(4096),
+      rx_in_(kRxFifo),
       tx_in_(64),
       tx_wire_(kTxWireFrames),
       rx_meter_(ctx.cfg),
@@ -135,60 +162,98 @@ void NetPort::async_wait_readable(std::function<void()> handler) {
 }
 
 std::size_t NetPort::poll_receive(std::size_t budget) {
-  const int fd = sockets_->listen.native_handle();
+  // What the model sent so far leaves before it reads again: its ACKs and replies reach the
+  // peer before the model waits for what the peer sends next.
+  flush_tx();
+  Sockets& so = *sockets_;
+  const int fd = so.listen.native_handle();
   std::size_t n = 0;
   while (n < budget) {
-    if (rx_in_.full()) break;  // the port's input FIFO is full: leave the rest in the socket
-    Packet* p = ctx_.pool.try_get();
-    if (p == nullptr) {
-      // No buffer: the datagram stays queued in the socket until the model frees one.
-      ++rx_no_buffer_;
+    // Up to as many datagrams as the port's input FIFO and the pool have room for: the rest
+    // stays queued in the socket until the model frees buffers. The buffers recvmmsg did not
+    // fill stay ready for the next call (a standing reserve of at most kRxBatch, so a read
+    // costs no pool traffic for the slots it does not use).
+    const std::size_t room =
+        std::min({budget - n, rx_batch_hint_, Sockets::kRxBatch, kRxFifo - rx_in_.size()});
+    std::size_t want = 0;
+    while (want < room) {
+      if (so.rx_packets[want] == nullptr) {
+        Packet* p = ctx_.pool.try_get();
+        if (p == nullptr) break;
+        so.rx_packets[want] = p;
+      }
+      Sockets::RxSlot& slot = so.rx_slots[want];
+      slot.iov = iovec{so.rx_packets[want]->data.data(), so.rx_packets[want]->data.size()};
+      msghdr& msg = so.rx_msgs[want].msg_hdr;
+      msg.msg_name = &slot.from;
+      msg.msg_namelen = sizeof slot.from;
+      msg.msg_iov = &slot.iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = slot.control;
+      msg.msg_controllen = sizeof slot.control;
+      msg.msg_flags = 0;
+      ++want;
+    }
+    if (want == 0) {
+      if (room != 0) ++rx_no_buffer_;  // no buffer: the datagram waits in the socket
       break;
     }
-    sockaddr_in from{};
-    iovec iov{p->data.data(), p->data.size()};
-    alignas(
-        cmsghdr) char control[CMSG_SPACE(sizeof(in_pktinfo)) + CMSG_SPACE(sizeof(std::uint32_t))];
-    msghdr msg{};
-    msg.msg_name = &from;
-    msg.msg_namelen = sizeof from;
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    const ssize_t r = ::recvmsg(fd, &msg, MSG_DONTWAIT);
-    if (r < 0) {
-      ctx_.pool.unget(p);
-      break;  // EAGAIN, or an error the next wait will show again
+    ++rx_recv_calls_;
+    const int r =
+        ::recvmmsg(fd, so.rx_msgs.data(), static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);
+    const std::size_t got = r > 0 ? static_cast<std::size_t>(r) : 0;
+    if (got == 0) {
+      ++rx_recv_empty_;  // EAGAIN, or an error the next wait will show again
+      break;
     }
-    ++n;
-    if ((msg.msg_flags & MSG_TRUNC) != 0) {
-      ++rx_truncated_;
-      protocol_errors->count_protocol_error(protocol::Error::too_long);
-      ctx_.pool.put(p);
-      continue;
+    for (std::size_t i = 0; i < got; ++i) {
+      Packet* p = so.rx_packets[i];
+      accept_received(p, so.rx_msgs[i].msg_hdr, so.rx_msgs[i].msg_len);
     }
-    p->size = static_cast<std::size_t>(r);
-    p->peer_ip = ntohl(from.sin_addr.s_addr);
-    p->peer_port = ntohs(from.sin_port);
-    p->local_ip = local_ip_;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-        in_pktinfo info{};
-        std::memcpy(&info, CMSG_DATA(c), sizeof info);
-        p->local_ip = ntohl(info.ipi_addr.s_addr);
-      } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-        std::uint32_t dropped = 0;
-        std::memcpy(&dropped, CMSG_DATA(c), sizeof dropped);
-        rx_socket_drops_ = dropped;  // cumulative since the socket opened
-      }
-    }
-    stamp_arrival(*p);
-    ++rx_datagrams_;
-    rx_bytes_ += p->size;
-    (void)rx_in_.try_put(p);
+    // The filled buffers went on; the unused ones shift to the front for the next read.
+    std::rotate(so.rx_packets.begin(), so.rx_packets.begin() + static_cast<std::ptrdiff_t>(got),
+                so.rx_packets.begin() + static_cast<std::ptrdiff_t>(want));
+    for (std::size_t i = want - got; i < want; ++i)
+      so.rx_packets[i] = nullptr;
+    n += got;
+    // Ask for what the last reads found (preparing unused headers costs instructions): twice
+    // the datagrams found, at least 4; a full batch doubles it.
+    rx_batch_hint_ = std::max<std::size_t>(4, got * 2);
+    // Fewer than asked: the socket is drained. No further read that would only say EAGAIN; a
+    // datagram arriving meanwhile wakes the runner's wait.
+    if (got < want) break;
   }
   return n;
+}
+
+void NetPort::accept_received(Packet* p, const msghdr& msg, std::size_t len) {
+  if ((msg.msg_flags & MSG_TRUNC) != 0) {
+    ++rx_truncated_;
+    protocol_errors->count_protocol_error(protocol::Error::too_long);
+    ctx_.pool.put(p);
+    return;
+  }
+  const auto& from = *static_cast<const sockaddr_in*>(msg.msg_name);
+  p->size = len;
+  p->peer_ip = ntohl(from.sin_addr.s_addr);
+  p->peer_port = ntohs(from.sin_port);
+  p->local_ip = local_ip_;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr;
+       c = CMSG_NXTHDR(const_cast<msghdr*>(&msg), c)) {
+    if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+      in_pktinfo info{};
+      std::memcpy(&info, CMSG_DATA(c), sizeof info);
+      p->local_ip = ntohl(info.ipi_addr.s_addr);
+    } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+      std::uint32_t dropped = 0;
+      std::memcpy(&dropped, CMSG_DATA(c), sizeof dropped);
+      rx_socket_drops_ = dropped;  // cumulative since the socket opened
+    }
+  }
+  stamp_arrival(*p);
+  ++rx_datagrams_;
+  rx_bytes_ += p->size;
+  (void)rx_in_.try_put(p);
 }
 
 bool NetPort::inject(protocol::ByteView datagram, std::uint32_t peer_ip, std::uint16_t peer_port,
@@ -228,7 +293,9 @@ bool NetPort::inject_at(protocol::ByteView datagram, std::uint32_t peer_ip, std:
 }
 
 void NetPort::stamp_arrival(Packet& p, std::optional<sc_core::sc_time> handed_over) {
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  // Not before the runner's stamp floor: it may read datagrams before the simulation step that
+  // first lets simulated time follow the wall time it waited (Runner::run).
+  const sc_core::sc_time now = std::max(sc_core::sc_time_stamp(), stamp_floor_);
   if (!rx_link_.enabled()) {
     p.arrival = handed_over && *handed_over > now ? *handed_over : now;
     return;
@@ -355,37 +422,86 @@ std::uint16_t NetPort::source_port(std::uint32_t qpn) {
   return it->second ? port : protocol::kRoceUdpPort;
 }
 
-void NetPort::send_datagram(const Packet& p, std::uint16_t src_port) {
+bool NetPort::queue_datagram(Packet* p, std::uint16_t src_port) {
   auto it = sockets_->senders.find(src_port);
   const int fd = (it != sockets_->senders.end() && it->second) ? it->second->native_handle()
                                                                : sockets_->listen.native_handle();
   sockaddr_in to{};
   to.sin_family = AF_INET;
   to.sin_port = htons(protocol::kRoceUdpPort);  // PROTOCOL.md 1: always to port 4791
-  to.sin_addr.s_addr = htonl(p.peer_ip);
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    const ssize_t r = ::sendto(fd, p.data.data(), p.size, MSG_DONTWAIT,
-                               reinterpret_cast<const sockaddr*>(&to), sizeof to);
-    if (r >= 0) return;
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS) break;
-    pollfd pfd{fd, POLLOUT, 0};
-    (void)::poll(&pfd, 1, 10);  // the send buffer drains in microseconds on loopback
-  }
-  ++tx_errors_;
+  to.sin_addr.s_addr = htonl(p->peer_ip);
+  auto& outbox = sockets_->outbox;
+  outbox.push_back(Sockets::TxEntry{fd, to, p});
+  if (outbox.size() >= Sockets::kTxBatch) flush_tx();
+  return true;
 }
 
-// One datagram onto the wire: socket, capture, tap.
-void NetPort::tx_send_once(const Packet& p) {
-  // TxPipe computed the ICRC for this source port; look it up again (it is cached).
-  const std::uint16_t port = source_port(p.src_qpn);
-  if (sockets_->listen.is_open()) send_datagram(p, port);
-  ++tx_datagrams_;
-  tx_bytes_ += p.size;
-  if (pcap_.is_open()) {
-    const auto h = protocol::make_roce_headers(local_ip_, port, p.peer_ip, p.size);
-    pcap_.write_roce(to_ns(sc_core::sc_time_stamp()), h, p.bytes());
+void NetPort::flush_tx() {
+  auto& outbox = sockets_->outbox;
+  std::size_t i = 0;
+  while (i < outbox.size()) {
+    // One sendmmsg per run of datagrams from the same socket, in the order the model sent them.
+    const int fd = outbox[i].fd;
+    std::size_t count = 0;
+    while (i + count < outbox.size() && outbox[i + count].fd == fd && count < Sockets::kTxBatch) {
+      Sockets::TxEntry& e = outbox[i + count];
+      sockets_->tx_iovs[count] = iovec{e.packet->data.data(), e.packet->size};
+      msghdr& msg = sockets_->tx_msgs[count].msg_hdr;
+      msg = msghdr{};
+      msg.msg_name = &e.to;
+      msg.msg_namelen = sizeof e.to;
+      msg.msg_iov = &sockets_->tx_iovs[count];
+      msg.msg_iovlen = 1;
+      ++count;
+    }
+    std::size_t sent = 0;
+    int attempts = 0;
+    while (sent < count) {
+      ++tx_send_calls_;
+      const int r = ::sendmmsg(fd, sockets_->tx_msgs.data() + sent,
+                               static_cast<unsigned>(count - sent), MSG_DONTWAIT);
+      if (r > 0) {
+        sent += static_cast<std::size_t>(r);
+        continue;
+      }
+      if ((errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) && ++attempts < 100) {
+        pollfd pfd{fd, POLLOUT, 0};
+        (void)::poll(&pfd, 1, 10);  // the send buffer drains in microseconds on loopback
+        continue;
+      }
+      ++tx_errors_;  // this datagram is lost (as on a wire); the rest still go
+      ++sent;
+      attempts = 0;
+    }
+    i += count;
   }
-  if (tx_tap_) tx_tap_(p, port);
+  // Back to the pool. Called between sc_start() calls, put() would notify the pool's event and
+  // so make the model "active" for one more (empty) step; a process waits on that event only
+  // while the pool is empty, so only the buffer that ends an empty pool needs the notification.
+  for (const Sockets::TxEntry& e : outbox) {
+    if (ctx_.pool.available() == 0) {
+      ctx_.pool.put(e.packet);
+    } else {
+      ctx_.pool.unget(e.packet);
+    }
+  }
+  outbox.clear();
+}
+
+// One datagram onto the wire: socket, capture, tap. Returns true if the socket path kept the
+// buffer (it goes back to the pool when flush_tx() has sent it).
+bool NetPort::tx_send_once(Packet* p) {
+  // TxPipe computed the ICRC for this source port; look it up again (it is cached).
+  const std::uint16_t port = source_port(p->src_qpn);
+  ++tx_datagrams_;
+  tx_bytes_ += p->size;
+  if (pcap_.is_open()) {
+    const auto h = protocol::make_roce_headers(local_ip_, port, p->peer_ip, p->size);
+    pcap_.write_roce(to_ns(sc_core::sc_time_stamp()), h, p->bytes());
+  }
+  if (tx_tap_) tx_tap_(*p, port);
+  if (sockets_->listen.is_open()) return queue_datagram(p, port);
+  return false;
 }
 
 void NetPort::tx_emit(Packet* p) {
@@ -407,8 +523,7 @@ void NetPort::tx_wire_thread() {
       sc_core::wait(f.end - now);
     }
     tx_arrival_ = f.arrival;
-    tx_send_once(*f.packet);
-    ctx_.pool.put(f.packet);
+    if (!tx_send_once(f.packet)) ctx_.pool.put(f.packet);
   }
 }
 
@@ -461,7 +576,10 @@ void NetPort::report(std::ostream& os) const {
      << "net_port.tx_wire_bytes=" << tx_link_.wire_bytes() << '\n'
      << "net_port.tx_link_busy_ns=" << to_ns(tx_link_.busy()) << '\n'
      << "net_port.stream_hold_timeouts=" << stream_hold_timeouts_ << '\n'
-     << "net_port.rx_late=" << rx_late_ << '\n';
+     << "net_port.rx_late=" << rx_late_ << '\n'
+     << "net_port.rx_recv_calls=" << rx_recv_calls_ << '\n'
+     << "net_port.rx_recv_empty=" << rx_recv_empty_ << '\n'
+     << "net_port.tx_send_calls=" << tx_send_calls_ << '\n';
   rx_fault_.report(os, "net_port.fault_rx.");
   tx_fault_.report(os, "net_port.fault_tx.");
 }

@@ -19,6 +19,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 // While the model has work, the runner checks the socket at least every this much simulated time.
 const sc_core::sc_time kMaxChunk(100, sc_core::SC_US);
+// While the model is busy, Asio's handlers (signals) run at least this often; idle waits run
+// them at once. A poll per loop turn was an epoll_wait per simulation step (issue 19).
+constexpr auto kIoPollInterval = std::chrono::milliseconds(1);
 
 }  // namespace
 
@@ -45,6 +48,9 @@ struct Runner::Impl {
   bool wait_armed = false;
   std::uint64_t stats_seq = 0;
   std::uint64_t sc_starts = 0;
+  // Issue 19: blocking waits (wake-ups), loop turns and non-blocking Asio polls. An idle naa-sim
+  // makes no turns at all (test sim_idle_wakeups).
+  std::uint64_t waits = 0, turns = 0, io_polls = 0;
   // Simulated time that passed while the model only waited for peers (wall-clock waits): not
   // work, so "sim.work_cycles" leaves it out.
   sc_core::sc_time idle_advanced = sc_core::SC_ZERO_TIME;
@@ -66,11 +72,15 @@ struct Runner::Impl {
     }
     const auto now_wall = Clock::now();
     if (now_wall >= *hold_deadline) {
+      // The loop reads only when a wait or a busy model says there may be input: look once
+      // more before declaring the stream over.
+      if (naa->net().poll_receive(512) > 0) return;
       naa->net().end_stream_hold();
       hold_deadline.reset();
       return;
     }
     arm_readable();
+    ++waits;
     io.run_one_for(std::chrono::duration_cast<std::chrono::nanoseconds>(*hold_deadline - now_wall));
   }
 
@@ -124,6 +134,8 @@ struct Runner::Impl {
   void run_sim(const sc_core::sc_time& step, sc_core::sc_starvation_policy policy) {
     ++sc_starts;
     sc_core::sc_start(step, policy);
+    // Everything this step transmitted leaves in one sendmmsg per socket.
+    naa->net().flush_tx();
   }
 
   void write_stats(std::ostream& os, const heap_stats::Snapshot& heap) {
@@ -143,6 +155,9 @@ struct Runner::Impl {
        << "sim.work_cycles_per_wall_second="
        << static_cast<std::uint64_t>(wall_s > 0 ? work_cycles / wall_s : 0) << '\n'
        << "runner.sc_start_calls=" << sc_starts << '\n'
+       << "runner.waits=" << waits << '\n'
+       << "runner.loop_turns=" << turns << '\n'
+       << "runner.io_polls=" << io_polls << '\n'
        << "runner.peer_timers_pending=" << timers.size() << '\n'
        << "naa-sim.seeded=" << (cfg.seed ? 1 : 0) << '\n';
     if (heap_stats::enabled()) {
@@ -230,18 +245,28 @@ int Runner::run() {
   std::cout << "naa-sim: listening on " << ip << ':' << protocol::kRoceUdpPort << " (cm port "
             << m.cfg.cm_port << ")" << std::endl;
 
+  auto last_io_poll = Clock::now();
+  // Whether the socket may hold datagrams the model has not read: false only right after a step
+  // that left the model idle (the wait that follows tells), so no read ends in EAGAIN there.
+  bool may_have_input = true;
   while (!m.stop) {
-    m.io.poll();
+    ++m.turns;
+    if (const auto t = Clock::now(); t - last_io_poll >= kIoPollInterval) {
+      last_io_poll = t;
+      ++m.io_polls;
+      m.io.poll();
+    }
     if (m.dump) {
       m.dump = false;
       m.dump_stats();
     }
     if (m.stop) break;
-    m.naa->net().poll_receive(512);
-    m.fire_due();
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
     // Link model: while a stream comes in, the model may not run past the earliest time its next
     // datagram could arrive before that datagram has been read (docs/sim/timing.md).
+    if (may_have_input) m.naa->net().poll_receive(512);
+    may_have_input = true;
+    m.fire_due();
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
     const std::optional<sc_core::sc_time> horizon = m.naa->net().stream_horizon();
     if (horizon && now >= *horizon) {
       m.wait_at_horizon();
@@ -265,6 +290,9 @@ int Runner::run() {
         policy = sc_core::SC_RUN_TO_TIME;
       }
       m.run_sim(step, policy);
+      // Idle now, no stream and no timer waiting only for simulated time: the next turn blocks
+      // on the socket, which says whether anything came.
+      may_have_input = sc_core::sc_pending_activity() || m.next_sim_deadline_wall_passed();
       continue;
     }
     // Idle. A timer whose wall deadline passed only waits for simulated time: advance to it.
@@ -277,6 +305,7 @@ int Runner::run() {
       continue;
     }
     m.arm_readable();
+    ++m.waits;
     if (m.timers.empty()) {
       m.io.run_one();  // datagram or signal; no CPU while idle
       continue;
@@ -297,6 +326,32 @@ int Runner::run() {
     if (sim_dl > now && advance > sim_dl - now) advance = sim_dl - now;
     if (sim_dl <= now) advance = sc_core::SC_ZERO_TIME;
     if (horizon && advance > *horizon - now) advance = *horizon - now;
+    if (advance > sc_core::SC_ZERO_TIME && !horizon && sim_dl > now && advance < sim_dl - now &&
+        !sc_core::sc_pending_activity()) {
+      // One step instead of two (issue 19): read what woke us, stamped at the advanced time, and
+      // let the step that processes it also cover the time waited. Only when no timer's
+      // simulated deadline falls inside the advance (fire_due() would have run between the two
+      // steps) and no stream horizon applies; the model has no event before the datagrams then,
+      // so every simulated time is the same as with the separate step.
+      m.naa->net().set_stamp_floor(now + advance);
+      if (m.naa->net().poll_receive(512) > 0) {
+        m.idle_advanced += advance;
+        sc_core::sc_time step = advance + kMaxChunk;
+        sc_core::sc_starvation_policy policy = sc_core::SC_EXIT_ON_STARVATION;
+        if (const auto dl = m.next_sim_deadline_wall_passed(); dl && *dl < now + step) {
+          step = *dl - now;
+          policy = sc_core::SC_RUN_TO_TIME;
+        }
+        // What was just read may start a stream: not past its horizon (as the turn above).
+        if (const auto h = m.naa->net().stream_horizon(); h && *h < now + step) {
+          step = *h - now;
+          policy = sc_core::SC_RUN_TO_TIME;
+        }
+        m.run_sim(step, policy);
+        may_have_input = sc_core::sc_pending_activity() || m.next_sim_deadline_wall_passed();
+        continue;
+      }
+    }
     if (advance > sc_core::SC_ZERO_TIME) {
       m.idle_advanced += advance;
       m.run_sim(advance, sc_core::SC_RUN_TO_TIME);

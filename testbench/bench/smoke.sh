@@ -91,4 +91,20 @@ awk -F, 'NR > 1 && ($3 + 0 <= 0 || $4 + 0 <= 0) { bad = 1 } END { exit bad }' \
 grep -q "sim_mode=lockstep" "$out/modes/lockstep/env.txt" || fail "lockstep mode's env.txt"
 fi
 "$bench" --modes fast >/dev/null 2>&1 && fail "--modes fast accepted"
+# --what ratios (issue 19): every target as a ratio to raw UDP, in pairs, with the spread.
+"$bench" --net "$NAA_TEST_BLOCK" --what ratios --ratios 2 --max 64K --stream 64K --sessions 2 \
+  --call-size 16K --calls 1 --target-reps 4 --idle-seconds 0 --plot none -q -o "$out/ratios" ||
+  fail "--what ratios run"
+[ -s "$out/ratios/ratios.csv" ] || fail "ratios.csv missing"
+[ "$(cut -d, -f1 "$out/ratios/ratios.csv" | tail -n +2 | sort -u | tr '\n' ' ')" = \
+  "big nop64 sessions1 sessions2 stream4k " ] || fail "ratios.csv targets"
+[ "$(($(wc -l < "$out/ratios/ratios.csv") - 1))" = 10 ] || fail "ratios.csv: not 2 pairs of 5 targets"
+main_out=$out
+out=$main_out/ratios
+header_has ratios.csv target pair call_value udp_value unit ratio
+positive ratios.csv call_value udp_value ratio
+header_has ratio_summary.csv target goal pairs ratio_min ratio_median ratio_max met
+positive ratio_summary.csv pairs ratio_min ratio_median ratio_max
+out=$main_out
+"$bench" --ratios 0 >/dev/null 2>&1 && fail "--ratios 0 accepted"
 echo "naa-bench smoke: OK"

@@ -34,6 +34,7 @@ struct Config {
   std::uint64_t call_size = 1ULL << 20;
   int calls = 8;
   int target_reps = 300;
+  int ratio_pairs = 0;  // --ratios N: paired ratios to raw UDP (bench/ratios.hpp); 0 = off
   double idle_seconds = 5;
   std::uint32_t mtu = 4096;
   std::string out_dir;

@@ -82,7 +82,7 @@ Options:
       --sim-stats FILE    with --naa: that naa-sim's --stats-file
       --net A.B.C | N     the /24 of local addresses: naa-sim .1, endpoint .2, UDP baseline
                           .200/.201 (N: 127.40.N; default 127.40.1)
-  -w, --what LIST         comma-separated: latency,stream,sessions,targets,streaming
+  -w, --what LIST         comma-separated: latency,stream,sessions,targets,streaming,ratios
                           (default: the first four)
       --streaming         only the streaming sweep (= --what streaming)
   -m, --max SIZE          largest latency-sweep size (default 64M, at most 1G)
@@ -96,6 +96,10 @@ Options:
       --call-size SIZE    inout region per session for the throughput sweep (default 1M)
       --calls N           calls per session per throughput point (default 8)
       --target-reps N     repetitions of the 64 B target latencies (default 300)
+      --ratios N          also: every wall-clock target as a ratio to raw UDP of the same
+                          datagrams in N pairs (call, then UDP), median and spread
+                          (ratios.csv, ratio_summary.csv; docs/performance.md); with
+                          --what ratios only these
       --idle-seconds S    naa-sim idle CPU measured over S seconds (default 5; 0 = skip)
       --mtu N             path MTU 256..4096 (default 4096)
   -o, --out DIR           write the CSV files, summary and plots into DIR (default: none)
@@ -164,6 +168,7 @@ Options parse_options(int argc, char** argv) {
     kCallSize,
     kCalls,
     kTargetReps,
+    kRatios,
     kIdle,
     kMtu,
     kPlot,
@@ -192,6 +197,7 @@ Options parse_options(int argc, char** argv) {
                                      {"call-size", required_argument, nullptr, kCallSize},
                                      {"calls", required_argument, nullptr, kCalls},
                                      {"target-reps", required_argument, nullptr, kTargetReps},
+                                     {"ratios", required_argument, nullptr, kRatios},
                                      {"idle-seconds", required_argument, nullptr, kIdle},
                                      {"mtu", required_argument, nullptr, kMtu},
                                      {"out", required_argument, nullptr, 'o'},
@@ -269,6 +275,8 @@ Options parse_options(int argc, char** argv) {
             c.do_targets = true;
           } else if (w == "streaming") {
             c.do_streaming = true;
+          } else if (w == "ratios") {
+            if (c.ratio_pairs == 0) c.ratio_pairs = 5;
           } else if (w == "all") {
             c.do_latency = c.do_stream = c.do_sessions = c.do_targets = true;
           } else {
@@ -318,6 +326,9 @@ Options parse_options(int argc, char** argv) {
         break;
       case kTargetReps:
         c.target_reps = static_cast<int>(parse_int(arg, "--target-reps", 1, 10000000));
+        break;
+      case kRatios:
+        c.ratio_pairs = static_cast<int>(parse_int(arg, "--ratios", 1, 1000));
         break;
       case kIdle:
         c.idle_seconds = std::strtod(arg.c_str(), nullptr);

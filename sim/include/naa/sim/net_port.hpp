@@ -50,6 +50,7 @@
 namespace boost::asio {
 class io_context;
 }
+struct msghdr;
 
 namespace naa::sim {
 
@@ -83,6 +84,13 @@ class NetPort : public sc_core::sc_module,
   // Runner side (outside sc_start): take up to `budget` waiting datagrams off the socket and
   // inject them. Returns how many were read.
   std::size_t poll_receive(std::size_t budget);
+  // Datagrams read from now on are stamped as arriving no earlier than `t` (simulated time the
+  // runner is about to let pass while the model is idle; issue 19: one step per wake-up).
+  void set_stamp_floor(sc_core::sc_time t) { stamp_floor_ = t; }
+  // Runner side: sends what the model transmitted since the last flush (one sendmmsg per
+  // socket; issue 19). The runner calls it after every simulation step; poll_receive() and a
+  // full batch call it too.
+  void flush_tx();
   // Calls `handler` once when the listening socket becomes readable (Boost.Asio async_wait).
   void async_wait_readable(std::function<void()> handler);
 
@@ -135,7 +143,9 @@ class NetPort : public sc_core::sc_module,
   using HeldQueue = impair::HeldQueue<Packet*, sc_core::sc_time>;
   void rx_thread();
   void tx_thread();
-  void send_datagram(const Packet& p, std::uint16_t src_port);
+  bool queue_datagram(Packet* p, std::uint16_t src_port);  // into the sendmmsg batch
+  // One datagram recvmmsg filled: addressing, truncation, arrival stamp, into the FIFO.
+  void accept_received(Packet* p, const msghdr& msg, std::size_t len);
   void tx_emit(Packet* p);  // onto the wire (tx_wire_thread: socket + pcap + tap, then the pool)
   void tx_wire_thread();
   struct WireFrame {
@@ -144,7 +154,7 @@ class NetPort : public sc_core::sc_module,
     sc_core::sc_time arrival;  // its last bit reaches the peer
   };
   static constexpr std::size_t kTxWireFrames = 4;  // frames the MAC holds for the wire
-  void tx_send_once(const Packet& p);
+  bool tx_send_once(Packet* p);
   // Waits until `in` has data or the earliest held datagram is due; releases due ones via
   // `release`. Returns when `in` has data.
   template <class Release>
@@ -172,6 +182,11 @@ class NetPort : public sc_core::sc_module,
   StreamHold rx_hold_ = StreamHold::none;  // what the last datagram read implies (link model)
   sc_core::sc_time tx_arrival_ = sc_core::SC_ZERO_TIME;
   std::uint64_t stream_hold_timeouts_ = 0, rx_late_ = 0;
+  // System calls on the socket path (issue 19): recvmmsg calls, those that found nothing, and
+  // sendmmsg calls.
+  std::uint64_t rx_recv_calls_ = 0, rx_recv_empty_ = 0, tx_send_calls_ = 0;
+  std::size_t rx_batch_hint_ = 4;  // datagrams the next recvmmsg asks for (poll_receive)
+  sc_core::sc_time stamp_floor_ = sc_core::SC_ZERO_TIME;  // set_stamp_floor()
 };
 
 }  // namespace naa::sim
