@@ -1,8 +1,11 @@
 // The built-in kernels of PROTOCOL.md 5.3. Each is a class with its cost model; the registry maps
-// the function code to it. Cost models are per-byte at the datapath width W: a kernel that
-// touches N bytes costs ceil(N / W) cycles plus a small pipeline fill (docs/sim/kernel_engine.md).
+// the function code to it. Cost models are per-byte at the datapath width W: a kernel streams its
+// regions one beat of W bytes per cycle. Kernels that also exist as RTL cost exactly what their
+// RTL takes at its ports (beats + 1 for the registered output), so --kernels=model and rtl give
+// the same simulated time (docs/sim/rtl.md "Kernels", docs/sim/kernel_engine.md).
 #include "naa/sim/kernels.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "naa/protocol/bytes.hpp"
@@ -19,11 +22,10 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return (a + b - 1) / b;
 }
 
-std::uint64_t non_internal_bytes(const KernelCall& call) {
-  std::uint64_t n = 0;
-  for (const auto& r : call.regions)
-    n += r.is_internal() ? 0 : r.size;
-  return n;
+// The cycles of a stream of `beats` beats through a block with a registered output: one beat per
+// cycle, the last result one cycle after the last beat; nothing to stream, nothing to wait for.
+std::uint64_t streamed_cycles(std::uint64_t beats) {
+  return beats == 0 ? 0 : beats + 1;
 }
 
 // add1 / add2: add a constant (mod 256) to every byte of every non-internal region, in place
@@ -35,8 +37,12 @@ class AddConstant final : public Kernel {
   std::uint8_t function_code() const override { return fn_; }
   std::string_view name() const override { return name_; }
   std::uint32_t check(const KernelCall&) const override { return kOk; }
+  // Every non-internal region is one packet of ceil(size / W) beats, back to back (add_const).
   std::uint64_t cycles(const KernelCall& call, std::uint32_t width) const override {
-    return 2 + ceil_div(non_internal_bytes(call), width);
+    std::uint64_t beats = 0;
+    for (const auto& r : call.regions)
+      beats += r.is_internal() ? 0 : ceil_div(r.size, width);
+    return streamed_cycles(beats);
   }
   std::uint32_t run(KernelCall& call) const override {
     // Eight bytes per step (SWAR, issue 19: the byte loop was 2.5 instructions per byte and GCC
@@ -91,7 +97,7 @@ class VaddI32 final : public Kernel {
     return kOk;
   }
   std::uint64_t cycles(const KernelCall& c, std::uint32_t width) const override {
-    return 4 + ceil_div(c.input(0)->size / 4 * 4, width);
+    return streamed_cycles(ceil_div(c.input(0)->size / 4 * 4, width));  // as rtl/vadd_i32
   }
   std::uint32_t run(KernelCall& c) const override {
     KernelRegion* a = c.input(0);
@@ -146,8 +152,9 @@ class Crc32 final : public Kernel {
     }
     return kOk;
   }
+  // An empty input is still one beat (keep 0) through rtl/crc32.
   std::uint64_t cycles(const KernelCall& c, std::uint32_t width) const override {
-    return 4 + ceil_div(c.input(0)->size, width);
+    return streamed_cycles(std::max<std::uint64_t>(ceil_div(c.input(0)->size, width), 1));
   }
   std::uint32_t run(KernelCall& c) const override {
     const KernelRegion* in = c.input(0);

@@ -5,8 +5,9 @@
 #   answered by the RTL, RTL cycles beyond the reset;
 # - rtl: every block Verilated; its pcap is bit-identical to lockstep's (the RTL and its cycle
 #   model are cycle-equivalent, and lockstep's NAA sees the models' outputs);
-# - model: the same datagrams (bytes, order) as rtl; only their simulated times differ where the
-#   kernels' C++ cost model and their RTL take different cycles (docs/sim/rtl.md "Kernels").
+# - model: bit-identical pcap to rtl, timestamps included: the kernels' C++ cost models take the
+#   cycles their RTL takes (docs/sim/rtl.md "Kernels"), so simulated time does not depend on
+#   the mode.
 # - the default (no block option) is naa-sim's: MR table and kernels RTL, receive path model;
 # - --loss-sweep's points (forked children) run in lockstep too, 0 divergences;
 # - the calibrated NAAICE sweep writes the same CSV in model and lockstep mode.
@@ -68,7 +69,9 @@ expect default rtl.rx_pipe.verilated 0
 echo "rtl = lockstep: pcap sha256 $(sha rtl)"
 [ "$(frames model)" = "$(frames rtl)" ] ||
   fail "model and rtl sent different datagrams: $(frames model) vs $(frames rtl)"
-echo "model = rtl datagrams (count, sha256 without timestamps): $(frames rtl)"
+[ "$(sha model)" = "$(sha rtl)" ] ||
+  fail "model and rtl send the same datagrams at different simulated times (cost models vs RTL)"
+echo "model = rtl: pcap sha256 $(sha rtl), timestamps included ($(frames rtl | cut -d' ' -f1) datagrams)"
 
 # The loss sweep (one forked co-simulation per point) runs the blocks as asked too.
 "$cosim" --loss-sweep "$dir/loss" --stream 1M --calls 2 --call-size 64K --losses 5 --seed 3 \

@@ -221,7 +221,7 @@ TEST_CASE("RTL kernels in naa-sim: simulated time takes the cycles of the RTL ru
     for (std::size_t i = 0; i < in.size(); ++i)
       REQUIRE(c.host_mem[i] == static_cast<std::uint8_t>(in[i] + 1));
     const std::string s = naa.stats_text();
-    // 16 beats back to back through a 1-cycle block: 17 cycles (the C++ cost model says 18).
+    // 16 beats back to back through a 1-cycle block: 17 cycles, as the C++ cost model says.
     CHECK(NaaSim::stat_in(s, "rtl.kernels.cycles") == 17);
     CHECK(NaaSim::stat_in(s, "kernel.compute_cycles") == 17);
     CHECK(NaaSim::stat_in(s, "rtl.kernels.runs") == 1);
