@@ -156,6 +156,10 @@ void NetPort::close_pcap() {
   pcap_.close();
 }
 
+int NetPort::listen_fd() const {
+  return sockets_->listen.native_handle();
+}
+
 void NetPort::async_wait_readable(std::function<void()> handler) {
   sockets_->listen.async_wait(udp::socket::wait_read,
                               [h = std::move(handler)](const boost::system::error_code&) { h(); });

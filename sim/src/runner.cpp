@@ -1,5 +1,7 @@
 #include "naa/sim/runner.hpp"
 
+#include <poll.h>
+#include <sched.h>
 #include <algorithm>
 #include <boost/asio.hpp>
 #include <csignal>
@@ -51,6 +53,11 @@ struct Runner::Impl {
   // Issue 19: blocking waits (wake-ups), loop turns and non-blocking Asio polls. An idle naa-sim
   // makes no turns at all (test sim_idle_wakeups).
   std::uint64_t waits = 0, turns = 0, io_polls = 0;
+  // --poll-us: short polls before a blocking wait, those that found a datagram, and the
+  // non-blocking readiness checks (poll(2) with timeout 0) they made.
+  std::uint64_t polls = 0, poll_hits = 0, poll_checks = 0;
+  // A step sent datagrams since the last wait or poll: the peer's answer may be close.
+  bool sent_since_wait = false;
   // Simulated time that passed while the model only waited for peers (wall-clock waits): not
   // work, so "sim.work_cycles" leaves it out.
   sc_core::sc_time idle_advanced = sc_core::SC_ZERO_TIME;
@@ -133,9 +140,38 @@ struct Runner::Impl {
 
   void run_sim(const sc_core::sc_time& step, sc_core::sc_starvation_policy policy) {
     ++sc_starts;
+    const std::uint64_t sends = naa->net().tx_send_calls();
     sc_core::sc_start(step, policy);
     // Everything this step transmitted leaves in one sendmmsg per socket.
     naa->net().flush_tx();
+    if (naa->net().tx_send_calls() != sends) sent_since_wait = true;
+  }
+
+  // Before blocking (issue 19): right after the model sent datagrams the peer's answer often
+  // comes within microseconds, sooner than a blocking wait's wake-up (the scheduler's latency)
+  // would return. Checks the socket without blocking until `until` (at most --poll-us after
+  // the step that sent); true if a datagram is waiting. Only once per sending step, so an idle
+  // naa-sim never polls (test 'naa-sim idle') and one that answers uses at most --poll-us of
+  // CPU per answer.
+  bool poll_before_wait(Clock::time_point until) {
+    if (!sent_since_wait || opts.poll_us == 0) return false;
+    sent_since_wait = false;
+    ++polls;
+    until = std::min(until, Clock::now() + std::chrono::microseconds(opts.poll_us));
+    pollfd pfd{naa->net().listen_fd(), POLLIN, 0};
+    do {
+      ++poll_checks;
+      pfd.revents = 0;
+      if (::poll(&pfd, 1, 0) > 0 && pfd.revents != 0) {
+        ++poll_hits;
+        return true;
+      }
+      // Let a runnable thread on this core go first: on a machine with few cores it is often
+      // the peer's, which must run before its answer can come (measured: without the yield the
+      // poll slowed calls down under load; docs/performance.md).
+      ::sched_yield();
+    } while (Clock::now() < until && !stop);
+    return false;
   }
 
   void write_stats(std::ostream& os, const heap_stats::Snapshot& heap) {
@@ -158,6 +194,9 @@ struct Runner::Impl {
        << "runner.waits=" << waits << '\n'
        << "runner.loop_turns=" << turns << '\n'
        << "runner.io_polls=" << io_polls << '\n'
+       << "runner.polls=" << polls << '\n'
+       << "runner.poll_hits=" << poll_hits << '\n'
+       << "runner.poll_checks=" << poll_checks << '\n'
        << "runner.peer_timers_pending=" << timers.size() << '\n'
        << "naa-sim.seeded=" << (cfg.seed ? 1 : 0) << '\n';
     if (heap_stats::enabled()) {
@@ -304,9 +343,13 @@ int Runner::run() {
       m.run_sim(step, sc_core::SC_RUN_TO_TIME);
       continue;
     }
-    m.arm_readable();
-    ++m.waits;
     if (m.timers.empty()) {
+      if (m.poll_before_wait(Clock::time_point::max())) {
+        may_have_input = true;  // the next turn reads it
+        continue;
+      }
+      m.arm_readable();
+      ++m.waits;
       m.io.run_one();  // datagram or signal; no CPU while idle
       continue;
     }
@@ -320,7 +363,14 @@ int Runner::run() {
       wall_dl = std::min(wall_dl, t.wall_deadline);
       sim_dl = std::min(sim_dl, t.sim_deadline);
     }
-    m.io.run_one_for(std::chrono::duration_cast<std::chrono::nanoseconds>(wall_dl - now_wall));
+    // The short poll counts as part of the wait: simulated time follows it too, and a datagram
+    // it finds takes the same path as one that ends the blocking wait.
+    if (!m.poll_before_wait(wall_dl)) {
+      m.arm_readable();
+      ++m.waits;
+      m.io.run_one_for(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(wall_dl - Clock::now()));
+    }
     const double waited = std::chrono::duration<double>(Clock::now() - now_wall).count();
     sc_core::sc_time advance(waited, sc_core::SC_SEC);
     if (sim_dl > now && advance > sim_dl - now) advance = sim_dl - now;

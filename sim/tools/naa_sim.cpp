@@ -79,6 +79,9 @@ Options:
                      one-way propagation delay of the link (default 0)
   --link-hold-us N   wall time to wait for the next datagram of a stream before simulated
                      time passes its earliest arrival (default 20000; docs/sim/timing.md)
+  --poll-us N        after a simulation step that sent datagrams, read the socket without
+                     blocking for up to N us of wall time before sleeping (the peer's answer
+                     often comes that soon; default 50, 0 = block at once; docs/sim/timing.md)
   --stats            print statistics on exit (they are always printed on SIGUSR1)
   --stats-file FILE  write statistics to FILE (replaced atomically) instead of stdout; implies
                      --stats
@@ -240,6 +243,7 @@ Options parse_options(int argc, char* argv[]) {
     kLinkGbps,
     kLinkLatency,
     kLinkHold,
+    kPollUs,
     kStats,
     kStatsFile,
     kLogLevel,
@@ -277,6 +281,7 @@ Options parse_options(int argc, char* argv[]) {
       {"link-gbps", required_argument, nullptr, kLinkGbps},
       {"link-latency-ns", required_argument, nullptr, kLinkLatency},
       {"link-hold-us", required_argument, nullptr, kLinkHold},
+      {"poll-us", required_argument, nullptr, kPollUs},
       {"stats", no_argument, nullptr, kStats},
       {"stats-file", required_argument, nullptr, kStatsFile},
       {"log-level", required_argument, nullptr, kLogLevel},
@@ -408,6 +413,9 @@ Options parse_options(int argc, char* argv[]) {
         break;
       case kLinkHold:
         cfg.link_hold_us = parse_u64(optarg, "--link-hold-us", 60'000'000ULL);
+        break;
+      case kPollUs:
+        opts.poll_us = static_cast<std::uint32_t>(parse_u64(optarg, "--poll-us", 1'000'000ULL));
         break;
       case kStats:
         opts.stats_on_exit = true;

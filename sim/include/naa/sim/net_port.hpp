@@ -133,6 +133,10 @@ class NetPort : public sc_core::sc_module,
   [[nodiscard]] const LinkModel& tx_link() const { return tx_link_; }
   // During a tx tap call: when that datagram's last bit reaches the peer (simulated time).
   [[nodiscard]] sc_core::sc_time tx_arrival() const { return tx_arrival_; }
+  // sendmmsg calls so far: the runner tells from it whether a step sent anything (--poll-us).
+  [[nodiscard]] std::uint64_t tx_send_calls() const { return tx_send_calls_; }
+  // The listening socket's descriptor (the runner's short poll before a blocking wait).
+  [[nodiscard]] int listen_fd() const;
 
   // A reordered datagram that fewer than reorder_delay datagrams overtake is released after this
   // much simulated time.

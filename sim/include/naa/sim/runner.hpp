@@ -24,6 +24,9 @@ struct RunOptions {
   std::string pcap_path;                 // empty = no capture
   bool stats_on_exit = false;            // --stats
   std::string stats_file;                // stats go here instead of stdout
+  // After a step that sent datagrams, non-blocking reads for up to this long (wall us) before
+  // the blocking wait: the peer's answer often arrives within it, saving a wake-up (issue 19).
+  std::uint32_t poll_us = 50;  // --poll-us; 0 = block at once
 };
 
 class Runner final : public PeerTimers {
