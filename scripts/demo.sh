@@ -80,7 +80,7 @@ echo "wall time of naa-sim:   $(stat wall.seconds) s"
 echo
 echo "== the RTL blocks (Verilated, clocked only while they have work)"
 echo "mr_table:               $(stat rtl.mr_table.cycles) cycles ($(stat rtl.mr_table.lookups) lookups, $(stat rtl.mr_table.reads) entry reads, $(stat rtl.mr_table.searches) free-entry searches)"
-echo "kernels:                $(stat rtl.kernels.cycles) cycles in $(stat rtl.kernels.runs) runs (add_const, vadd_i32, crc32)"
+echo "kernels:                $(stat rtl.kernels.cycles) cycles in $(stat rtl.kernels.runs) runs (add_const, vadd_i32, sum_u64, crc32)"
 echo "receive path:           rx_parser $(stat rtl.rx_parser.cycles) cycles, icrc_check $(stat rtl.icrc_check.cycles) cycles, $(stat rtl.rx_pipe.packets) datagrams ($(stat rtl.rx_pipe.drops) dropped)"
 echo "all RTL blocks:         $(stat rtl.cycles) cycles, $(stat rtl.lockstep.divergences) lockstep divergences"
 [ "$(stat rtl.mr_table.verilated)" = 1 ] && [ "$(stat rtl.kernels.runs)" -gt 0 ] &&

@@ -22,8 +22,9 @@ bool valid_mode(std::string_view m) {
 constexpr const char* kHelp =
     R"(  --mr-table=MODE    the MR table as the C++ model, as the Verilated RTL (rtl/mr_table/mr_table.sv),
                      or both in lockstep: model, rtl or lockstep (default @DEFAULT_MODE@)
-  --kernels=MODE     the same for the kernels that have RTL (add1/add2, vadd_i32, crc32; RTL
-                     kernels need --width 16 or 64, add1/add2 also 1); others stay C++ models
+  --kernels=MODE     the same for the kernels that have RTL (add1/add2, vadd_i32, sum_u64,
+                     crc32; RTL kernels need --width 16 or 64, add1/add2 also 1); others stay
+                     C++ models
                      (default @DEFAULT_MODE@; by default a kernel not Verilated at --width
                      stays the C++ model)
   --rx-pipe=MODE     the receive path's checks (rtl/rx_parser: headers, TVer, pad, length,

@@ -125,8 +125,10 @@ class SumU64 final : public Kernel {
     }
     return kOk;
   }
+  // in0 streamed whole (partial lanes add nothing), an empty input one beat (keep 0): as
+  // rtl/sum_u64.
   std::uint64_t cycles(const KernelCall& c, std::uint32_t width) const override {
-    return 4 + ceil_div(c.input(0)->size, width);
+    return streamed_cycles(std::max<std::uint64_t>(ceil_div(c.input(0)->size, width), 1));
   }
   std::uint32_t run(KernelCall& c) const override {
     const KernelRegion* in = c.input(0);

@@ -3,7 +3,8 @@
 // in lockstep, at every Verilated width, on seeded random calls (empty regions, sizes that are not
 // a multiple of W, several regions per call), the bytes must equal what the simulated NAA's C++
 // kernels compute (sim/src/kernels.cpp; crc32 also against naa::protocol::crc32), and the cycle
-// count must be what the blocks' pages promise: N beats through a 1-cycle block take N + 1.
+// count must be what the blocks' pages promise: N beats through a 1-cycle block take N + 1 (for
+// sum_u64 also exactly what the C++ kernel's cost model charges).
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -14,6 +15,7 @@
 #include "naa/protocol/mrsp.hpp"
 #include "naa/rtl/add_const_rtl.hpp"
 #include "naa/rtl/crc32_rtl.hpp"
+#include "naa/rtl/sum_u64_rtl.hpp"
 #include "naa/rtl/vadd_i32_rtl.hpp"
 #include "naa/sim/kernels.hpp"
 #include "stream_driver.hpp"
@@ -122,6 +124,40 @@ TEST_CASE("kernel drivers: vadd_i32 and crc32 run calls like the C++ kernels", "
       CHECK(crc == p::crc32(in));
       // One beat per cycle, the result one cycle after the last beat (an empty input: one beat).
       CHECK(run.cycles == std::max<std::uint64_t>(beats(in.size(), w), 1) + 1);
+    }
+    CHECK_FALSE(port.checker().diverged());
+  }
+}
+
+TEST_CASE("kernel drivers: sum_u64 runs calls like the C++ kernel, in its cost model's cycles",
+          "[rtl][sim]") {
+  Rng rng = seeded_rng("kernel drivers sum_u64");
+  static const sim::KernelRegistry registry = sim::KernelRegistry::with_builtins();
+  for (const std::uint32_t w : sum_u64_rtl_widths()) {
+    INFO("sum_u64 width " << w);
+    SumU64Lockstep port(std::make_unique<SumU64Model>(w), make_sum_u64_rtl(w));
+    reset(port);
+    for (int call = 0; call < 30; ++call) {
+      // Any length: 0, not a multiple of 4, not a multiple of W.
+      const Bytes in = random_bytes(rng, call == 0 ? 0 : uniform<std::size_t>(rng, 1, 6 * w + 5));
+      std::uint64_t sum = 0;
+      const drv::StreamRun run = drv::run_sum_u64(port, in, &sum);
+      Bytes rin = in, rout(8);
+      reference(5, {{p::kMrspFlagInput, &rin}, {p::kMrspFlagOutput, &rout}});
+      CHECK_FALSE(run.stalled);
+      CHECK(sum ==
+            (p::load_le32(rout.data()) | std::uint64_t{p::load_le32(rout.data() + 4)} << 32));
+      CHECK(run.cycles == std::max<std::uint64_t>(beats(in.size(), w), 1) + 1);
+      // The C++ kernel's cost model (--kernels=model) charges exactly the RTL's cycles.
+      std::vector<sim::KernelRegion> kr(2);
+      kr[0].flags = p::kMrspFlagInput;
+      kr[0].size = static_cast<std::uint32_t>(rin.size());
+      kr[0].bytes = rin;
+      kr[1].flags = p::kMrspFlagOutput;
+      kr[1].size = 8;
+      kr[1].bytes = rout;
+      const sim::KernelCall kc{5, 0, kr};
+      CHECK(registry.find(5)->cycles(kc, w) == run.cycles);
     }
     CHECK_FALSE(port.checker().diverged());
   }

@@ -5,7 +5,7 @@
 //   the simulated time and the command to reproduce, exit status 3, and a waveform that ends at
 //   the divergence;
 // - the same traffic with the reference RTL in lockstep: no divergence, the NAK of the model;
-// - a kernel through the RTL: simulated time takes the RTL's cycle count;
+// - a kernel through the RTL (add1, sum_u64): simulated time takes the RTL's cycle count;
 // - RTL modes that cannot work are refused with a message.
 // Addresses: the test's block (test_addresses.hpp).
 #include <catch2/catch.hpp>
@@ -20,6 +20,7 @@
 
 #include <gtkwave/fstapi.h>
 
+#include "naa/protocol/bytes.hpp"
 #include "naa/protocol/icrc.hpp"
 #include "naa/protocol/immediate.hpp"
 #include "peer.hpp"
@@ -222,6 +223,47 @@ TEST_CASE("RTL kernels in naa-sim: simulated time takes the cycles of the RTL ru
       REQUIRE(c.host_mem[i] == static_cast<std::uint8_t>(in[i] + 1));
     const std::string s = naa.stats_text();
     // 16 beats back to back through a 1-cycle block: 17 cycles, as the C++ cost model says.
+    CHECK(NaaSim::stat_in(s, "rtl.kernels.cycles") == 17);
+    CHECK(NaaSim::stat_in(s, "kernel.compute_cycles") == 17);
+    CHECK(NaaSim::stat_in(s, "rtl.kernels.runs") == 1);
+    CHECK(NaaSim::stat_in(s, "rtl.lockstep.divergences") == 0);
+    peer.disconnect(c);
+    CHECK(naa.stop() == 0);
+  }
+}
+
+TEST_CASE("RTL kernels in naa-sim: sum_u64 runs through rtl/sum_u64 and takes its cycles",
+          "[sim][rtl]") {
+  for (const char* mode : {"--kernels=rtl", "--kernels=lockstep"}) {
+    INFO(mode);
+    NaaSim naa(naa_address(), {mode});
+    REQUIRE(naa.ready());
+    TestPeer peer(peer_address(), naa_address());
+    Connection c;
+    REQUIRE(peer.connect(c) == 0);
+    // 1003 bytes (250 elements and 3 trailing bytes) at W = 64: 16 beats, the last one 43 bytes.
+    constexpr std::uint32_t kLen = 1003;
+    const p::MrspRequestEntry in_region{p::kMrspFlagInput, 0x1000, c.host_va, c.host_rkey, kLen};
+    const p::MrspRequestEntry out_region{p::kMrspFlagOutput, 0x2000, c.host_va + 0x2000,
+                                         c.host_rkey, 8};
+    const auto regs = peer.mrsp(c, {in_region, out_region});
+    REQUIRE(regs);
+    REQUIRE_FALSE(regs->error);
+    std::vector<std::uint8_t> in(kLen);
+    for (std::size_t i = 0; i < in.size(); ++i)
+      in[i] = static_cast<std::uint8_t>(0xF0 + i * 29);  // large elements: the sum carries
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i + 4 <= in.size(); i += 4)
+      sum += p::load_le32(&in[i]);
+    REQUIRE(sum > 0xFFFFFFFFULL);
+    const auto imm = peer.call(c, *regs, {{0, in}}, 5);
+    REQUIRE(imm);
+    CHECK(*imm == p::encode_result_immediate(5, 0));
+    const std::uint64_t got = p::load_le32(&c.host_mem[0x2000]) |
+                              (std::uint64_t{p::load_le32(&c.host_mem[0x2004])} << 32);
+    CHECK(got == sum);
+    const std::string s = naa.stats_text();
+    // 16 beats back to back, the result one cycle later: 17 cycles, as the C++ cost model says.
     CHECK(NaaSim::stat_in(s, "rtl.kernels.cycles") == 17);
     CHECK(NaaSim::stat_in(s, "kernel.compute_cycles") == 17);
     CHECK(NaaSim::stat_in(s, "rtl.kernels.runs") == 1);

@@ -20,6 +20,7 @@
 #include "naa/rtl/rtl_session.hpp"
 #include "naa/rtl/rx_parser.hpp"
 #include "naa/rtl/rx_parser_rtl.hpp"
+#include "naa/rtl/sum_u64_rtl.hpp"
 #include "naa/rtl/vadd_i32_rtl.hpp"
 #include "naa/sim/common.hpp"
 #include "stream_driver.hpp"
@@ -215,6 +216,7 @@ struct RtlBlocks::Kernels {
   std::shared_ptr<rtl::AddConstPort> add_const;  // null: that kernel stays the C++ model
   std::shared_ptr<rtl::VaddI32Port> vadd_i32;
   std::shared_ptr<rtl::Crc32Port> crc32;
+  std::shared_ptr<rtl::SumU64Port> sum_u64;
 };
 
 RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
@@ -256,6 +258,7 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
   bool add_const_rtl = kernels_rtl;
   bool vadd_i32_rtl = kernels_rtl;
   bool crc32_rtl = kernels_rtl;
+  bool sum_u64_rtl = kernels_rtl;
   const auto not_built = [&](std::string_view block, std::span<const std::uint32_t> widths,
                              bool& enabled) {
     enabled = false;
@@ -296,6 +299,14 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
                        " (W must be a power of two >= 4); it runs as the C++ model");
     } else if (!has_width(rtl::crc32_rtl_widths(), cfg.width)) {
       not_built("crc32", rtl::crc32_rtl_widths(), crc32_rtl);
+    }
+    if (cfg.width < 8 || cfg.width % 4 != 0) {
+      sum_u64_rtl = false;
+      notes_.push_back(kmode + ": sum_u64 has no RTL at --width " + std::to_string(cfg.width) +
+                       " (W must be a multiple of 4 >= 8: 4-byte lanes, an 8-byte result beat); "
+                       "it runs as the C++ model");
+    } else if (!has_width(rtl::sum_u64_rtl_widths(), cfg.width)) {
+      not_built("sum_u64", rtl::sum_u64_rtl_widths(), sum_u64_rtl);
     }
   }
   if (!options_.trace_fst.empty()) {
@@ -388,6 +399,18 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
         kernels_->crc32 = std::move(c);
       }
     }
+    if (auto u = sum_u64_rtl ? verilate("sum_u64",
+                                        [w](const rtl::RtlOptions& o) {
+                                          return rtl::make_sum_u64_rtl(w, o);
+                                        })
+                             : nullptr) {
+      if (lockstep) {
+        kernels_->sum_u64 = std::make_shared<rtl::SumU64Lockstep>(
+            std::make_unique<rtl::SumU64Model>(w), std::move(u), on_divergence);
+      } else {
+        kernels_->sum_u64 = std::move(u);
+      }
+    }
   }
 
   if (rx_rtl) {
@@ -428,6 +451,11 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
     rtl::Crc32Inputs in;
     in.rst_n = false;
     (void)kernels_->crc32->step(in);
+  }
+  if (kernels_->sum_u64) {
+    rtl::SumU64Inputs in;
+    in.rst_n = false;
+    (void)kernels_->sum_u64->step(in);
   }
   // The receive path's drivers step their blocks' reset cycle as they are made.
   if (rx_parser_port_) rx_parser_ = std::make_shared<rtl::RxParser>(std::move(rx_parser_port_));
@@ -502,6 +530,24 @@ void RtlBlocks::install_kernels(KernelRegistry& registry, const SimConfig& /*cfg
             account(run, "crc32");
             protocol::store_le32(o->bytes.data(), crc);
             o->result_length = 4;
+            return KernelRun{0, run.cycles};
+          }));
+    }
+  }
+  // sum_u64: in0 as one packet (partial lanes add nothing), the sum little-endian into out0.
+  if (auto port = kernels_->sum_u64) {
+    if (std::unique_ptr<Kernel> model = registry.take(5)) {
+      registry.register_kernel(
+          std::make_unique<RtlKernel>(std::move(model), [this, port, account](KernelCall& call) {
+            sync_time();
+            const KernelRegion* in = call.input(0);
+            KernelRegion* o = call.output(0);
+            std::uint64_t sum = 0;
+            const auto run = rtl_driver::run_sum_u64(*port, in->bytes, &sum);
+            account(run, "sum_u64");
+            protocol::store_le32(o->bytes.data(), static_cast<std::uint32_t>(sum));
+            protocol::store_le32(o->bytes.data() + 4, static_cast<std::uint32_t>(sum >> 32));
+            o->result_length = 8;
             return KernelRun{0, run.cycles};
           }));
     }

@@ -159,8 +159,12 @@ StreamRun run_vadd_i32(rtl::VaddI32Port& port, std::span<const std::uint8_t> a,
   return progress.run;
 }
 
-StreamRun run_crc32(rtl::Crc32Port& port, std::span<const std::uint8_t> in_bytes,
-                    std::uint32_t* crc) {
+namespace {
+
+// One packet in, one result beat out (crc32, sum_u64: the same port shape): the result beat.
+template <class Port>
+StreamRun run_reduction(Port& port, std::span<const std::uint8_t> in_bytes,
+                        rtl::StreamBeat* result) {
   const std::uint32_t w = port.width();
   std::vector<std::uint8_t> copy(in_bytes.begin(), in_bytes.end());
   const std::span<std::uint8_t> packet[] = {copy};
@@ -168,7 +172,7 @@ StreamRun run_crc32(rtl::Crc32Port& port, std::span<const std::uint8_t> in_bytes
   bool empty_beat = copy.empty();  // the empty packet: one beat, keep 0, last
   bool have_result = false;
   Progress progress;
-  rtl::Crc32Inputs in;
+  typename Port::Inputs in;
   in.out_ready = true;
   while (!have_result) {
     in.in_valid = empty_beat || !src.done();
@@ -178,7 +182,7 @@ StreamRun run_crc32(rtl::Crc32Port& port, std::span<const std::uint8_t> in_bytes
     } else if (in.in_valid) {
       in.in = src.beat();
     }
-    const rtl::Crc32Outputs o = port.step(in);
+    const typename Port::Outputs o = port.step(in);
     const bool accepted = in.in_valid && o.in_ready;
     if (accepted) {
       if (empty_beat) {
@@ -188,15 +192,37 @@ StreamRun run_crc32(rtl::Crc32Port& port, std::span<const std::uint8_t> in_bytes
       }
     }
     if (o.out_valid) {
-      *crc = static_cast<std::uint32_t>(o.out.data[0]) |
-             static_cast<std::uint32_t>(o.out.data[1]) << 8 |
-             static_cast<std::uint32_t>(o.out.data[2]) << 16 |
-             static_cast<std::uint32_t>(o.out.data[3]) << 24;
+      *result = o.out;
       have_result = true;
     }
     if (!progress.cycle(accepted || o.out_valid)) break;
   }
   return progress.run;
+}
+
+std::uint64_t le_bytes(const rtl::StreamBeat& b, std::uint32_t n) {
+  std::uint64_t v = 0;
+  for (std::uint32_t i = n; i-- > 0;)
+    v = v << 8 | b.data[i];
+  return v;
+}
+
+}  // namespace
+
+StreamRun run_crc32(rtl::Crc32Port& port, std::span<const std::uint8_t> in_bytes,
+                    std::uint32_t* crc) {
+  rtl::StreamBeat result;
+  const StreamRun run = run_reduction(port, in_bytes, &result);
+  *crc = static_cast<std::uint32_t>(le_bytes(result, 4));
+  return run;
+}
+
+StreamRun run_sum_u64(rtl::SumU64Port& port, std::span<const std::uint8_t> in_bytes,
+                      std::uint64_t* sum) {
+  rtl::StreamBeat result;
+  const StreamRun run = run_reduction(port, in_bytes, &result);
+  *sum = le_bytes(result, 8);
+  return run;
 }
 
 }  // namespace naa::sim::rtl_driver

@@ -1,8 +1,8 @@
 // Drivers that run one kernel call through a kernel block's port (rtl::AddConstPort, VaddI32Port,
-// Crc32Port: the cycle model, the Verilated RTL or a lockstep pair) and count its cycles. The
-// bytes go in as packets of W-byte beats (prefix keep, last on a packet's final beat), back to
-// back at one beat per cycle, with the output always ready: the block is clocked only while the
-// call has work. Cycles: from the cycle the first beat is offered to the cycle the last output
+// Crc32Port, SumU64Port: the cycle model, the Verilated RTL or a lockstep pair) and count its
+// cycles. The bytes go in as packets of W-byte beats (prefix keep, last on a packet's final beat),
+// back to back at one beat per cycle, with the output always ready: the block is clocked only while
+// the call has work. Cycles: from the cycle the first beat is offered to the cycle the last output
 // beat is taken, both included (N beats through a 1-cycle block: N + 1).
 //
 // No SystemC here: plain functions over a port, so that testbench/rtl can check them against the
@@ -14,6 +14,7 @@
 
 #include "naa/rtl/add_const.hpp"
 #include "naa/rtl/crc32.hpp"
+#include "naa/rtl/sum_u64.hpp"
 #include "naa/rtl/vadd_i32.hpp"
 
 namespace naa::sim::rtl_driver {
@@ -39,5 +40,10 @@ inline constexpr std::uint64_t kStallCycles = 1000;
 // *crc = zlib CRC-32 of `in` (an empty input is one beat with keep 0).
 [[nodiscard]] StreamRun run_crc32(rtl::Crc32Port& port, std::span<const std::uint8_t> in,
                                   std::uint32_t* crc);
+
+// *sum = 64-bit sum of `in` read as little-endian uint32 elements, trailing bytes ignored (an
+// empty input is one beat with keep 0).
+[[nodiscard]] StreamRun run_sum_u64(rtl::SumU64Port& port, std::span<const std::uint8_t> in,
+                                    std::uint64_t* sum);
 
 }  // namespace naa::sim::rtl_driver
