@@ -8,26 +8,6 @@
 namespace naa::rtl::verilated {
 
 template <class V, std::uint32_t W>
-class SumU64Verilated final : public SumU64Port {
- public:
-  explicit SumU64Verilated(const RtlOptions& options) : h_(options, kBlock) {}
-  [[nodiscard]] std::uint32_t width() const noexcept override { return W; }
-
-  SumU64Outputs step(const SumU64Inputs& in) override {
-    V& t = h_.top();
-    put_bits(t.rst_ni, in.rst_n, 1);
-    put_bits(t.in_valid_i, in.in_valid, 1);
-    put_beat<W>(t.in_data_i, t.in_keep_i, t.in_last_i, in.in);
-    put_bits(t.out_ready_i, in.out_ready, 1);
-    h_.settle();
-    const SumU64Outputs out{t.in_ready_o != 0, t.out_valid_o != 0,
-                            get_beat<W>(t.out_data_o, t.out_keep_o, t.out_last_o)};
-    h_.rising_edge();
-    return out;
-  }
-
- private:
-  Harness<V> h_;
-};
+using SumU64Verilated = SingleStreamVerilated<SumU64Port, V, W>;
 
 }  // namespace naa::rtl::verilated
