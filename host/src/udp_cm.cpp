@@ -307,6 +307,7 @@ std::unique_ptr<QueuePair> Endpoint::connect(const ConnectParams& params, std::e
       std::unique_lock lock(mu_);
       QpEntry& e = *qps_.at(qpn);
       if (opts_.progress == Progress::automatic) {
+        wake_progress_thread();  // the thread, not this caller, drives this wait
         cv_.wait(lock, [&] { return e.state != CmState::connecting; });
       }
       if (e.state == CmState::established) {
@@ -361,6 +362,7 @@ std::error_code Endpoint::disconnect(std::uint32_t qpn, milliseconds timeout, bo
       std::unique_lock lock(mu_);
       QpEntry& e = *qps_.at(qpn);
       if (opts_.progress == Progress::automatic) {
+        wake_progress_thread();  // the thread, not this caller, drives this wait
         cv_.wait(lock, [&] { return e.state != CmState::disconnecting; });
       }
       if (e.state != CmState::disconnecting) return {};

@@ -92,6 +92,7 @@ std::optional<ConnectRequest> Endpoint::next_request(std::chrono::nanoseconds ti
         return nullptr;
       };
       if (opts_.progress == Progress::automatic) {
+        wake_progress_thread();  // the thread, not this caller, drives this wait
         cv_.wait_until(lock, deadline, [&] { return find() != nullptr || stopping_; });
       }
       if (HeldRequest* r = find()) {

@@ -16,7 +16,14 @@
 //   * progress_mu_ (manual progress) lets one thread at a time drive io_. Lock order: progress_mu_
 //     before mu_ (handlers run by io_ take mu_); progress() is never called with mu_ held.
 //   * cv_ waits on mu_; whoever changes what a waiter watches (a QP's CmState, completions,
-//     stopping_) notifies it.
+//     stopping_, driving_) notifies it.
+//   * Automatic progress is caller-driven while a caller waits (wait_cq, docs/host/README.md
+//     "Progress"): that caller sets driving_ and runs io_ itself under progress_mu_, so the
+//     datagram that completes its work request wakes it directly, not the progress thread and
+//     then it through a futex hand-off. The progress thread parks on progress_cv_ while driving_
+//     is set and until driver_lease_ (a caller about to wait again keeps the socket); other
+//     blocking waits end the lease (wake_progress_thread). Not while any QP has a completion
+//     callback: those run on the progress thread.
 //   * No user code runs under mu_: completion callbacks are collected under it and called by
 //     finish_handler() after it unlocks; post_send() never calls them (it posts to io_).
 //   * opts_, ip_ and rx_fd_ are fixed at construction and read without the lock; thread_ is
@@ -213,6 +220,13 @@ class Endpoint final : public Transport,
   void arm_timer();
   [[nodiscard]] std::optional<Clock::time_point> next_timer_deadline() const;
   void progress_simulated(std::chrono::nanoseconds timeout);  // co-simulation (EndpointClock)
+  // Automatic progress (udp_roce.cpp): the progress thread's loop, a waiting caller's turn at
+  // driving io_ (called without mu_), and the end of the lease before another blocking wait.
+  void progress_thread_main();
+  std::size_t wait_cq_driving(std::uint32_t qpn, std::span<WorkCompletion> out,
+                              Clock::time_point deadline);
+  void drive_once(Clock::time_point deadline);
+  void wake_progress_thread();
   SendSocket& send_socket(std::uint32_t qpn);
   void arm_send_socket_errors(std::uint32_t qpn);
   void send_mad(std::uint32_t dst_ip, const protocol::CmMad& mad);
@@ -250,9 +264,15 @@ class Endpoint final : public Transport,
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::mutex progress_mu_;  // manual mode: one thread drives io_ at a time
+  std::mutex progress_mu_;  // one thread drives io_ at a time (manual, or a driving caller)
   std::thread thread_;
   bool stopping_ = false;
+  // Caller-driven automatic progress (the locking rule above).
+  std::condition_variable progress_cv_;
+  bool driving_ = false;
+  std::size_t waiters_ = 0;    // callers inside wait_cq_driving
+  std::size_t callbacks_ = 0;  // QPs with a completion callback
+  Clock::time_point driver_lease_{};
 
   MrTable mrs_;
   RcCounters rc_counters_;

@@ -46,6 +46,7 @@ Endpoint::~Endpoint() {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
+  progress_cv_.notify_all();
   io_.stop();
   if (thread_.joinable()) thread_.join();
   for (auto& [qpn, s] : send_sockets_) {
@@ -58,11 +59,89 @@ Endpoint::~Endpoint() {
 void Endpoint::start() {
   std::lock_guard lock(mu_);
   if (rx_fd_ >= 0) arm_receive();
-  if (opts_.progress == Progress::automatic) {
-    thread_ = std::thread([this] {
-      auto guard = asio::make_work_guard(io_);
-      io_.run();
-    });
+  if (opts_.progress == Progress::automatic)
+    thread_ = std::thread([this] { progress_thread_main(); });
+}
+
+// How long the progress thread stays parked after a caller's turn at driving ended: the caller's
+// next wait (the next call) usually follows within microseconds and should find the socket its
+// own, not the thread in epoll_wait to be woken out of it.
+constexpr auto kDriverLease = std::chrono::milliseconds(1);
+// The longest turn a driving caller takes before it looks at its completions and deadline again.
+constexpr auto kDriveSlice = std::chrono::milliseconds(50);
+
+void Endpoint::progress_thread_main() {
+  auto guard = asio::make_work_guard(io_);
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      while (!stopping_ && (driving_ || Clock::now() < driver_lease_)) {
+        progress_cv_.wait_until(lock, driving_ ? Clock::now() + kDriverLease : driver_lease_);
+      }
+      if (stopping_) return;
+    }
+    std::unique_lock pl(progress_mu_);
+    if (io_.stopped()) return;  // the destructor
+    {
+      std::lock_guard lock(mu_);
+      if (driving_) continue;  // a caller took over while this thread waited for progress_mu_
+      ++stats_.progress_thread_turns;
+    }
+    io_.run_one_for(std::chrono::milliseconds(100));
+  }
+}
+
+void Endpoint::wake_progress_thread() {
+  driver_lease_ = {};
+  progress_cv_.notify_one();
+}
+
+// A waiting caller's turn: take io_ from the progress thread (a no-op handler wakes it out of
+// epoll_wait; it sees driving_ and parks) and run one handler or until the deadline.
+void Endpoint::drive_once(Clock::time_point deadline) {
+  std::unique_lock pl(progress_mu_, std::try_to_lock);
+  if (!pl) {
+    asio::post(io_, [] {});
+    pl.lock();
+    std::lock_guard lock(mu_);
+    ++stats_.progress_thread_interrupts;
+  }
+  if (io_.stopped()) return;  // the destructor
+  const auto left = deadline - Clock::now();
+  if (left <= Clock::duration::zero()) return;
+  io_.run_one_for(std::min<Clock::duration>(left, kDriveSlice));
+}
+
+std::size_t Endpoint::wait_cq_driving(std::uint32_t qpn, std::span<WorkCompletion> out,
+                                      Clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  ++waiters_;
+  const auto leave = [&](std::size_t n) {
+    --waiters_;
+    return n;
+  };
+  for (;;) {
+    auto it = qps_.find(qpn);  // looked up every turn: mu_ was released
+    if (it == qps_.end() || !it->second->rc) return leave(0);
+    QpEngine& rc = *it->second->rc;
+    if (rc.has_completions()) return leave(rc.poll(out));
+    if (rc.in_error() || stopping_ || Clock::now() >= deadline) return leave(0);
+    if (driving_ || callbacks_ > 0) {
+      // Another caller drives (its handlers notify cv_, and it does when its turn ends), or a
+      // callback must run on the progress thread: wait as without caller-driven progress.
+      cv_.wait_until(lock, deadline, [&] {
+        return rc.has_completions() || stopping_ || (!driving_ && callbacks_ == 0);
+      });
+      continue;
+    }
+    driving_ = true;
+    ++stats_.progress_caller_turns;
+    lock.unlock();
+    drive_once(deadline);
+    lock.lock();
+    driving_ = false;
+    driver_lease_ = Clock::now() + kDriverLease;
+    if (waiters_ > 1) cv_.notify_all();  // another waiter may take its turn
   }
 }
 
@@ -317,6 +396,9 @@ std::size_t Endpoint::poll_cq(std::uint32_t qpn, std::span<WorkCompletion> out) 
 std::size_t Endpoint::wait_cq(std::uint32_t qpn, std::span<WorkCompletion> out,
                               std::chrono::nanoseconds timeout) {
   const Clock::time_point deadline = now() + timeout;
+  if (opts_.progress == Progress::automatic && !opts_.clock && rx_fd_ >= 0) {
+    return wait_cq_driving(qpn, out, deadline);
+  }
   for (;;) {
     {
       std::unique_lock lock(mu_);
@@ -336,11 +418,19 @@ std::size_t Endpoint::wait_cq(std::uint32_t qpn, std::span<WorkCompletion> out,
 void Endpoint::set_callback(std::uint32_t qpn, std::function<void()> cb) {
   std::lock_guard lock(mu_);
   auto it = qps_.find(qpn);
-  if (it != qps_.end()) it->second->callback = std::move(cb);
+  if (it == qps_.end()) return;
+  const bool had = static_cast<bool>(it->second->callback);
+  it->second->callback = std::move(cb);
+  const bool has = static_cast<bool>(it->second->callback);
+  if (had != has) {
+    callbacks_ = has ? callbacks_ + 1 : callbacks_ - 1;
+    cv_.notify_all();  // waiters decide again whether they may drive
+  }
 }
 
 void Endpoint::release(std::uint32_t qpn) {
   std::lock_guard lock(mu_);
+  if (auto q = qps_.find(qpn); q != qps_.end() && q->second->callback) --callbacks_;
   qps_.erase(qpn);
   auto it = send_sockets_.find(qpn);
   if (it != send_sockets_.end()) {

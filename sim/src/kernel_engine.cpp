@@ -140,7 +140,10 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
     w.remote_va = regions[i].host_va;
     w.rkey = regions[i].host_rkey;
     const std::uint32_t len = std::min(kr[i].result_length, kr[i].size);
-    w.data.assign(buffers[i].begin(), buffers[i].begin() + len);
+    // The kernel's buffer becomes the WQE's payload (its last use): no second copy of a region
+    // that may be as large as the NAA's memory (issue 19: a 64 MiB call copied it twice more).
+    w.data = std::move(buffers[i]);
+    w.data.resize(len);
     if (n + 1 == outs.size()) {
       w.imm = result_imm;
       w.solicited = true;

@@ -4,6 +4,8 @@
 #include <arpa/inet.h>
 #include <getopt.h>
 
+#include <malloc.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -486,6 +488,14 @@ Options parse_options(int argc, char* argv[]) {
 // Serves as the options say; the exit status (docs/sim/naa-sim.md).
 int run(Options options) {
   naa::sim::SimConfig& cfg = options.cfg;
+  // Large transient buffers (a kernel's copy of its regions, a WQE's payload: up to the NAA's
+  // memory per call) come from the heap and go back to it, instead of being fresh zero pages from
+  // the OS on every call: glibc maps every block above 32 MiB anew and returns it at free, and
+  // the first touch of each 4 KiB page is a page fault (in a VM several microseconds; a 64 MiB
+  // call spent a quarter of naa-sim's time in them, docs/performance.md "Copies per call").
+  // Free memory above 256 MiB is still returned to the OS.
+  (void)::mallopt(M_MMAP_MAX, 0);
+  (void)::mallopt(M_TRIM_THRESHOLD, 256 << 20);
   // SystemC's own reports would otherwise end the process on a warning-turned-error; keep them
   // as messages (nothing a peer sends reaches SystemC).
   sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DISPLAY);

@@ -96,6 +96,7 @@ class WriteStream {
  public:
   WriteStream(const std::shared_ptr<naa::host::Transport>& t, const Config& c, std::uint64_t bytes)
       : t_(t),
+        depth_(static_cast<std::size_t>(c.stream_depth)),
         data_(bytes),
         mrsp_tx_(naa::protocol::kMrspMaxMessageSize),
         mrsp_rx_(naa::protocol::kMrspMaxMessageSize) {
@@ -161,10 +162,10 @@ class WriteStream {
   WriteStream(const WriteStream&) = delete;
   WriteStream& operator=(const WriteStream&) = delete;
 
-  // Streams the whole buffer in WRITEs of `write_size`, at most 4 outstanding; returns seconds
-  // from the first post to the last completion (every WRITE acknowledged).
+  // Streams the whole buffer in WRITEs of `write_size`, at most --stream-depth outstanding;
+  // returns seconds from the first post to the last completion (every WRITE acknowledged).
   double run(std::uint64_t write_size) {
-    constexpr std::size_t kDepth = 4;
+    const std::size_t kDepth = depth_;
     const std::uint64_t total = data_.size();
     std::uint64_t posted = 0;
     std::size_t outstanding = 0;
@@ -198,6 +199,7 @@ class WriteStream {
     if (ec) throw naa::host::Error(ec, what);
   }
   std::shared_ptr<naa::host::Transport> t_;
+  std::size_t depth_;
   std::vector<std::uint8_t> data_;
   std::vector<std::uint8_t> mrsp_tx_;
   std::vector<std::uint8_t> mrsp_rx_;

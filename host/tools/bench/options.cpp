@@ -92,6 +92,8 @@ Options:
   -f, --fn FN             kernel of the latency sweep: nop, add1, add2 or 1..127 (default nop)
       --stream SIZE       bytes per one-way streaming point (default 64M)
       --write-max SIZE    largest RDMA WRITE of the streaming sweep (default 4M)
+      --stream-depth N    WRITEs a stream keeps outstanding (1..512, default 64; ib_write_bw's
+                          --tx-depth, which defaults to 128)
   -s, --sessions N        most concurrent sessions (1..8, default 8)
       --call-size SIZE    inout region per session for the throughput sweep (default 1M)
       --calls N           calls per session per throughput point (default 8)
@@ -165,6 +167,7 @@ Options parse_options(int argc, char** argv) {
     kFactor,
     kStream,
     kWriteMax,
+    kStreamDepth,
     kCallSize,
     kCalls,
     kTargetReps,
@@ -193,6 +196,7 @@ Options parse_options(int argc, char** argv) {
                                      {"fn", required_argument, nullptr, 'f'},
                                      {"stream", required_argument, nullptr, kStream},
                                      {"write-max", required_argument, nullptr, kWriteMax},
+                                     {"stream-depth", required_argument, nullptr, kStreamDepth},
                                      {"sessions", required_argument, nullptr, 's'},
                                      {"call-size", required_argument, nullptr, kCallSize},
                                      {"calls", required_argument, nullptr, kCalls},
@@ -314,6 +318,9 @@ Options parse_options(int argc, char** argv) {
         break;
       case kWriteMax:
         c.write_max = parse_size(arg);
+        break;
+      case kStreamDepth:
+        c.stream_depth = static_cast<int>(parse_int(arg, "--stream-depth", 1, 512));
         break;
       case 's':
         c.sessions = static_cast<int>(parse_int(arg, "--sessions", 1, 8));

@@ -171,6 +171,11 @@ struct TransportStats {
   std::uint64_t dropped_out_of_order = 0;  // after a sequence NAK, until ePSN arrives
   std::uint64_t dropped_other = 0;
   std::uint64_t icmp_errors = 0;
+  // Automatic progress (UdpRoce; docs/host/README.md "Progress"): turns at receiving and timers
+  // taken by a caller waiting in wait_cq, by the progress thread, and how often a caller first had
+  // to wake the thread out of its wait.
+  std::uint64_t progress_caller_turns = 0, progress_thread_turns = 0;
+  std::uint64_t progress_thread_interrupts = 0;
   // Injected faults (UdpRoceOptions::fault_rx / fault_tx; docs/reliability.md).
   std::uint64_t fault_rx_loss = 0, fault_rx_dup = 0, fault_rx_reorder = 0, fault_rx_corrupt = 0;
   std::uint64_t fault_tx_loss = 0, fault_tx_dup = 0, fault_tx_reorder = 0, fault_tx_corrupt = 0;
