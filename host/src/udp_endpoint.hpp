@@ -225,7 +225,8 @@ class Endpoint final : public Transport,
   void progress_thread_main();
   std::size_t wait_cq_driving(std::uint32_t qpn, std::span<WorkCompletion> out,
                               Clock::time_point deadline);
-  void drive_once(Clock::time_point deadline);
+  void drive_once(Clock::time_point deadline, bool poll_first);
+  bool poll_before_wait(Clock::time_point deadline);
   void wake_progress_thread();
   SendSocket& send_socket(std::uint32_t qpn);
   void arm_send_socket_errors(std::uint32_t qpn);

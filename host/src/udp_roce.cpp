@@ -4,6 +4,8 @@
 // locking rule is written once, in udp_endpoint.hpp.
 #include "naa/host/udp_roce.hpp"
 
+#include <poll.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -98,7 +100,7 @@ void Endpoint::wake_progress_thread() {
 
 // A waiting caller's turn: take io_ from the progress thread (a no-op handler wakes it out of
 // epoll_wait; it sees driving_ and parks) and run one handler or until the deadline.
-void Endpoint::drive_once(Clock::time_point deadline) {
+void Endpoint::drive_once(Clock::time_point deadline, bool poll_first) {
   std::unique_lock pl(progress_mu_, std::try_to_lock);
   if (!pl) {
     asio::post(io_, [] {});
@@ -107,15 +109,42 @@ void Endpoint::drive_once(Clock::time_point deadline) {
     ++stats_.progress_thread_interrupts;
   }
   if (io_.stopped()) return;  // the destructor
+  if (poll_first) (void)poll_before_wait(deadline);
   const auto left = deadline - Clock::now();
   if (left <= Clock::duration::zero()) return;
   io_.run_one_for(std::min<Clock::duration>(left, kDriveSlice));
+}
+
+// UdpRoceOptions::poll_us: look at the socket without sleeping before the caller blocks in
+// epoll_wait. In the VMs CI runs in, a sleep and its wake-up cost ~10 us of CPU (the scheduler's
+// task switch, measured with perf: docs/performance.md "Caller-driven progress"), more than the
+// NAA's answer to a small call takes to come. The yield lets a runnable thread on this core go
+// first (on a 2-core machine often the peer, whose answer this waits for), as naa-sim's
+// --poll-us does. Called with progress_mu_ held, not mu_.
+bool Endpoint::poll_before_wait(Clock::time_point deadline) {
+  if (opts_.poll_us == 0) return false;
+  const auto until = std::min(deadline, Clock::now() + std::chrono::microseconds(opts_.poll_us));
+  pollfd pfd{rx_fd_, POLLIN, 0};
+  bool hit = false;
+  do {
+    pfd.revents = 0;
+    if (::poll(&pfd, 1, 0) > 0 && pfd.revents != 0) {
+      hit = true;
+      break;
+    }
+    ::sched_yield();
+  } while (Clock::now() < until);
+  std::lock_guard lock(mu_);
+  ++stats_.progress_polls;
+  if (hit) ++stats_.progress_poll_hits;
+  return hit;
 }
 
 std::size_t Endpoint::wait_cq_driving(std::uint32_t qpn, std::span<WorkCompletion> out,
                                       Clock::time_point deadline) {
   std::unique_lock lock(mu_);
   ++waiters_;
+  bool polled = false;
   const auto leave = [&](std::size_t n) {
     --waiters_;
     return n;
@@ -137,7 +166,8 @@ std::size_t Endpoint::wait_cq_driving(std::uint32_t qpn, std::span<WorkCompletio
     driving_ = true;
     ++stats_.progress_caller_turns;
     lock.unlock();
-    drive_once(deadline);
+    drive_once(deadline, !polled);  // one short poll per wait: right after the caller posted
+    polled = true;
     lock.lock();
     driving_ = false;
     driver_lease_ = Clock::now() + kDriverLease;

@@ -260,33 +260,57 @@ TEST_CASE("4 sessions from 4 threads at once") {
 // datagram that completes a call wakes the waiting caller itself, not the progress thread first.
 TEST_CASE("automatic progress: a waiting caller drives the endpoint, several take turns") {
   Sim sim;
-  host::UdpRoceOptions uo;
-  uo.local_ip = *host::parse_ipv4(host_ip(20));
-  std::error_code ec;
-  std::string detail;
-  const auto t = host::open_udp_roce(uo, ec, &detail);
-  INFO(detail);
-  REQUIRE(t != nullptr);
-  SECTION("one session: every call's wait is a caller's turn") {
+  const auto open = [](std::uint32_t poll_us) {
+    host::UdpRoceOptions uo;
+    uo.local_ip = *host::parse_ipv4(host_ip(20));
+    uo.poll_us = poll_us;
+    std::error_code ec;
+    std::string detail;
+    auto t = host::open_udp_roce(uo, ec, &detail);
+    INFO(detail);
+    REQUIRE(t != nullptr);
+    return t;
+  };
+  constexpr int kCalls = 200;
+  const auto calls = [&](const std::shared_ptr<host::Transport>& t) {
     std::vector<std::uint8_t> data(64, 0);
     host::Session s(t, opts(), {Region::inout(data)});
     const auto before = t->stats();
-    constexpr int kCalls = 200;
     for (int i = 0; i < kCalls; ++i)
       REQUIRE(s.call(1).return_code == 0);
     CHECK(data[0] == kCalls % 256);
-    const auto st = t->stats();
-    const auto caller = st.progress_caller_turns - before.progress_caller_turns;
-    const auto interrupts = st.progress_thread_interrupts - before.progress_thread_interrupts;
-    INFO("caller turns " << caller << ", thread interrupts " << interrupts << ", thread turns "
-                         << st.progress_thread_turns - before.progress_thread_turns);
-    CHECK(caller >= kCalls);  // each call waits at least once, and nobody else drives
+    auto st = t->stats();
+    st.progress_caller_turns -= before.progress_caller_turns;
+    st.progress_thread_interrupts -= before.progress_thread_interrupts;
+    st.progress_thread_turns -= before.progress_thread_turns;
+    st.progress_polls -= before.progress_polls;
+    st.progress_poll_hits -= before.progress_poll_hits;
+    INFO("caller turns " << st.progress_caller_turns << ", thread interrupts "
+                         << st.progress_thread_interrupts << ", thread turns "
+                         << st.progress_thread_turns);
+    // Each call waits at least once and nobody else drives; only a caller descheduled for over
+    // the 1 ms lease between its post and its wait can find its completion made by the thread.
+    // Half leaves room for a loaded machine; without caller-driven progress it is 0.
+    CHECK(st.progress_caller_turns >= kCalls / 2);
     // The thread stays parked for 1 ms after a caller's turn, so back-to-back calls find the
     // socket free; waking it out of epoll_wait on every call (the hand-off this replaces, the
     // other way round) would count one per call. Half leaves room for a loaded machine.
-    CHECK(interrupts <= kCalls / 2);
+    CHECK(st.progress_thread_interrupts <= kCalls / 2);
+    return st;
+  };
+  SECTION("one session: every call's wait is a caller's turn, after one short poll") {
+    const auto st = calls(open(50));
+    INFO("polls " << st.progress_polls << ", hits " << st.progress_poll_hits);
+    CHECK(st.progress_polls >= kCalls / 2);  // one per wait that finds no completion yet
+    CHECK(st.progress_polls <= st.progress_caller_turns);
+    CHECK(st.progress_poll_hits <= st.progress_polls);
+  }
+  SECTION("poll_us = 0: the caller blocks at once") {
+    const auto st = calls(open(0));
+    CHECK(st.progress_polls == 0);
   }
   SECTION("4 sessions on the transport from 4 threads") {
+    const auto t = open(50);
     std::vector<std::thread> threads;
     std::array<int, 4> ok{};
     std::array<std::string, 4> errors;

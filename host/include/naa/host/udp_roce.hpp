@@ -71,6 +71,11 @@ struct UdpRoceOptions {
   // Host-order IPv4. Empty: the first 127.0.0.x (x >= 3) whose port 4791 is free.
   std::optional<std::uint32_t> local_ip;
   Progress progress = Progress::automatic;
+  // Automatic progress: a caller waiting for a completion (wait_cq) first checks the socket
+  // without sleeping for up to this many microseconds (yielding the core between checks) before
+  // it blocks; 0 = block at once. A peer's answer that comes within it costs no wake-up (issue 19;
+  // docs/host/README.md "Progress"). Counted in TransportStats::progress_polls / _poll_hits.
+  std::uint32_t poll_us = 50;
   // Capture every datagram in and out to this pcap file (received frames carry the recovered IPv4
   // ID, so their ICRCs verify in Wireshark). Empty: no capture.
   std::string pcap_path;
