@@ -69,6 +69,11 @@ void Endpoint::start() {
 // next wait (the next call) usually follows within microseconds and should find the socket its
 // own, not the thread in epoll_wait to be woken out of it.
 constexpr auto kDriverLease = std::chrono::milliseconds(1);
+// While a caller drives, the parked thread looks again this often (a caller waiting 300 ms for a
+// large kernel costs it 30 wake-ups, not 300); the caller that stops driving does not wake it, so
+// this is also how late it may resume after the last wait of a burst (below the RC retransmit
+// timeout; CM waits wake it at once).
+constexpr auto kParkedRecheck = std::chrono::milliseconds(10);
 // The longest turn a driving caller takes before it looks at its completions and deadline again.
 constexpr auto kDriveSlice = std::chrono::milliseconds(50);
 
@@ -78,7 +83,7 @@ void Endpoint::progress_thread_main() {
     {
       std::unique_lock lock(mu_);
       while (!stopping_ && (driving_ || Clock::now() < driver_lease_)) {
-        progress_cv_.wait_until(lock, driving_ ? Clock::now() + kDriverLease : driver_lease_);
+        progress_cv_.wait_until(lock, driving_ ? Clock::now() + kParkedRecheck : driver_lease_);
       }
       if (stopping_) return;
     }
