@@ -150,7 +150,19 @@ std::size_t Endpoint::wait_cq_driving(std::uint32_t qpn, std::span<WorkCompletio
   std::unique_lock lock(mu_);
   ++waiters_;
   bool polled = false;
+  bool mine = false;  // this caller holds driving_
+  // A driver keeps driving until its own wait ends (handing the turn to another waiter after
+  // every handler woke them all: a thundering herd with 8 sessions on one endpoint), then lets
+  // the next waiter take over.
+  const auto stop_driving = [&] {
+    if (!mine) return;
+    mine = false;
+    driving_ = false;
+    driver_lease_ = Clock::now() + kDriverLease;
+    if (waiters_ > 1) cv_.notify_all();  // another waiter takes over
+  };
   const auto leave = [&](std::size_t n) {
+    stop_driving();
     --waiters_;
     return n;
   };
@@ -160,23 +172,27 @@ std::size_t Endpoint::wait_cq_driving(std::uint32_t qpn, std::span<WorkCompletio
     QpEngine& rc = *it->second->rc;
     if (rc.has_completions()) return leave(rc.poll(out));
     if (rc.in_error() || stopping_ || Clock::now() >= deadline) return leave(0);
-    if (driving_ || callbacks_ > 0) {
-      // Another caller drives (its handlers notify cv_, and it does when its turn ends), or a
-      // callback must run on the progress thread: wait as without caller-driven progress.
-      cv_.wait_until(lock, deadline, [&] {
-        return rc.has_completions() || stopping_ || (!driving_ && callbacks_ == 0);
-      });
-      continue;
+    if (mine && callbacks_ > 0) {
+      stop_driving();  // a callback was set meanwhile: it must run on the progress thread
+      wake_progress_thread();
     }
-    driving_ = true;
+    if (!mine) {
+      if (driving_ || callbacks_ > 0) {
+        // Another caller drives (its handlers notify cv_, and it does when it stops), or a
+        // callback must run on the progress thread: wait as without caller-driven progress.
+        cv_.wait_until(lock, deadline, [&] {
+          return rc.has_completions() || stopping_ || (!driving_ && callbacks_ == 0);
+        });
+        continue;
+      }
+      driving_ = true;
+      mine = true;
+    }
     ++stats_.progress_caller_turns;
     lock.unlock();
     drive_once(deadline, !polled);  // one short poll per wait: right after the caller posted
     polled = true;
     lock.lock();
-    driving_ = false;
-    driver_lease_ = Clock::now() + kDriverLease;
-    if (waiters_ > 1) cv_.notify_all();  // another waiter may take its turn
   }
 }
 
