@@ -210,6 +210,7 @@ class Endpoint final : public Transport,
   // receive and transmit; udp_cm.cpp: the CM; udp_roce.cpp: timers, dispatch, QP operations.
   void arm_receive();
   void on_readable(const boost::system::error_code& ec);
+  bool drain_socket();
   void drain_error_queue(int fd);
   void on_icmp_unreachable(std::uint32_t dst_ip, int err);
   void on_datagram(const std::uint8_t* data, std::size_t n, std::uint32_t src_ip,

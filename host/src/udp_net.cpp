@@ -130,6 +130,16 @@ void Endpoint::on_readable(const boost::system::error_code& ec) {
   std::unique_lock lock(mu_);
   if (stopping_ || ec == asio::error::operation_aborted) return;
   if (ec) drain_error_queue(rx_fd_);  // IP_RECVERR reports ICMP errors through recv
+  if (drain_socket()) {
+    asio::post(io_, [this] { on_readable({}); });
+  } else {
+    arm_receive();
+  }
+  finish_handler(lock);
+}
+
+// Up to 8 batches of kRxBatch datagrams; true if more may be waiting.
+bool Endpoint::drain_socket() {
   std::array<mmsghdr, kRxBatch> msgs{};
   std::array<iovec, kRxBatch> iov{};
   std::array<sockaddr_in, kRxBatch> from{};
@@ -175,12 +185,7 @@ void Endpoint::on_readable(const boost::system::error_code& ec) {
     if (static_cast<std::size_t>(n) < kRxBatch) break;
     more = (round == 7);
   }
-  if (more) {
-    asio::post(io_, [this] { on_readable({}); });
-  } else {
-    arm_receive();
-  }
-  finish_handler(lock);
+  return more;
 }
 
 void Endpoint::drain_error_queue(int fd) {

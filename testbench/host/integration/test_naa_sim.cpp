@@ -285,6 +285,7 @@ TEST_CASE("automatic progress: a waiting caller drives the endpoint, several tak
     st.progress_thread_turns -= before.progress_thread_turns;
     st.progress_polls -= before.progress_polls;
     st.progress_poll_hits -= before.progress_poll_hits;
+    st.progress_direct_reads -= before.progress_direct_reads;
     INFO("caller turns " << st.progress_caller_turns << ", thread interrupts "
                          << st.progress_thread_interrupts << ", thread turns "
                          << st.progress_thread_turns);
@@ -304,6 +305,7 @@ TEST_CASE("automatic progress: a waiting caller drives the endpoint, several tak
     CHECK(st.progress_polls >= kCalls / 2);  // one per wait that finds no completion yet
     CHECK(st.progress_polls <= st.progress_caller_turns);
     CHECK(st.progress_poll_hits <= st.progress_polls);
+    CHECK(st.progress_direct_reads == st.progress_poll_hits);  // a hit is read at once
   }
   SECTION("poll_us = 0: the caller blocks at once") {
     const auto st = calls(open(0));
