@@ -130,7 +130,12 @@ void Endpoint::on_readable(const boost::system::error_code& ec) {
   std::unique_lock lock(mu_);
   if (stopping_ || ec == asio::error::operation_aborted) return;
   if (ec) drain_error_queue(rx_fd_);  // IP_RECVERR reports ICMP errors through recv
-  if (drain_socket()) {
+  bool more = false;
+  {
+    TxBatch batch(*this);  // the ACKs and requests this pass produces leave together
+    more = drain_socket();
+  }
+  if (more) {
     asio::post(io_, [this] { on_readable({}); });
   } else {
     arm_receive();
@@ -310,22 +315,46 @@ void Endpoint::send_packet(std::uint32_t local_qpn, std::uint32_t dst_ip,
     opts_.link->send(datagram, ip_, s.port, dst_ip);
   }
   const sockaddr_in to = make_sockaddr(dst_ip, protocol::kRoceUdpPort);
+  if (!opts_.link && tx_queue_.depth > 0 && enqueue_tx(s.fd, to, datagram)) {
+    // flush_tx() sends it, with the same handling of ICMP errors as below.
+  } else {
+    send_now(s.fd, to, datagram);
+  }
+  ++stats_.packets_sent;
+  stats_.bytes_sent += datagram.size();
+  if (pcap_.is_open()) pcap_.write_roce(wall_ns(), ctx, datagram);
+}
+
+// One datagram now; a queued ICMP error (IP_RECVERR) reported instead is handled and the
+// datagram sent once more.
+void Endpoint::send_now(int fd, const sockaddr_in& to, ByteView datagram) {
   for (int attempt = 0; attempt < 2 && !opts_.link; ++attempt) {
-    const ssize_t r =
-        ::sendto(s.fd, datagram.data(), datagram.size(), 0, as_sockaddr(to), sizeof to);
+    ++stats_.send_system_calls;
+    const ssize_t r = ::sendto(fd, datagram.data(), datagram.size(), 0, as_sockaddr(to), sizeof to);
     if (r >= 0) break;
     // IP_RECVERR reports a queued ICMP error on the next call; the datagram was not sent.
-    if (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == ENETUNREACH) {
-      drain_error_queue(s.fd);
-      if (errno == EHOSTUNREACH || errno == ENETUNREACH) on_icmp_unreachable(dst_ip, errno);
+    const int err = errno;
+    if (err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH) {
+      drain_error_queue(fd);
+      if (err == EHOSTUNREACH || err == ENETUNREACH) on_icmp_unreachable(ipv4_of(to), err);
       continue;
     }
     ++stats_.dropped_other;  // EAGAIN/ENOBUFS: lost like on a wire; retransmission recovers
     break;
   }
-  ++stats_.packets_sent;
-  stats_.bytes_sent += datagram.size();
-  if (pcap_.is_open()) pcap_.write_roce(wall_ns(), ctx, datagram);
+}
+
+bool Endpoint::enqueue_tx(int fd, const sockaddr_in& to, ByteView datagram) {
+  TxQueue& q = tx_queue_;
+  if (datagram.size() > kRxBufferSize) return false;
+  if (q.count == kTxBatch || (q.count > 0 && q.fd != fd)) flush_tx();
+  if (q.bufs.empty()) q.bufs.resize(kTxBatch);
+  std::memcpy(q.bufs[q.count].data(), datagram.data(), datagram.size());
+  q.sizes[q.count] = datagram.size();
+  q.to[q.count] = to;
+  q.fd = fd;
+  ++q.count;
+  return true;
 }
 
 // ---- Network impairment (naa::impair, docs/reliability.md)
@@ -392,12 +421,41 @@ void Endpoint::transmit(int fd, const protocol::Ipv4UdpHeaders& ctx, ByteView da
   const sockaddr_in to = make_sockaddr(ctx.ip.dst, protocol::kRoceUdpPort);
   if (opts_.link) {
     opts_.link->send(datagram, ctx.ip.src, ctx.udp.src_port, ctx.ip.dst);
-  } else if (::sendto(fd, datagram.data(), datagram.size(), 0, as_sockaddr(to), sizeof to) < 0) {
-    ++stats_.dropped_other;  // lost like on a wire; retransmission recovers
+  } else if (tx_queue_.depth > 0 && enqueue_tx(fd, to, datagram)) {
+    // sent by flush_tx()
+  } else {
+    send_now(fd, to, datagram);
   }
   ++stats_.packets_sent;
   stats_.bytes_sent += datagram.size();
   if (pcap_.is_open()) pcap_.write_roce(wall_ns(), ctx, datagram);
+}
+
+void Endpoint::flush_tx() {
+  TxQueue& q = tx_queue_;
+  std::array<mmsghdr, kTxBatch> msgs{};
+  std::array<iovec, kTxBatch> iov{};
+  for (std::size_t i = 0; i < q.count; ++i) {
+    iov[i] = {q.bufs[i].data(), q.sizes[i]};
+    msgs[i].msg_hdr.msg_name = &q.to[i];
+    msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+    msgs[i].msg_hdr.msg_iov = &iov[i];
+    msgs[i].msg_hdr.msg_iovlen = 1;
+  }
+  std::size_t sent = 0;
+  while (sent < q.count) {
+    ++stats_.send_system_calls;
+    const int n = ::sendmmsg(q.fd, msgs.data() + sent, static_cast<unsigned>(q.count - sent), 0);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    // The datagram at `sent` failed (a queued ICMP error, or no buffer): as an unbatched send.
+    send_now(q.fd, q.to[sent], {q.bufs[sent].data(), q.sizes[sent]});
+    ++sent;
+  }
+  q.count = 0;
 }
 
 void Endpoint::release_held(bool rx, HeldDatagram& h, Clock::time_point now) {

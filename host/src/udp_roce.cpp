@@ -121,7 +121,12 @@ void Endpoint::drive_once(Clock::time_point deadline, bool poll_first) {
     std::unique_lock lock(mu_);
     if (stopping_) return;
     ++stats_.progress_direct_reads;
-    if (drain_socket()) asio::post(io_, [this] { on_readable({}); });
+    bool more = false;
+    {
+      TxBatch batch(*this);
+      more = drain_socket();
+    }
+    if (more) asio::post(io_, [this] { on_readable({}); });
     finish_handler(lock);
     return;
   }
@@ -346,7 +351,10 @@ void Endpoint::on_timer(const boost::system::error_code& ec) {
   std::unique_lock lock(mu_);
   if (stopping_) return;
   timer_armed_at_.reset();
-  run_timers(now());
+  {
+    TxBatch batch(*this);
+    run_timers(now());
+  }
   finish_handler(lock);
 }
 
@@ -420,6 +428,7 @@ std::error_code Endpoint::qp_error(std::uint32_t qpn) const {
 
 std::error_code Endpoint::post_send(std::uint32_t qpn, const SendWr& wr) {
   std::unique_lock lock(mu_);
+  TxBatch batch(*this);  // closed (and sent) before the lock is released: declared after it
   auto it = qps_.find(qpn);
   if (it == qps_.end() || !it->second->rc || it->second->state != CmState::established) {
     return Errc::not_connected;

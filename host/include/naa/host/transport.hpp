@@ -181,6 +181,9 @@ struct TransportStats {
   std::uint64_t progress_polls = 0, progress_poll_hits = 0;
   // Poll hits read at once by the waiting caller (not through the io_context).
   std::uint64_t progress_direct_reads = 0;
+  // UdpRoce: system calls that sent datagrams (sendto, or sendmmsg for what one receive pass,
+  // post_send or timer pass produced).
+  std::uint64_t send_system_calls = 0;
   // Injected faults (UdpRoceOptions::fault_rx / fault_tx; docs/reliability.md).
   std::uint64_t fault_rx_loss = 0, fault_rx_dup = 0, fault_rx_reorder = 0, fault_rx_corrupt = 0;
   std::uint64_t fault_tx_loss = 0, fault_tx_dup = 0, fault_tx_reorder = 0, fault_tx_corrupt = 0;
