@@ -94,7 +94,7 @@ void Endpoint::progress_thread_main() {
       if (driving_) continue;  // a caller took over while this thread waited for progress_mu_
       ++stats_.progress_thread_turns;
     }
-    io_.run_one_for(std::chrono::milliseconds(100));
+    io_.run_one();  // a handler, a caller's no-op to take over, or io_.stop(): no idle wake-ups
   }
 }
 
