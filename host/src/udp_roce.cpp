@@ -137,9 +137,9 @@ void Endpoint::drive_once(Clock::time_point deadline, bool poll_first) {
 
 // UdpRoceOptions::poll_us: look at the socket without sleeping before the caller blocks in
 // epoll_wait. In the VMs CI runs in, a sleep and its wake-up cost ~10 us of CPU (the scheduler's
-// task switch, measured with perf: docs/performance.md "Caller-driven progress"), more than the
-// NAA's answer to a small call takes to come. The yield lets a runnable thread on this core go
-// first (on a 2-core machine often the peer, whose answer this waits for), as naa-sim's
+// task switch, measured with perf: docs/performance-wall-clock.md "Caller-driven progress"), more
+// than the NAA's answer to a small call takes to come. The yield lets a runnable thread on this
+// core go first (on a 2-core machine often the peer, whose answer this waits for), as naa-sim's
 // --poll-us does. Called with progress_mu_ held, not mu_.
 bool Endpoint::poll_before_wait(Clock::time_point deadline) {
   if (opts_.poll_us == 0) return false;

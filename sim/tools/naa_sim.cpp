@@ -492,8 +492,8 @@ int run(Options options) {
   // memory per call) come from the heap and go back to it, instead of being fresh zero pages from
   // the OS on every call: glibc maps every block above 32 MiB anew and returns it at free, and
   // the first touch of each 4 KiB page is a page fault (in a VM several microseconds; a 64 MiB
-  // call spent a quarter of naa-sim's time in them, docs/performance.md "Copies per call").
-  // Free memory above 256 MiB is still returned to the OS.
+  // call spent a quarter of naa-sim's time in them, docs/performance-wall-clock.md "Caller-driven
+  // progress, copies per call"). Free memory above 256 MiB is still returned to the OS.
   (void)::mallopt(M_MMAP_MAX, 0);
   (void)::mallopt(M_TRIM_THRESHOLD, 256 << 20);
   // SystemC's own reports would otherwise end the process on a warning-turned-error; keep them
