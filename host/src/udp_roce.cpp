@@ -121,12 +121,13 @@ void Endpoint::drive_once(Clock::time_point deadline, bool poll_first) {
     std::unique_lock lock(mu_);
     if (stopping_) return;
     ++stats_.progress_direct_reads;
-    bool more = false;
     {
       TxBatch batch(*this);
-      more = drain_socket();
+      // More than one pass holds is left to the pending receive (its edge is still to be
+      // reported): posting on_readable here would arm a second receive beside it, and every
+      // later datagram would wake both.
+      (void)drain_socket();
     }
-    if (more) asio::post(io_, [this] { on_readable({}); });
     finish_handler(lock);
     return;
   }
