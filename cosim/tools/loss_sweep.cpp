@@ -63,7 +63,7 @@ LossPoint run_point(CosimConfig cfg, const LossSweepOptions& o, bool irn, double
   p.loss_pct = loss_pct;
   const std::uint64_t out_bytes = 4096;
   const std::size_t map_size = (o.stream_bytes + out_bytes + o.call_bytes + 3 * 4095) / 4096 * 4096;
-  void* want = reinterpret_cast<void*>(0x6e0000000000ULL);  // NOLINT: a fixed address
+  void* want = reinterpret_cast<void*>(kHostBufferAddress);  // NOLINT: a fixed address
   void* base = ::mmap(want, map_size, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
   if (base != want) throw std::runtime_error("cannot map the host buffers");

@@ -408,7 +408,7 @@ Options parse_options(int argc, char* argv[]) {
 class FixedArena {
  public:
   explicit FixedArena(std::uint64_t bytes) : size_((bytes + 4095) / 4096 * 4096 + 4096) {
-    void* want = reinterpret_cast<void*>(0x6e0000000000ULL);  // NOLINT: a fixed address
+    void* want = reinterpret_cast<void*>(naa::cosim::kHostBufferAddress);  // NOLINT: fixed
     base_ = ::mmap(want, size_, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     if (base_ == MAP_FAILED || base_ != want) throw std::runtime_error("cannot map the arena");

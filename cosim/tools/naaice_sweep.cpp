@@ -64,7 +64,7 @@ int run_naaice_sweep(const CosimConfig& cfg, const SweepOptions& o) {
   }
   // One region at a fixed address (host VAs travel on the wire: the same run, the same bytes).
   const std::size_t map_size = (o.max_size + 4095) / 4096 * 4096;
-  void* want = reinterpret_cast<void*>(0x6e0000000000ULL);  // NOLINT: a fixed address
+  void* want = reinterpret_cast<void*>(kHostBufferAddress);  // NOLINT: a fixed address
   void* base = ::mmap(want, map_size, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
   if (base != want) {

@@ -25,6 +25,15 @@ class Naa;
 
 namespace naa::cosim {
 
+// Where naa-cosim maps the host's buffers (MAP_FIXED_NOREPLACE): host virtual addresses travel on
+// the wire (MRSP, RETH), so the same arguments must give the same addresses whatever ASLR does.
+// An address that ordinary, AddressSanitizer and ThreadSanitizer processes all leave to the
+// program: TSan (GCC 12) owns everything below 0x7e80'0000'0000 except its fixed application
+// ranges and drops any other hint (0x6e00'0000'0000, used before, then mapped at 0); ASan's shadow
+// ends at 0x1000'7fff'8000; shared libraries and stacks lie above 0x7eff'0000'0000 (28 bits of
+// mmap randomisation).
+inline constexpr std::uintptr_t kHostBufferAddress = 0x7e8000000000ULL;
+
 // The host side's costs (docs/sim/calibration.md): added to the simulated time of each datagram
 // between the host library and the wire.
 struct HostCosts {
