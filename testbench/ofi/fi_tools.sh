@@ -20,6 +20,10 @@ if ! command -v "$tool" >/dev/null 2>&1; then
   exit 77
 fi
 export FI_PROVIDER_PATH=$libdir FI_PROVIDER=naa
+# ThreadSanitizer (the tsan preset): the tools are not instrumented, so the TSan runtime must be in
+# the process before they load the instrumented provider; only the tools get it, not this shell.
+pre=()
+[ -n "${NAA_TSAN_PRELOAD:-}" ] && pre=(env "LD_PRELOAD=$NAA_TSAN_PRELOAD")
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 
@@ -29,7 +33,7 @@ if [ "$mode" = info ]; then
     syms=$(nm -D --defined-only "$libdir/libnaa-fi.so" | awk '{print $3}' | tr '\n' ' ')
     [ "$syms" = "fi_prov_ini " ] || fail "libnaa-fi.so exports '$syms', not only fi_prov_ini"
   fi
-  out=$(timeout 30 fi_info -p naa -t FI_EP_MSG -v 2>&1) || { echo "$out"; fail "fi_info exited $?"; }
+  out=$(timeout 30 "${pre[@]}" fi_info -p naa -t FI_EP_MSG -v 2>&1) || { echo "$out"; fail "fi_info exited $?"; }
   echo "$out"
   check() { grep -Eq -- "$1" <<<"$out" || fail "fi_info: no line matching '$1'"; }
   check '^ *type: FI_EP_MSG$'
@@ -46,10 +50,10 @@ if [ "$mode" = info ]; then
   grep -q 'FI_TAGGED\|FI_ATOMIC' <<<"$naa_caps" && fail "naa offers tagged messages or atomics"
   # An application asking for what we lack gets nothing from naa itself.
   for t in FI_EP_RDM FI_EP_DGRAM; do
-    o=$(timeout 30 fi_info -p naa -t $t 2>&1)
+    o=$(timeout 30 "${pre[@]}" fi_info -p naa -t $t 2>&1)
     grep -q '^provider: naa$' <<<"$o" && fail "fi_info -t $t lists the naa entry"
   done
-  o=$(timeout 30 fi_info -p naa -c FI_ATOMIC 2>&1)
+  o=$(timeout 30 "${pre[@]}" fi_info -p naa -c FI_ATOMIC 2>&1)
   grep -q '^provider: naa$' <<<"$o" && fail "fi_info -c FI_ATOMIC lists the naa entry"
   exit $status
 fi
@@ -61,11 +65,11 @@ server=$NAA_TEST_BLOCK.1 client=$NAA_TEST_BLOCK.2
 port=$((40000 + ${NAA_TEST_BLOCK##*.} % 20000))
 work=$(mktemp -d)
 trap 'kill $spid 2>/dev/null; wait $spid 2>/dev/null; rm -rf "$work"' EXIT
-FI_NAA_ADDR=$server timeout 120 fi_pingpong -p naa -e msg -c -B "$port" >"$work/server" 2>&1 &
+FI_NAA_ADDR=$server timeout 120 "${pre[@]}" fi_pingpong -p naa -e msg -c -B "$port" >"$work/server" 2>&1 &
 spid=$!
 ok=1
 for i in $(seq 100); do
-  if FI_NAA_ADDR=$client timeout 120 fi_pingpong -p naa -e msg -c -P "$port" "$server" \
+  if FI_NAA_ADDR=$client timeout 120 "${pre[@]}" fi_pingpong -p naa -e msg -c -P "$port" "$server" \
       >"$work/client" 2>&1; then ok=0; break; fi
   # The server may not listen yet on its control port: retry while it runs.
   grep -q "Connection refused\|connect" "$work/client" && kill -0 $spid 2>/dev/null || break
