@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Configures, builds and runs every test: scripts/test.sh [preset] [ctest args...]
 # The default preset is "ci" (build/, RelWithDebInfo, warnings as errors, the Soft-RoCE VM test
-# registered); "dev" builds in build-dev/. Each stage prints how long it took.
+# registered); "dev" builds in build-dev/. Each stage prints how long it took. With the default
+# preset the host, ofi and cosim suites then run once more under ThreadSanitizer (preset tsan in
+# build-tsan/, label tsan; docs/building.md "ThreadSanitizer"): only the targets they need
+# (naa_tsan), about 5 minutes on 2 cores.
 #
 # A test that cannot run on this machine reports "Skipped" with its reason, never "Passed": the
 # Soft-RoCE VM test without root, QEMU or a VM image it can build; the interop, fuzz and lint
@@ -22,3 +25,8 @@ stage() {  # stage NAME COMMAND...: runs COMMAND and reports its duration
 stage configure cmake --preset "$preset"
 stage build cmake --build --preset "$preset"
 stage tests ctest --preset "$preset" --no-tests=error "$@"
+if [ "$preset" = ci ]; then
+  stage "tsan configure" cmake --preset tsan
+  stage "tsan build" cmake --build --preset tsan  # the target naa_tsan, not the whole tree
+  stage "tsan tests" ctest --preset tsan -L tsan --no-tests=error
+fi
