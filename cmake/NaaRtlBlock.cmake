@@ -131,6 +131,11 @@ function(naa_rtl_block)
     return()  # the model only (see rtl/CMakeLists.txt)
   endif()
 
+  # Which widths are Verilated, for tests that must know independently of naa-sim's own mode
+  # logic which blocks have RTL at a run's width (testbench/support/naa_sim.cpp, lockstep check).
+  string(REPLACE ";" "," widths_csv "${ARG_WIDTHS}")
+  set_property(GLOBAL APPEND PROPERTY NAA_RTL_BLOCK_WIDTHS "${block}:${widths_csv}")
+
   # The Verilated block and its adapter, then each variant.
   _naa_rtl_verilations(naa_rtl_${block} ${block} V${block} "${ARG_WIDTHS}" "" "${sources}"
                        ${waiver} ${ARG_OPTIMIZE})

@@ -251,8 +251,8 @@ int ep_bind(fid* f, fid* b, uint64_t flags) noexcept {
         switch (b->fclass) {
           case FI_CLASS_EQ: {
             Eq* eq = reinterpret_cast<Eq*>(b);
+            std::lock_guard lock(eq->sources_mu);
             ep->eq = eq;
-            std::lock_guard lock(eq->mu);
             eq->eps.push_back(ep);
             return 0;
           }
@@ -328,7 +328,7 @@ int ep_close(fid* f) noexcept {
         qp.reset();  // DREQ if still connected, then the QP is released
         (void)d->transport->deregister_memory(ep->inject_mr);
         if (ep->eq != nullptr) {
-          std::lock_guard lock(ep->eq->mu);
+          std::lock_guard lock(ep->eq->sources_mu);  // not while fi_eq_read looks at it
           auto& v = ep->eq->eps;
           v.erase(std::remove(v.begin(), v.end(), ep), v.end());
         }
@@ -391,8 +391,8 @@ int pep_bind(fid* f, fid* b, uint64_t) noexcept {
         if (b->fclass != FI_CLASS_EQ) return -FI_EINVAL;
         Pep* pep = as_pep(f);
         Eq* eq = reinterpret_cast<Eq*>(b);
+        std::lock_guard lock(eq->sources_mu);
         pep->eq = eq;
-        std::lock_guard lock(eq->mu);
         eq->peps.push_back(pep);
         return 0;
       },
@@ -405,7 +405,7 @@ int pep_close(fid* f) noexcept {
         Pep* pep = as_pep(f);
         if (pep->listening) (void)host::udp_roce_unlisten(*pep->transport, pep->port);
         if (pep->eq != nullptr) {
-          std::lock_guard lock(pep->eq->mu);
+          std::lock_guard lock(pep->eq->sources_mu);  // not while fi_eq_read looks at it
           auto& v = pep->eq->peps;
           v.erase(std::remove(v.begin(), v.end(), pep), v.end());
         }

@@ -130,7 +130,7 @@ int eq_close(fid* f) noexcept {
       [&]() -> int {
         Eq* eq = reinterpret_cast<Eq*>(f);
         {
-          std::lock_guard lock(eq->mu);
+          std::lock_guard lock(eq->sources_mu);
           if (!eq->peps.empty() || !eq->eps.empty()) return -FI_EBUSY;
         }
         if (eq->wait_fd >= 0) ::close(eq->wait_fd);
@@ -162,21 +162,17 @@ void Eq::push(EqEvent e) {
 }
 
 void Eq::poll_sources() {
-  std::vector<Pep*> listening;
-  std::vector<Ep*> connected;
-  {
-    std::lock_guard lock(mu);
-    listening = peps;
-    connected = eps;
-  }
-  for (Pep* pep : listening) {
+  // Held throughout: fi_close of an endpoint or passive endpoint bound here waits for it (it used
+  // to copy the lists and look at endpoints another thread might be deleting meanwhile).
+  std::lock_guard sources(sources_mu);
+  for (Pep* pep : peps) {
     if (!pep->listening) continue;
     pep->transport->progress(std::chrono::nanoseconds(0));  // manual progress; a no-op if auto
     while (auto r = host::udp_roce_next_request(*pep->transport, std::chrono::nanoseconds(0))) {
       route_request(*pep, *r);
     }
   }
-  for (Ep* ep : connected) {
+  for (Ep* ep : eps) {
     if (ep->state.load() != EpState::connected) continue;
     ep->domain->transport->progress(std::chrono::nanoseconds(0));
     std::lock_guard dl(ep->domain->mu);

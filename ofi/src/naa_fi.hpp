@@ -13,10 +13,12 @@
 // (guard()): none crosses the C ABI.
 //
 // Locking: Domain::mu guards the data plane of a domain (its endpoints' QPs, operation tables,
-// transmit queues, inject slots); Cq::mu, Cntr::mu and Eq::mu guard their queues and values. Order:
-// Domain::mu, then Cq::mu / Cntr::mu; Eq::mu is never held with another provider lock except
-// Domain::mu -> Eq::mu. The UdpRoce endpoint's own locks are below all of these; with automatic
-// progress its thread calls our completion callback with none of its locks held.
+// transmit queues, inject slots); Cq::mu, Cntr::mu and Eq::mu guard their queues and values;
+// Eq::sources_mu guards the endpoints and passive endpoints bound to an EQ and is held while
+// poll_sources() looks at them, so that none is closed under it. Order: Eq::sources_mu, then
+// Domain::mu, then Cq::mu / Cntr::mu / Eq::mu; Eq::mu is never held with another provider lock
+// except Domain::mu -> Eq::mu. The UdpRoce endpoint's own locks are below all of these; with
+// automatic progress its thread calls our completion callback with none of its locks held.
 #pragma once
 
 #include <netinet/in.h>
@@ -179,7 +181,8 @@ struct Eq {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<EqEvent> events;
-  EqEvent last_error;  // keeps err_data valid until the next read
+  EqEvent last_error;     // keeps err_data valid until the next read
+  std::mutex sources_mu;  // peps and eps, and their lives while poll_sources() runs
   std::vector<Pep*> peps;
   std::vector<Ep*> eps;
   void push(EqEvent e);  // mu not held
@@ -201,8 +204,8 @@ struct Pep {
   fi_info* info = nullptr;
   Eq* eq = nullptr;
   std::shared_ptr<host::Transport> transport;
-  std::uint16_t port = 0;
-  bool listening = false;
+  std::uint16_t port = 0;              // set before listening
+  std::atomic<bool> listening{false};  // poll_sources() reads it on another thread
 };
 int pep_open(fid_fabric* fabric, fi_info* info, fid_pep** pep, void* context) noexcept;
 

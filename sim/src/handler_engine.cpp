@@ -270,6 +270,7 @@ void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
   hc.state = call.state;
   hc.regions = regions;
   hc.kernel = kernels_.find(d->fn);
+  hc.kernel_runs = &kernel_runs_[d->fn];
   if (t.message_start) {
     const HandlerRun hr = watchdog(h->header(hc, r), call);
     handler_cycles_ += hr.cycles;
@@ -352,6 +353,7 @@ void HandlerEngine::run_completion(std::uint32_t hpu_index, Task& t) {
     hc.state = call.state;
     hc.regions = regions;
     hc.kernel = kernels_.find(d->fn);
+    hc.kernel_runs = &kernel_runs_[d->fn];
     const CompletionArgs args{call.flow_control, call.dropped, call.bytes};
     const HandlerRun run = watchdog(h->completion(hc, args), call);
     ++completions_;
@@ -473,6 +475,12 @@ void HandlerEngine::report(std::ostream& os) const {
      << "handler.first_payload_handover_ps=" << first_handover_ps_ << '\n'
      << "handler.first_payload_start_ps=" << first_start_ps_ << '\n'
      << "handler.max_idle_start_delay_cycles=" << max_idle_start_delay_cycles_ << '\n';
+  for (std::size_t fn = 0; fn < kernel_runs_.size(); ++fn) {
+    if (kernel_runs_[fn] == 0) continue;
+    const Kernel* k = kernels_.find(static_cast<std::uint8_t>(fn));
+    os << "handler.kernel_runs." << (k != nullptr ? k->name() : "fn") << '=' << kernel_runs_[fn]
+       << '\n';
+  }
 }
 
 }  // namespace naa::sim

@@ -27,6 +27,7 @@ std::uint64_t run_kernel(const HandlerContext& hc, std::uint8_t fn, std::span<Ke
                          Fallback fallback) {
   KernelCall call{fn, 0, regs};
   if (hc.kernel != nullptr && hc.kernel->check(call) == 0) {
+    if (hc.kernel_runs != nullptr) ++*hc.kernel_runs;
     return hc.kernel->execute(call, hc.width).cycles;
   }
   return fallback(call);

@@ -43,6 +43,8 @@ RxPipe::RxPipe(sc_core::sc_module_name name, ModelContext& ctx, std::unique_ptr<
 void RxPipe::thread() {
   for (;;) {
     Packet* p = in_.get();
+    ++packets_;
+    if (p->size < protocol::kBthSize + protocol::kIcrcSize) ++runts_;
     meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.rxpipe_latency));
     // ICRC first (PROTOCOL.md 2): a packet whose ICRC does not verify is never acted on.
     const auto headers =
@@ -119,6 +121,8 @@ RxPipe::Verdict RxPipe::parse_verdict(const Packet& p, Verdict model) {
 
 void RxPipe::report(std::ostream& os) const {
   os << "rx_pipe.cycles=" << meter_.busy_cycles() << '\n'
+     << "rx_pipe.packets=" << packets_ << '\n'
+     << "rx_pipe.runts=" << runts_ << '\n'
      << "rx_pipe.accepted=" << accepted_ << '\n'
      << "rx_pipe.to_cm=" << to_cm_ << '\n'
      << "rx_pipe.to_transport=" << to_transport_ << '\n'

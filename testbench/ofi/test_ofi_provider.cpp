@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -397,4 +398,39 @@ TEST_CASE("ofi: counters count completions and errors", "[ofi]") {
   fi_close(&p.client.ep->fid);
   p.client.ep = nullptr;
   CHECK(fi_close(&sent->fid) == 0);
+}
+
+// Issue 26 (thread safety), for the tsan preset: the provider's state shared between application
+// threads and the transport's progress thread. Catch's assertions are not thread-safe, so the
+// helper threads count failures.
+
+TEST_CASE("ofi threads: endpoints close while another thread reads their event queue", "[ofi]") {
+  Side s;
+  fi_info* h = hints(true);
+  REQUIRE(fi_getinfo(kVersion, ip(7).c_str(), nullptr, FI_SOURCE, h, &s.info) == 0);
+  fi_freeinfo(h);
+  s.open_fabric(s.info);
+  REQUIRE(fi_domain(s.fabric, s.info, &s.domain, nullptr) == 0);
+  std::atomic<bool> stop{false};
+  // fi_eq_read looks at every endpoint and passive endpoint bound to the queue (for connection
+  // requests and shutdowns) while this thread opens, binds and closes them.
+  std::thread reader([&] {
+    fi_eq_cm_entry entry{};
+    std::uint32_t event = 0;
+    while (!stop)
+      (void)fi_eq_read(s.eq, &event, &entry, sizeof entry, 0);
+  });
+  for (int i = 0; i < 1000; ++i) {
+    fid_ep* ep = nullptr;
+    REQUIRE(fi_endpoint(s.domain, s.info, &ep, nullptr) == 0);
+    REQUIRE(fi_ep_bind(ep, &s.eq->fid, 0) == 0);
+    fid_pep* pep = nullptr;
+    REQUIRE(fi_passive_ep(s.fabric, s.info, &pep, nullptr) == 0);
+    REQUIRE(fi_pep_bind(pep, &s.eq->fid, 0) == 0);
+    REQUIRE(fi_listen(pep) == 0);
+    REQUIRE(fi_close(&ep->fid) == 0);
+    REQUIRE(fi_close(&pep->fid) == 0);
+  }
+  stop = true;
+  reader.join();
 }

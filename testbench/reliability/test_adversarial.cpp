@@ -316,14 +316,20 @@ TEST_CASE("CM messages with wrong comm IDs or QPNs, DREQ for another connection"
   rtu.remote_comm_id = v.naa_comm_id;
   send_cm(rtu);
   // A REQ reusing the victim's comm ID and QPN from another address is a new connection, not a
-  // duplicate of the victim's.
-  // Exactly two connections then: the victim's and this new one (">= 1" held with the victim's
-  // alone, whatever the REQ did).
+  // duplicate of the victim's (the duplicate-REQ match includes the peer's address, PROTOCOL.md
+  // 4): a new QPN, no duplicate counted, and exactly two connections.
+  const auto dup_before = arena.sim.stat("cm.dup_req");
   Connection c;
-  arena.attacker_peer.send_req(c, {});
+  TestPeer::ConnectOptions impersonate;
+  impersonate.comm_id = v.my_comm_id;
+  impersonate.local_qpn = v.my_qpn;
+  arena.attacker_peer.send_req(c, impersonate);
+  REQUIRE(c.my_comm_id == v.my_comm_id);
+  REQUIRE(c.my_qpn == v.my_qpn);
   const auto rep = arena.attacker_peer.wait_rep(c);
   REQUIRE(rep);
   CHECK(rep->local_qpn != v.naa_qpn);
+  CHECK(arena.sim.stat("cm.dup_req") == dup_before);
   CHECK(arena.sim.stat("cm.connections") == 2);
   // The victim's own DREQ with a wrong QPN is ignored too (its connection survives it).
   p::CmDreq own;

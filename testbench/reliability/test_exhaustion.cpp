@@ -139,16 +139,24 @@ TEST_CASE(
   CHECK(stat("cm.half_open_expired") == stat("cm.rep") - 1);  // all but the client's
   CHECK(stat("cm.half_open_refused") == stat("cm.rej_sent.reason_28"));
   CHECK(stat("cm.half_open_refused") > 0);
-  CHECK(stat("cm.half_open_peak") <= 16);
+  // The per-address bound, not the QP count (16 by default, which no peak can exceed anyway): the
+  // flood's address holds at most half of the QPs half-open (8), and it reached that bound (REJs
+  // for it above); the client's own REQ adds at most one more.
+  CHECK(stat("cm.half_open_peak") >= 8);
+  CHECK(stat("cm.half_open_peak") <= 9);
   // Memory per half-open connection, exactly: naa-sim's live heap bytes before the flood against
   // the peak of every snapshot since (each covers the time since the previous one).
   const std::uint64_t half_open_peak = std::max<std::uint64_t>(1, stat("cm.half_open_peak"));
 #if defined(__SANITIZE_ADDRESS__)
   // The sanitizer owns operator new (no naa-sim.heap_* statistics) and its quarantine keeps
-  // freed memory resident: neither figure means anything there.
+  // freed memory resident: neither figure means anything there, so this part did not run, and
+  // CTest says so (issue 26 item 9: it used to report "Passed").
   (void)heap_peak;
   (void)half_open_peak;
   (void)peak;
+  WARN(
+      "NAA_SKIP: under AddressSanitizer the heap and RSS bounds per half-open connection cannot "
+      "be measured");
 #else
   REQUIRE(has_key(st0, "naa-sim.heap_bytes"));
   const std::uint64_t heap_before = NaaSim::stat_in(st0, "naa-sim.heap_bytes");
@@ -204,9 +212,9 @@ TEST_CASE(
         f.drain(Ms(1));
     }
   }
-  for (auto& f : flooders)
-    f.drain(Ms(20));
-  auto st = sim.stats_text();
+  // Every REQ handled (an event, not a sleep: issue 26 item 11).
+  auto st = sim.wait_stat("cm.req", flood.size());
+  REQUIRE(NaaSim::stat_in(st, "cm.req") == flood.size());
   CHECK(NaaSim::stat_in(st, "cm.half_open") == 4);  // every QP held by the flood
   CHECK(NaaSim::stat_in(st, "cm.half_open_evicted") > 0);
   std::deque<Connection> client_conns;
@@ -224,9 +232,10 @@ TEST_CASE(
   std::deque<Connection> more(100);
   for (std::size_t i = 0; i < more.size(); ++i)
     flooders[i % flooders.size()].send_req(more[i], o);
-  for (auto& f : flooders)
-    f.drain(Ms(20));
-  CHECK(sim.stat("cm.half_open") == 3);
+  const std::uint64_t reqs = flood.size() + client_conns.size() + more.size();
+  st = sim.wait_stat("cm.req", reqs);
+  REQUIRE(NaaSim::stat_in(st, "cm.req") == reqs);
+  CHECK(NaaSim::stat_in(st, "cm.half_open") == 3);
   const auto imm = client.call(c, *r, {{0, std::vector<std::uint8_t>(64, 1)}}, 2);
   REQUIRE(imm);
   CHECK((*imm >> 8) == 0);
@@ -291,8 +300,10 @@ TEST_CASE("soak: 8 sessions at 1% loss, naa-sim's memory flat after warm-up", "[
   CHECK(NaaSim::stat_in(st, "kernel.dispatches") == kSessions * calls);
   CHECK(NaaSim::stat_in(st, "mr_table.entries_used") == 0);
 #if defined(__SANITIZE_ADDRESS__)
-  // ASan's quarantine keeps freed memory resident in naa-sim: RSS says nothing there.
+  // ASan's quarantine keeps freed memory resident in naa-sim: RSS says nothing there, so the
+  // bound did not run (reported skipped, issue 26 item 9).
   (void)rss_end;
+  WARN("NAA_SKIP: under AddressSanitizer the soak's RSS bound cannot be measured");
 #else
   CHECK(rss_end <= rss_warm + 8 * 1024);  // no growth beyond noise after warm-up
 #endif

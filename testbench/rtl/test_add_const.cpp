@@ -11,6 +11,7 @@
 #include "naa/rtl/add_const.hpp"
 #include "naa/rtl/add_const_rtl.hpp"
 #include "support/block_driver.hpp"
+#include "support/verilated_widths.hpp"
 
 using namespace naa::rtl;
 using namespace naa::testbench::rtl;
@@ -51,7 +52,7 @@ Run run_packets(AddConstPort& port, const std::vector<Bytes>& packets, std::uint
 
 std::vector<std::unique_ptr<AddConstPort>> implementations() {
   std::vector<std::unique_ptr<AddConstPort>> ports;
-  for (const std::uint32_t w : add_const_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(add_const_rtl_widths())) {
     ports.push_back(std::make_unique<AddConstModel>(w));
     ports.push_back(make_add_const_rtl(w));
   }
@@ -95,7 +96,7 @@ TEST_CASE("add_const: one beat per cycle, latency one cycle", "[rtl][add_const]"
 }
 
 TEST_CASE("add_const: model and RTL agree every cycle on random traffic", "[rtl][add_const]") {
-  for (const std::uint32_t w : add_const_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(add_const_rtl_widths())) {
     DYNAMIC_SECTION("W=" << w) {
       Rng rng = seeded_rng("add_const W=" + std::to_string(w));
       RtlOptions options;

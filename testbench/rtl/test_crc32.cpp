@@ -13,6 +13,7 @@
 #include "naa/rtl/crc32.hpp"
 #include "naa/rtl/crc32_rtl.hpp"
 #include "support/block_driver.hpp"
+#include "support/verilated_widths.hpp"
 
 using namespace naa::rtl;
 using namespace naa::testbench::rtl;
@@ -62,7 +63,7 @@ Run run_packets(Crc32Port& port, const std::vector<Bytes>& packets, BeatShape sh
 
 std::vector<std::unique_ptr<Crc32Port>> implementations() {
   std::vector<std::unique_ptr<Crc32Port>> ports;
-  for (const std::uint32_t w : crc32_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(crc32_rtl_widths())) {
     ports.push_back(std::make_unique<Crc32Model>(w));
     ports.push_back(make_crc32_rtl(w));
   }
@@ -102,7 +103,7 @@ TEST_CASE("crc32: one beat per cycle, result one cycle after the last beat", "[r
 }
 
 TEST_CASE("crc32: model and RTL agree every cycle on random traffic", "[rtl][crc32]") {
-  for (const std::uint32_t w : crc32_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(crc32_rtl_widths())) {
     DYNAMIC_SECTION("W=" << w) {
       Rng rng = seeded_rng("crc32 W=" + std::to_string(w));
       RtlOptions options;

@@ -18,6 +18,7 @@
 #include "naa/rtl/icrc_check_rtl.hpp"
 #include "support/receive_lockstep.hpp"
 #include "support/roce_traffic.hpp"
+#include "support/verilated_widths.hpp"
 
 using namespace naa::rtl;
 using namespace naa::testbench::rtl;
@@ -96,7 +97,7 @@ TEST_CASE("icrc_check: the model agrees with protocol's ICRC on random datagrams
 }
 
 TEST_CASE("icrc_check: model and RTL agree every cycle under back-pressure", "[rtl][icrc_check]") {
-  for (const std::uint32_t w : icrc_check_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(icrc_check_rtl_widths())) {
     DYNAMIC_SECTION("W=" << w) {
       Rng rng = seeded_rng("icrc_check W=" + std::to_string(w));
       RtlOptions options;
@@ -145,7 +146,7 @@ TEST_CASE("icrc_check: model and RTL agree every cycle under back-pressure", "[r
 
 TEST_CASE("icrc_check: the packet-level driver, model, RTL and lockstep", "[rtl][icrc_check]") {
   const auto vectors = vector_datagrams();
-  for (const std::uint32_t w : icrc_check_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(icrc_check_rtl_widths())) {
     INFO("W=" << w);
     std::vector<std::unique_ptr<IcrcCheck>> checkers;
     checkers.push_back(icrc_check::make_model(w));
@@ -186,7 +187,7 @@ TEST_CASE("icrc_check: lockstep catches the broken variant at the right block, p
   // length is a multiple of W loses its last beat. Datagrams of other lengths pass.
   Rng rng(7);
   const auto vectors = vector_datagrams();
-  for (const std::uint32_t w : icrc_check_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(icrc_check_rtl_widths())) {
     INFO("W=" << w);
     int handler_calls = 0;
     IcrcCheck checker(std::make_unique<IcrcCheckLockstep>(

@@ -20,6 +20,7 @@
 #include "naa/sim/kernels.hpp"
 #include "stream_driver.hpp"
 #include "support/stream_traffic.hpp"
+#include "support/verilated_widths.hpp"
 
 using namespace naa::rtl;
 using namespace naa::testbench::rtl;
@@ -60,7 +61,7 @@ void reset(Port& port) {
 
 TEST_CASE("kernel drivers: add_const runs add1/add2 calls like the C++ kernels", "[rtl][sim]") {
   Rng rng = seeded_rng("kernel drivers add_const");
-  for (const std::uint32_t w : add_const_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(add_const_rtl_widths())) {
     INFO("width " << w);
     AddConstLockstep port(std::make_unique<AddConstModel>(w), make_add_const_rtl(w));
     reset(port);
@@ -90,7 +91,7 @@ TEST_CASE("kernel drivers: add_const runs add1/add2 calls like the C++ kernels",
 
 TEST_CASE("kernel drivers: vadd_i32 and crc32 run calls like the C++ kernels", "[rtl][sim]") {
   Rng rng = seeded_rng("kernel drivers vadd crc");
-  for (const std::uint32_t w : vadd_i32_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(vadd_i32_rtl_widths())) {
     INFO("vadd_i32 width " << w);
     VaddI32Lockstep port(std::make_unique<VaddI32Model>(w), make_vadd_i32_rtl(w));
     reset(port);
@@ -109,7 +110,7 @@ TEST_CASE("kernel drivers: vadd_i32 and crc32 run calls like the C++ kernels", "
     }
     CHECK_FALSE(port.checker().diverged());
   }
-  for (const std::uint32_t w : crc32_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(crc32_rtl_widths())) {
     INFO("crc32 width " << w);
     Crc32Lockstep port(std::make_unique<Crc32Model>(w), make_crc32_rtl(w));
     reset(port);
@@ -133,7 +134,7 @@ TEST_CASE("kernel drivers: sum_u64 runs calls like the C++ kernel, in its cost m
           "[rtl][sim]") {
   Rng rng = seeded_rng("kernel drivers sum_u64");
   static const sim::KernelRegistry registry = sim::KernelRegistry::with_builtins();
-  for (const std::uint32_t w : sum_u64_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(sum_u64_rtl_widths())) {
     INFO("sum_u64 width " << w);
     SumU64Lockstep port(std::make_unique<SumU64Model>(w), make_sum_u64_rtl(w));
     reset(port);

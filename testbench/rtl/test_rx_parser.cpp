@@ -17,6 +17,7 @@
 #include "naa/rtl/rx_parser_rtl.hpp"
 #include "support/receive_lockstep.hpp"
 #include "support/roce_traffic.hpp"
+#include "support/verilated_widths.hpp"
 
 using namespace naa::rtl;
 using namespace naa::testbench::rtl;
@@ -150,7 +151,7 @@ TEST_CASE("rx_parser: the model agrees with decode_packet on random and damaged 
 }
 
 TEST_CASE("rx_parser: model and RTL agree every cycle under back-pressure", "[rtl][rx_parser]") {
-  for (const std::uint32_t w : rx_parser_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(rx_parser_rtl_widths())) {
     DYNAMIC_SECTION("W=" << w) {
       Rng rng = seeded_rng("rx_parser W=" + std::to_string(w));
       RtlOptions options;
@@ -180,7 +181,7 @@ TEST_CASE("rx_parser: model and RTL agree every cycle under back-pressure", "[rt
 
 TEST_CASE("rx_parser: the packet-level driver, model, RTL and lockstep", "[rtl][rx_parser]") {
   const auto vectors = vector_datagrams();
-  for (const std::uint32_t w : rx_parser_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(rx_parser_rtl_widths())) {
     INFO("W=" << w);
     std::vector<std::unique_ptr<RxParser>> parsers;
     parsers.push_back(rx_parser::make_model(w));
@@ -245,7 +246,7 @@ TEST_CASE("rx_parser: IRN's IrnETH and SackETH at their offsets (docs/protocol.m
   a.aeth = p::Aeth{p::kAethAck, 0x000042};
   a.sack_eth = p::SackEth{0x5A, 0xABCDEF, 0x80000001};
   const Bytes ack = encode(a, 0);
-  for (const std::uint32_t width : rx_parser_rtl_widths()) {
+  for (const std::uint32_t width : naa::testbench::verilated(rx_parser_rtl_widths())) {
     INFO("W=" << width);
     std::vector<std::unique_ptr<RxParser>> parsers;
     parsers.push_back(rx_parser::make_model(width));
@@ -298,7 +299,7 @@ TEST_CASE("rx_parser: lockstep catches the broken variant at the right block, po
   REQUIRE(RxParserModel::parse(culprit).pad_count == 3);
   culprit[culprit.size() - 5] = 0x01;
   REQUIRE(reference(culprit).reason == RxDropReason::bad_pad);
-  for (const std::uint32_t w : rx_parser_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(rx_parser_rtl_widths())) {
     INFO("W=" << w);
     int handler_calls = 0;
     RxParser parser(std::make_unique<RxParserLockstep>(

@@ -14,6 +14,7 @@
 #include "naa/rtl/sum_u64_broken_rtl.hpp"
 #include "naa/rtl/sum_u64_rtl.hpp"
 #include "support/block_driver.hpp"
+#include "support/verilated_widths.hpp"
 
 using namespace naa::rtl;
 using namespace naa::testbench::rtl;
@@ -94,7 +95,7 @@ Run run_packets(SumU64Port& port, const std::vector<Bytes>& packets) {
 
 std::vector<std::unique_ptr<SumU64Port>> implementations() {
   std::vector<std::unique_ptr<SumU64Port>> ports;
-  for (const std::uint32_t w : sum_u64_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(sum_u64_rtl_widths())) {
     ports.push_back(std::make_unique<SumU64Model>(w));
     ports.push_back(make_sum_u64_rtl(w));
   }
@@ -136,7 +137,7 @@ TEST_CASE("sum_u64: one beat per cycle, result one cycle after the last beat", "
 }
 
 TEST_CASE("sum_u64: model and RTL agree every cycle on random traffic", "[rtl][sum_u64]") {
-  for (const std::uint32_t w : sum_u64_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(sum_u64_rtl_widths())) {
     DYNAMIC_SECTION("W=" << w) {
       Rng rng = seeded_rng("sum_u64 W=" + std::to_string(w));
       RtlOptions options;
@@ -195,7 +196,7 @@ TEST_CASE("sum_u64: lockstep catches the broken variant at the right block, port
   // The bug (NAA_SUM_U64_BROKEN): the accumulator's carry out of bit 31 is dropped. Packets whose
   // running sum never carries pass; two full beats of 0xFF bytes carry on the second beat.
   Rng rng = seeded_rng("sum_u64 broken");
-  for (const std::uint32_t w : sum_u64_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(sum_u64_rtl_widths())) {
     INFO("W=" << w);
     int handler_calls = 0;
     SumU64Lockstep dut(std::make_unique<SumU64Model>(w), make_sum_u64_broken_rtl(w),

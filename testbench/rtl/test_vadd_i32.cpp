@@ -10,6 +10,7 @@
 #include "naa/rtl/vadd_i32.hpp"
 #include "naa/rtl/vadd_i32_rtl.hpp"
 #include "support/block_driver.hpp"
+#include "support/verilated_widths.hpp"
 
 using namespace naa::rtl;
 using namespace naa::testbench::rtl;
@@ -86,7 +87,7 @@ Run run_packets(VaddI32Port& port, const Bytes& a, const Bytes& b) {
 
 std::vector<std::unique_ptr<VaddI32Port>> implementations() {
   std::vector<std::unique_ptr<VaddI32Port>> ports;
-  for (const std::uint32_t w : vadd_i32_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(vadd_i32_rtl_widths())) {
     ports.push_back(std::make_unique<VaddI32Model>(w));
     ports.push_back(make_vadd_i32_rtl(w));
   }
@@ -125,7 +126,7 @@ TEST_CASE("vadd_i32: one beat per cycle, latency one cycle", "[rtl][vadd_i32]") 
 }
 
 TEST_CASE("vadd_i32: model and RTL agree every cycle on random traffic", "[rtl][vadd_i32]") {
-  for (const std::uint32_t w : vadd_i32_rtl_widths()) {
+  for (const std::uint32_t w : naa::testbench::verilated(vadd_i32_rtl_widths())) {
     DYNAMIC_SECTION("W=" << w) {
       Rng rng = seeded_rng("vadd_i32 W=" + std::to_string(w));
       RtlOptions options;

@@ -295,8 +295,8 @@ void TestPeer::send_mad(const p::CmMad& mad) {
 }
 
 void TestPeer::send_req(Connection& c, const ConnectOptions& o) {
-  c.my_qpn = next_qpn_++;
-  c.my_comm_id = static_cast<std::uint32_t>(rng()());
+  c.my_qpn = o.local_qpn ? *o.local_qpn : next_qpn_++;
+  c.my_comm_id = o.comm_id ? *o.comm_id : static_cast<std::uint32_t>(rng()());
   c.mtu = *p::ib_mtu_bytes(o.mtu_enum);
   c.epsn = o.starting_psn ? (*o.starting_psn & p::kMax24)
                           : static_cast<std::uint32_t>(rng()()) & p::kMax24;

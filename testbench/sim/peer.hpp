@@ -152,6 +152,10 @@ class TestPeer {
     bool send_rtu = true;
     // IRN (docs/protocol.md 8): offer it with this capability block after the rdma_cm header.
     std::optional<protocol::CapabilityBlock> irn_offer;
+    // The REQ's local comm ID and QPN (drawn fresh when unset): a test impersonating another
+    // peer's connection sends that peer's (test_adversarial.cpp, the cross-address REQ).
+    std::optional<std::uint32_t> comm_id;
+    std::optional<std::uint32_t> local_qpn;
   };
   // REQ -> REP -> RTU. Returns the REJ reason instead on rejection (0 = connected).
   std::uint16_t connect(Connection& c, const ConnectOptions& o);

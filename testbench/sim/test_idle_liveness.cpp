@@ -206,16 +206,33 @@ TEST_CASE("idle liveness: a host that ACKs the probes keeps its connection and c
 
 TEST_CASE("idle liveness: --idle-timeout-ms 0 turns it off, a bad value is a usage error",
           "[sim][liveness]") {
-  NaaSim sim(naa_address(), {"--idle-timeout-ms", "0"});
-  REQUIRE(sim.ready());
-  TestPeer peer(peer_address(2), naa_address());
-  Connection c;
-  REQUIRE(peer.connect(c) == 0);
-  peer.drain(Ms(300));
-  CHECK(sim.stat("transport.idle_probes") == 0);
-  CHECK(sim.stat("cm.connections") == 1);
-  peer.disconnect(c);
-  CHECK(sim.stop() == 0);
+  // A small non-zero timeout first (issue 26 item 7: against the 60 s default, a 0 that was
+  // ignored looked the same as one that turned liveness off within any sane wait). The control
+  // run shows that 50 ms probes an idle connection; the run that then says 0 (the last option
+  // wins) must not probe within 20 times that.
+  constexpr std::uint64_t kSmallMs = 50;
+  const auto idle_connection = [](std::vector<std::string> args, bool expect_probe) {
+    NaaSim sim(naa_address(), args);
+    REQUIRE(sim.ready());
+    TestPeer peer(peer_address(2), naa_address());
+    Connection c;
+    REQUIRE(peer.connect(c) == 0);
+    std::string s;
+    if (expect_probe) {
+      s = wait_stats(sim, [](const std::string& t) { return st(t, "transport.idle_probes") > 0; });
+      CHECK(st(s, "transport.idle_probes") > 0);
+    } else {
+      peer.drain(Ms(20 * kSmallMs));
+      s = sim.stats_text();
+      CHECK(st(s, "transport.idle_probes") == 0);
+      CHECK(st(s, "cm.connections") == 1);
+      peer.disconnect(c);
+    }
+    CHECK(sim.stop() == 0);
+  };
+  const std::string small = std::to_string(kSmallMs);
+  idle_connection({"--idle-timeout-ms", small}, true);
+  idle_connection({"--idle-timeout-ms", small, "--idle-timeout-ms", "0"}, false);
   NaaSim refused(naa_address(), {"--idle-timeout-ms", "soon"}, "/dev/null");
   refused.expect_exit(2);  // the fixture requires it at the end of the test
   CHECK_FALSE(refused.ready());

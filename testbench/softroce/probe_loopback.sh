@@ -10,12 +10,14 @@ probe=$2
 dir=$3
 # shellcheck source=../support/test_addresses.sh
 . "$(dirname "$0")/../support/test_addresses.sh"
+# shellcheck source=../support/naa_sim_lockstep.sh
+. "$(dirname "$0")/../support/naa_sim_lockstep.sh"
 naa_claim_addresses
 naa_ip=$NAA_TEST_BLOCK.1
 rm -rf "$dir"
 mkdir -p "$dir"
-"$sim" --listen "$naa_ip" --stats-file "$dir/sim.stats" --pcap "$dir/sim.pcap" \
-  >"$dir/sim.log" 2>&1 &
+sim_args=(--stats-file "$dir/sim.stats" --pcap "$dir/sim.pcap" "${naa_sim_args[@]}")
+"$sim" --listen "$naa_ip" "${sim_args[@]}" >"$dir/sim.log" 2>&1 &
 sim_pid=$!
 trap 'kill "$sim_pid" 2>/dev/null || true' EXIT
 # A liveness limit (30 s), not a measurement.
@@ -36,4 +38,5 @@ cat "$dir/sim.stats" 2>/dev/null | grep -E '^cm\.(connections|dreq_sent|drep_rec
 # Nothing may be left half-open, and every DREQ the NAA sent must have been answered.
 grep -q '^cm.connections=0$' "$dir/sim.stats" || { echo "naa-sim still holds connections"; rc=1; }
 grep -q '^cm.drep_timeouts=0$' "$dir/sim.stats" || { echo "a DREQ of the NAA went unanswered"; rc=1; }
+naa_sim_check_rtl "$dir/sim.stats" "${sim_args[@]}" || rc=1
 exit "$rc"

@@ -2,12 +2,16 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <sstream>
 #include <thread>
+#include <utility>
 
+#include "lockstep.hpp"
 #include "naa/tools/sim_stats.hpp"
+#include "seed.hpp"
 
 namespace naa::testbench {
 
@@ -19,17 +23,35 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kStatsTimeout = std::chrono::seconds(20);
 constexpr auto kStopTimeout = std::chrono::seconds(10);
 
+bool names_seed(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a == "--seed" || a.rfind("--seed=", 0) == 0;
+  });
+}
+
+// naa-sim's arguments: the test's, NAA_SIM_EXTRA_ARGS's words, and a --seed from the test seed
+// unless either names one or the test asked for an unseeded run.
+std::vector<std::string> sim_args(const std::vector<std::string>& args, bool seeded) {
+  std::vector<std::string> out = args;
+  if (const char* extra = std::getenv("NAA_SIM_EXTRA_ARGS")) {
+    std::istringstream words(extra);
+    for (std::string w; words >> w;)
+      out.push_back(w);
+  }
+  if (seeded && !names_seed(out)) {
+    static std::uint64_t started = 0;  // naa-sims this process started: one stream each
+    out.push_back("--seed");
+    out.push_back(std::to_string(seed_for("naa-sim " + std::to_string(started++))));
+  }
+  return out;
+}
+
 tools::SimLaunch launch_for(const std::string& ip, const std::vector<std::string>& args,
                             const std::string& stderr_file) {
   tools::SimLaunch l;
   l.binary = NAA_SIM_BINARY;
   l.listen = ip;
   l.args = args;
-  if (const char* extra = std::getenv("NAA_SIM_EXTRA_ARGS")) {
-    std::istringstream words(extra);
-    for (std::string w; words >> w;)
-      l.args.push_back(w);
-  }
   l.stderr_file = stderr_file;
   return l;
 }
@@ -45,66 +67,22 @@ auto rethrown(F f) {
 }
 
 // NAA_SIM_CHECK_RTL=1: the suites' lockstep runs (testbench/CMakeLists.txt,
-// naa_add_lockstep_run) start every naa-sim with every RTL block in lockstep, and its exit
-// statistics must show it: no divergence, every block with RTL in lockstep, every MR lookup
-// answered by the RTL, and RTL cycles beyond the reset cycles whenever the NAA did work that
-// goes through a block with RTL.
+// naa_add_lockstep_run) start every naa-sim with its RTL blocks in lockstep, and its exit
+// statistics must show it (lockstep_problem, lockstep.hpp).
 bool check_rtl() {
   const char* v = std::getenv("NAA_SIM_CHECK_RTL");
   return v != nullptr && std::string(v) == "1";
-}
-
-std::optional<std::string> rtl_problem(const std::string& stats) {
-  if (const auto problem = tools::sim_stats_problem(stats)) {
-    return "its exit statistics " + *problem;
-  }
-  const auto count = [&stats](const std::string& key) -> std::optional<std::uint64_t> {
-    const auto text = tools::sim_stat_text(stats, key);
-    return text ? tools::sim_stat_count(*text) : std::nullopt;
-  };
-  const auto value = [&count](const std::string& key) { return count(key).value_or(0); };
-  if (!count("rtl.lockstep.divergences"))
-    return std::string("no RTL blocks ran (no rtl.* statistics)");
-  if (value("rtl.lockstep.divergences") != 0) return std::string("a lockstep divergence");
-  // Every block family reports rtl.<block>.verilated and .lockstep: each one Verilated (at the
-  // test's width, or asked for) must run in lockstep.
-  std::istringstream in(stats);
-  int families = 0;
-  for (std::string line; std::getline(in, line);) {
-    const auto eq = line.find('=');
-    const std::string key = line.substr(0, eq);
-    if (key.rfind("rtl.", 0) != 0 || key.size() < 9 ||
-        key.compare(key.size() - 9, 9, ".lockstep") != 0) {
-      continue;
-    }
-    const std::string family = key.substr(0, key.size() - 9);
-    if (value(family + ".verilated") == 0) continue;
-    ++families;
-    if (line.substr(eq + 1) != "1") return key + " is not 1: that block did not run in lockstep";
-  }
-  if (families == 0) return std::string("no block ran as Verilated RTL");
-  if (value("rtl.mr_table.lookups") != value("mr_table.lookups")) {
-    return "the RTL answered " + std::to_string(value("rtl.mr_table.lookups")) + " of " +
-           std::to_string(value("mr_table.lookups")) + " MR lookups";
-  }
-  if (value("mrsp.requests") > 0 && value("rtl.mr_table.searches") == 0) {
-    return std::string("MRSP requests were served without the RTL's free-entry search");
-  }
-  const std::uint64_t work = value("mr_table.lookups") + value("mrsp.requests") +
-                             value("kernel.dispatches") + value("rtl.rx_pipe.packets");
-  const std::uint64_t rtl_cycles = value("rtl.cycles") - value("rtl.reset_cycles");
-  if (work > 0 && rtl_cycles == 0) {
-    return "no RTL activity (rtl.cycles " + std::to_string(value("rtl.cycles")) +
-           ", all reset cycles) although the NAA did work for the RTL blocks";
-  }
-  return std::nullopt;
 }
 
 }  // namespace
 
 NaaSim::NaaSim(const std::string& ip, const std::vector<std::string>& args,
                const std::string& stderr_file)
-    : proc_(launch_for(ip, args, stderr_file)) {}
+    : args_(sim_args(args, true)), proc_(launch_for(ip, args_, stderr_file)) {}
+
+NaaSim::NaaSim(Unseeded /*unseeded*/, const std::string& ip, const std::vector<std::string>& args,
+               const std::string& stderr_file)
+    : args_(sim_args(args, false)), proc_(launch_for(ip, args_, stderr_file)) {}
 
 NaaSim::~NaaSim() {
   try {
@@ -171,7 +149,7 @@ std::optional<std::string> NaaSim::check_exit() {
   const auto st = proc_.wait_status();
   if (st && WIFEXITED(*st) && WEXITSTATUS(*st) == expected_exit_) {
     if (expected_exit_ != 0 || !check_rtl() || !proc_.ready()) return std::nullopt;
-    if (const auto problem = rtl_problem(last_stats())) {
+    if (const auto problem = lockstep_problem(last_stats(), args_)) {
       return "NAA_SIM_CHECK_RTL=1 (every RTL block in lockstep): " + *problem + ": " +
              proc_.command();
     }

@@ -7,8 +7,10 @@
 //   divergence, 2 for a refused option); anything else fails the running Catch2 test case, so a
 //   divergence or crash on a test's last operation does not pass unseen;
 // - with NAA_SIM_CHECK_RTL=1 in the environment (the suites' lockstep runs) a clean exit must also
-//   show every RTL block in lockstep, no divergence, every MR lookup answered by the RTL and RTL
-//   activity whenever the NAA did work for its blocks (its exit statistics).
+//   show, in its exit statistics, no divergence and every block that has RTL at the run's width
+//   (the fixture's own list, from the build's Verilated widths) and was asked for lockstep
+//   reporting lockstep, with the RTL doing the work: every MR lookup, every dispatch of a kernel
+//   with RTL, every packet the receive path checked.
 #pragma once
 
 #include <sys/types.h>
@@ -36,8 +38,17 @@ class NaaSim {
   // `stderr_file` if given, else it is inherited. A naa-sim that does not come up is not an
   // exception here (ready() is false; tests of refused options expect that). The process itself
   // is naa::tools::SimProcess (host/tools/common), the same code naa-bench uses.
+  //
+  // Seeds: unless `args` name --seed, naa-sim gets `--seed <n>` with n derived from the test seed
+  // (NAA_TEST_SEED; seed.hpp) and the number of naa-sims this process started before, so its
+  // secrets and fault decisions repeat with the seed the test prints on failure (issue 26 item
+  // 10). Tests of unseeded runs themselves construct it with NaaSim::unseeded.
   explicit NaaSim(const std::string& ip, const std::vector<std::string>& args = {},
                   const std::string& stderr_file = {});
+  struct Unseeded {};
+  static constexpr Unseeded unseeded{};
+  NaaSim(Unseeded, const std::string& ip, const std::vector<std::string>& args = {},
+         const std::string& stderr_file = {});
   // The end-of-test check: check_exit(); a mismatch is a failed Catch2 assertion.
   ~NaaSim();
   NaaSim(const NaaSim&) = delete;
@@ -82,6 +93,7 @@ class NaaSim {
   void thaw() { proc_.thaw(); }
 
  private:
+  std::vector<std::string> args_;  // naa-sim's arguments after --listen (the fixture's and extra)
   tools::SimProcess proc_;
   int expected_exit_ = 0;
   bool checked_ = false;

@@ -3,10 +3,8 @@
 // statistics (simulated time, bytes), never from wall time.
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <cstdint>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "naa/host/udp_roce.hpp"
@@ -50,16 +48,11 @@ StreamFigures stream_once(int ip_host, std::uint64_t bytes, std::uint64_t write_
   REQUIRE(t);
   naa::testbench::WriteStream ws(t, block.ip(ip_host), bytes);
   // The host acknowledges the MRSP answer on its own time: let that ACK in before the first
-  // snapshot (the figures must cover the stream alone, the same datagrams in every run).
-  std::string a = sim.stats_text();
-  for (int i = 0; i < 50; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    std::string again = sim.stats_text();
-    const bool settled = NaaSim::stat_in(again, "net_port.rx_datagrams") ==
-                         NaaSim::stat_in(a, "net_port.rx_datagrams");
-    a = std::move(again);
-    if (settled) break;
-  }
+  // snapshot (the figures must cover the stream alone, the same datagrams in every run). The
+  // event is the NAA's one message (the MRSP answer) completing, not a quiet period (issue 26
+  // item 11).
+  const std::string a = sim.wait_stat("transport.messages_completed", 1);
+  REQUIRE(NaaSim::stat_in(a, "transport.messages_completed") == 1);
   ws.run(write_size);
   const std::string b = sim.stats_text();
   auto d = [&](const char* k) { return NaaSim::stat_in(b, k) - NaaSim::stat_in(a, k); };

@@ -15,32 +15,65 @@ if ! command -v tshark >/dev/null 2>&1; then
   exit 77
 fi
 . "$(dirname "$0")/../../support/test_addresses.sh"
+. "$(dirname "$0")/../../support/naa_sim_lockstep.sh"
 naa_claim_addresses || exit 1
 naa=$NAA_TEST_BLOCK.1 local=$NAA_TEST_BLOCK.2
 mkdir -p "$dir"
 pcap=$dir/host_session.pcap
 rm -f "$pcap"
-"$sim" --listen "$naa" >"$dir/sim.log" 2>&1 &
+sim_args=(--stats-file "$dir/sim.stats" "${naa_sim_args[@]}")
+"$sim" --listen "$naa" "${sim_args[@]}" >"$dir/sim.log" 2>&1 &
 simpid=$!
 trap 'kill $simpid 2>/dev/null; wait $simpid 2>/dev/null' EXIT
 for i in $(seq 50); do grep -q "listening on" "$dir/sim.log" && break; sleep 0.1; done
+grep -q "listening on" "$dir/sim.log" || { echo "naa-sim did not start:"; cat "$dir/sim.log"; exit 1; }
 "$call" --naa "$naa" --local "$local" --pcap "$pcap" --fn vadd_i32 --in gen:8K:1 \
   --in gen:8K:2 --out 8K --verify -q || { echo "naa-call vadd_i32 failed"; exit 1; }
 pcap2=$dir/host_session_add1.pcap
 "$call" --naa "$naa" --local "$local" --pcap "$pcap2" --fn add1 --inout gen:100K:3 \
   --in gen:1 --verify -q || { echo "naa-call add1 failed"; exit 1; }
+# naa-sim must end cleanly (SIGTERM -> exit 0): one that died or diverged fails the test.
+kill -TERM $simpid
+wait $simpid
+sim_status=$?
+trap - EXIT
+if [ $sim_status -ne 0 ]; then
+  echo "naa-sim exited with status $sim_status (0 expected):"; cat "$dir/sim.log"; exit 1
+fi
+naa_sim_check_rtl "$dir/sim.stats" "${sim_args[@]}" || exit 1
 # STYLE.md: InfiniBand payload heuristics off, or legal 1-byte payloads read as other protocols.
 opts="--disable-protocol rpcordma"
 for h in eth_over_ib mellanox_eoib smcr_infiniband smb_direct_infiniband iser_infiniband \
   sdp_infiniband fc_infiniband lnet_ib rpcrdma_infiniband nvme_rdma drbd_rdma; do
   opts="$opts --disable-heuristic $h"
 done
-status=0
-for p in "$pcap" "$pcap2"; do
-  frames=$(tshark -r "$p" $opts 2>/dev/null | wc -l)
+# tshark_count PCAP [FILTER]: the number of frames tshark lists. A tshark that fails (exit
+# status, or anything on stderr but its warning about running as root) fails the test: a filter
+# tshark rejects must not count as 0 bad frames.
+tshark_count() {
+  local out rc
   # shellcheck disable=SC2086
-  bad=$(tshark -r "$p" $opts -Y "_ws.malformed || _ws.expert.severity >= error" 2>/dev/null | wc -l)
-  cm=$(tshark -r "$p" $opts -Y "infiniband.mad.attributeid" 2>/dev/null | wc -l)
+  out=$(tshark -r "$1" $opts ${2:+-Y "$2"} 2>"$dir/tshark.err")
+  rc=$?
+  if [ $rc -ne 0 ] || grep -qv '^Running as user' "$dir/tshark.err"; then
+    echo "tshark -r $1 ${2:+-Y '$2'} failed (exit $rc):" >&2
+    cat "$dir/tshark.err" >&2
+    return 1
+  fi
+  if [ -z "$out" ]; then echo 0; else printf '%s\n' "$out" | wc -l; fi
+}
+bad_filter="_ws.malformed || _ws.expert.severity >= error"
+status=0
+# The control: a known-bad frame must be counted (the filter and tshark work).
+control=$dir/malformed_control.pcap
+/usr/bin/python3 "$(dirname "$0")/malformed_frame.py" "$control" || { echo "cannot write $control"; exit 1; }
+control_bad=$(tshark_count "$control" "$bad_filter") || exit 1
+echo "$control: $control_bad malformed/error (1 expected)"
+[ "$control_bad" -eq 1 ] || status=1
+for p in "$pcap" "$pcap2"; do
+  frames=$(tshark_count "$p") || exit 1
+  bad=$(tshark_count "$p" "$bad_filter") || exit 1
+  cm=$(tshark_count "$p" "infiniband.mad.attributeid") || exit 1
   echo "$p: $frames frames, $cm CM MADs, $bad malformed/error"
   [ "$frames" -gt 10 ] && [ "$cm" -ge 4 ] && [ "$bad" -eq 0 ] || status=1
 done

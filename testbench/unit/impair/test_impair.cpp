@@ -14,17 +14,11 @@
 #include "naa/impair/fault_spec.hpp"
 #include "naa/impair/held_queue.hpp"
 #include "naa/impair/injector.hpp"
+#include "seed.hpp"
 
 using namespace naa::impair;
 
 namespace {
-
-std::uint64_t test_seed() {
-  if (const char* s = std::getenv("NAA_TEST_SEED"); s != nullptr && *s != '\0') {
-    return std::strtoull(s, nullptr, 0);
-  }
-  return 20261123;
-}
 
 FaultSpec only(double FaultSpec::*field, double p) {
   FaultSpec f;
@@ -143,7 +137,7 @@ TEST_CASE("impair: five draws per datagram whatever the outcome", "[impair]") {
 }
 
 TEST_CASE("impair: each fault's rate is within statistical bounds", "[impair]") {
-  const std::uint64_t seed = test_seed();
+  const std::uint64_t seed = naa::testbench::test_seed();  // NAA_TEST_SEED, or random
   INFO("NAA_TEST_SEED=" << seed << " repeats this run");
   constexpr int kN = 20000;
   struct Kind {

@@ -17,17 +17,11 @@
 #include "naa/impair/fault_spec.hpp"
 #include "naa/impair/held_queue.hpp"
 #include "naa/impair/injector.hpp"
+#include "seed.hpp"
 
 using namespace naa::impair;
 
 namespace {
-
-std::uint64_t test_seed() {
-  if (const char* s = std::getenv("NAA_TEST_SEED"); s != nullptr && *s != '\0') {
-    return std::strtoull(s, nullptr, 0);
-  }
-  return 20261123;
-}
 
 // A datagram with just a BTH (and a payload byte): opcode, destination QPN, PSN.
 std::vector<std::uint8_t> packet(std::uint8_t opcode, std::uint32_t qpn, std::uint32_t psn) {
@@ -79,7 +73,7 @@ TEST_CASE("impair keyed: key=packet and key=sequence parse, a bad key is refused
 
 TEST_CASE("impair keyed: a packet's fate depends on (QPN, PSN, attempt) only, not on the order",
           "[impair]") {
-  const std::uint64_t seed = test_seed();
+  const std::uint64_t seed = naa::testbench::test_seed();  // NAA_TEST_SEED, or random
   INFO("NAA_TEST_SEED=" << seed);
   const FaultSpec spec = keyed("loss=0.2,dup=0.1,reorder=0.1,corrupt=0.1,key=packet");
   // Go-back-N: PSNs 0..199 of QP 0x12, then 120..199 again (a rewind after a loss at 120).
@@ -134,7 +128,7 @@ TEST_CASE("impair keyed: a packet's fate depends on (QPN, PSN, attempt) only, no
 
 TEST_CASE("impair keyed: the loss rate holds, and a datagram without a BTH uses the sequence",
           "[impair]") {
-  const std::uint64_t seed = test_seed();
+  const std::uint64_t seed = naa::testbench::test_seed();  // NAA_TEST_SEED, or random
   INFO("NAA_TEST_SEED=" << seed);
   Injector inj(keyed("loss=0.25,key=packet"), seed);
   int lost = 0;

@@ -67,6 +67,9 @@ class HandlerContext {
   std::span<std::uint8_t> state;
   std::span<const Region> regions;  // the call's regions in 0x01 order
   const Kernel* kernel = nullptr;
+  // Counts the runs of `kernel` for the engine's statistics (handler.kernel_runs.<name>): tests
+  // of the RTL kernels account for every run they must have done (testbench/support/naa_sim.cpp).
+  std::uint64_t* kernel_runs = nullptr;
   std::vector<Action> actions;
 
   // Writes bytes into NAA memory at `offset` of region `region`.
@@ -217,6 +220,7 @@ class HandlerEngine : public sc_core::sc_module, public StreamHandlers, public C
                 dropped_packets_ = 0, segv_ = 0, failed_ = 0, timeouts_ = 0, memory_exceeded_ = 0,
                 replies_ = 0, deposits_ = 0, handler_cycles_ = 0, flow_control_calls_ = 0,
                 completions_saw_flow_control_ = 0, mismatched_fn_ = 0;
+  std::array<std::uint64_t, 256> kernel_runs_{};  // per function code (HandlerContext)
   // Simulated time of the first payload handler's start and of its packet's hand-over by the
   // Transport (item "starts within 2 cycles"), and the largest such delay with an HPU idle.
   std::uint64_t first_start_ps_ = 0, first_handover_ps_ = 0, max_idle_start_delay_cycles_ = 0;

@@ -71,6 +71,9 @@ class RxPipe : public sc_core::sc_module, public PacketSink, public ProtocolErro
   Channel<Packet*> in_;
   CycleMeter meter_;
   std::uint64_t accepted_ = 0, to_cm_ = 0, to_transport_ = 0, nonzero_ip_id_ = 0;
+  // Every packet that entered, and those too short to hold a BTH and ICRC: the rest go through
+  // the checks (the RTL's, in rtl or lockstep mode; tests compare rtl.rx_pipe.packets with it).
+  std::uint64_t packets_ = 0, runts_ = 0;
   ReasonCounters<kProtocolErrorSlots> errors_;
   ReasonCounters<kRxDropCount> drops_;
 };
