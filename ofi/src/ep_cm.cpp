@@ -259,12 +259,19 @@ int ep_bind(fid* f, fid* b, uint64_t flags) noexcept {
           case FI_CLASS_CQ: {
             Cq* cq = reinterpret_cast<Cq*>(b);
             if (!(flags & (FI_TRANSMIT | FI_RECV))) return -FI_EINVAL;
+            // The progress thread dispatches completions into the bound CQs and counters under
+            // Domain::mu (counters may be bound to an endpoint already connected).
+            std::lock_guard lock(ep->domain->mu);
+            // A CQ or counter bound in place of another releases that one (fi_close of it is no
+            // longer busy).
             if (flags & FI_TRANSMIT) {
+              if (ep->tx_cq != nullptr) ep->tx_cq->refs--;
               ep->tx_cq = cq;
               ep->tx_selective = (flags & FI_SELECTIVE_COMPLETION) != 0;
               cq->refs++;
             }
             if (flags & FI_RECV) {
+              if (ep->rx_cq != nullptr) ep->rx_cq->refs--;
               ep->rx_cq = cq;
               ep->rx_selective = (flags & FI_SELECTIVE_COMPLETION) != 0;
               cq->refs++;
@@ -274,12 +281,14 @@ int ep_bind(fid* f, fid* b, uint64_t flags) noexcept {
           case FI_CLASS_CNTR: {
             Cntr* c = reinterpret_cast<Cntr*>(b);
             if (flags & FI_REMOTE_READ) return -FI_ENOSYS;  // the responder reports no READs
+            std::lock_guard lock(ep->domain->mu);
             Cntr** slots[] = {&ep->send_cntr, &ep->recv_cntr, &ep->read_cntr, &ep->write_cntr,
                               &ep->remote_write_cntr};
             const std::uint64_t bits[] = {FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_WRITE};
             bool any = false;
             for (int i = 0; i < 5; ++i) {
               if (flags & bits[i]) {
+                if (*slots[i] != nullptr) (*slots[i])->refs--;
                 *slots[i] = c;
                 c->refs++;
                 any = true;

@@ -13,7 +13,8 @@
 // (guard()): none crosses the C ABI.
 //
 // Locking: Domain::mu guards the data plane of a domain (its endpoints' QPs, operation tables,
-// transmit queues, inject slots); Cq::mu, Cntr::mu and Eq::mu guard their queues and values;
+// transmit queues, inject slots, and the CQs and counters bound to them: the progress thread
+// dispatches into those); Cq::mu, Cntr::mu and Eq::mu guard their queues and values;
 // Eq::sources_mu guards the endpoints and passive endpoints bound to an EQ and is held while
 // poll_sources() looks at them, so that none is closed under it. Order: Eq::sources_mu, then
 // Domain::mu, then Cq::mu / Cntr::mu / Eq::mu; Eq::mu is never held with another provider lock

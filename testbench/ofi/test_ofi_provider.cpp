@@ -404,6 +404,45 @@ TEST_CASE("ofi: counters count completions and errors", "[ofi]") {
 // threads and the transport's progress thread. Catch's assertions are not thread-safe, so the
 // helper threads count failures.
 
+TEST_CASE("ofi threads: counters bound while the progress thread completes writes", "[ofi]") {
+  Pair p(true, true);
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0}, writes{0};
+  // Writes keep completing on the transport's progress thread (automatic progress), which
+  // dispatches each completion to the endpoint's CQ and write counter.
+  std::thread writer([&] {
+    fi_cq_data_entry e{};
+    while (!stop) {
+      if (fi_write(p.client.ep, p.client.at(0), 64, p.client.desc(), 0, p.server.va(0),
+                   fi_mr_key(p.server.mr), nullptr) != 0 ||
+          read_one(p.client.cq, e) != 1) {
+        ++failures;
+        return;
+      }
+      ++writes;
+    }
+  });
+  std::vector<fid_cntr*> counters;
+  for (int i = 0; i < 20; ++i) {
+    while (writes < 5 * (i + 1) && failures == 0)
+      std::this_thread::yield();
+    fid_cntr* c = nullptr;
+    fi_cntr_attr ca{};
+    ca.events = FI_CNTR_EVENTS_COMP;
+    REQUIRE(fi_cntr_open(p.client.domain, &ca, &c, nullptr) == 0);
+    counters.push_back(c);
+    CHECK(fi_ep_bind(p.client.ep, &c->fid, FI_WRITE) == 0);
+  }
+  stop = true;
+  writer.join();
+  CHECK(failures == 0);
+  CHECK(fi_cntr_read(counters.back()) > 0);  // the last one bound counts the writes after it
+  fi_close(&p.client.ep->fid);
+  p.client.ep = nullptr;
+  for (fid_cntr* c : counters)
+    CHECK(fi_close(&c->fid) == 0);
+}
+
 TEST_CASE("ofi threads: endpoints close while another thread reads their event queue", "[ofi]") {
   Side s;
   fi_info* h = hints(true);
