@@ -433,6 +433,12 @@ TEST_CASE("ofi threads: counters bound while the progress thread completes write
     counters.push_back(c);
     CHECK(fi_ep_bind(p.client.ep, &c->fid, FI_WRITE) == 0);
   }
+  // A write that started after the last bind must have completed before the writer stops: the
+  // write after the one in flight when `bound` was read began after that read, so after the bind
+  // (stopping at once left the last counter at 0 when the in-flight write was the last one).
+  const int bound = writes;
+  while (writes < bound + 2 && failures == 0)
+    std::this_thread::yield();
   stop = true;
   writer.join();
   CHECK(failures == 0);

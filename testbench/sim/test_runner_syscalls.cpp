@@ -97,12 +97,15 @@ TEST_CASE("naa-sim socket path: recvmmsg without empty reads, one sendmmsg per s
                      << ", datagrams in " << d("net_port.rx_datagrams") << ", send calls "
                      << d("net_port.tx_send_calls") << ", datagrams out "
                      << d("net_port.tx_datagrams"));
-  // Every datagram came through recvmmsg, never more reads than datagrams. A read that finds
-  // nothing happens only after a step that left the model busy (it must look for input between
-  // steps; at most about one per call, seen 16-45 for 50 calls under load); a loop that read
-  // until EAGAIN (before issue 19) ended every read with one, 2-3 per call.
+  // Every datagram came through recvmmsg, and every read that was not empty brought at least
+  // one. A read that finds nothing happens only after a step that left the model busy (it must
+  // look for input between steps; at most about one per call, seen 16-52 for 50 calls); a loop
+  // that read until EAGAIN (before issue 19) ended every read with one, 2-3 per call. (An earlier
+  // bound, reads <= datagrams, held only when the peer's datagrams happened to arrive together:
+  // on a quiet machine with one datagram per read it failed with 198 reads for 150 datagrams,
+  // 51 of them empty.)
   CHECK(d("net_port.rx_datagrams") >= 2 * kCalls);
-  CHECK(d("net_port.rx_recv_calls") <= d("net_port.rx_datagrams"));
+  CHECK(d("net_port.rx_recv_calls") - d("net_port.rx_recv_empty") <= d("net_port.rx_datagrams"));
   CHECK(d("net_port.rx_recv_empty") * 2 <= 3 * kCalls);
   // The NAA's ACK and its reply leave together: at most one sendmmsg per call, and at least
   // two datagrams per call were sent.
