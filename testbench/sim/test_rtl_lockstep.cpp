@@ -23,6 +23,7 @@
 #include "naa/protocol/bytes.hpp"
 #include "naa/protocol/icrc.hpp"
 #include "naa/protocol/immediate.hpp"
+#include "own_case.hpp"
 #include "peer.hpp"
 #include "sim_tests.hpp"
 
@@ -167,11 +168,11 @@ TEST_CASE("lockstep in naa-sim: an RDMA WRITE one byte out of bounds exposes the
 }
 
 // Issue 12 finding 2: a divergence on a test's last operation used to pass, because naa-sim's
-// exit status was never looked at. This test checks nothing itself; it fails only through the
-// fixture's end-of-test check of the exit status (3 here, 0 expected). [!shouldfail]: Catch2
-// reports it passed iff it failed.
-TEST_CASE("lockstep in naa-sim: a divergence on the last operation of a test fails that test",
-          "[sim][rtl][lockstep][!shouldfail]") {
+// exit status was never looked at. The hidden case checks nothing itself; it fails only through
+// the fixture's end-of-test check of the exit status (3 here, 0 expected). The visible one runs
+// it in a child process and requires that it failed for that reason (issue 26 item 8:
+// [!shouldfail] accepted any failure, naa-sim not starting included).
+TEST_CASE("lockstep child: a divergence on the last operation", "[.][fixture-child]") {
   NaaSim naa(naa_address(), {"--mr-table=lockstep", "--mr-table-variant=broken"}, "/dev/null");
   REQUIRE(naa.ready());
   TestPeer peer(peer_address(), naa_address());
@@ -180,6 +181,15 @@ TEST_CASE("lockstep in naa-sim: a divergence on the last operation of a test fai
   // Let naa-sim reach the divergence (it exits by itself) before the fixture stops it; without
   // this the SIGTERM could win the race and the run would be a clean exit 0.
   (void)naa.wait_exit(Ms(20000));
+}
+
+TEST_CASE("lockstep in naa-sim: a divergence on the last operation of a test fails that test",
+          "[sim][rtl][lockstep]") {
+  const auto run = run_own_case("lockstep child: a divergence on the last operation");
+  INFO(run.output);
+  CHECK(run.exit_code == 1);  // one failed test case
+  CHECK_THAT(run.output, Catch::Contains("naa-sim exited with status 3, expected exit status 0"));
+  CHECK_THAT(run.output, !Catch::Contains("REQUIRE( naa.ready() )"));
 }
 
 TEST_CASE("lockstep in naa-sim: the reference MR table agrees with the model on the same traffic",
