@@ -14,27 +14,17 @@
 
 #include "naa/host/udp_listen.hpp"
 #include "naa/host/udp_roce.hpp"
+#include "open_endpoint.hpp"
 #include "test_addresses.hpp"
 
 using namespace std::chrono_literals;
 namespace host = naa::host;
 
+using naa::testbench::open_at;
+
 namespace {
 
 constexpr std::uint16_t kPort = 7471;
-
-std::shared_ptr<host::Transport> open_at(int n, host::Progress progress) {
-  host::UdpRoceOptions o;
-  o.local_ip = naa::testbench::test_addresses().ip_u32(n);
-  o.progress = progress;
-  o.seed = 5000 + static_cast<std::uint64_t>(n);
-  std::error_code ec;
-  std::string detail;
-  auto ep = host::open_udp_roce(o, ec, &detail);
-  INFO(detail);
-  REQUIRE(ep);
-  return ep;
-}
 
 struct QpPair {
   std::unique_ptr<host::QueuePair> server, client;
