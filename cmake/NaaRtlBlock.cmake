@@ -28,6 +28,9 @@
 #     `using All = Verilations<...>`): the widths listed here, nowhere else.
 #   - the block's model source and headers in naa::rtl_models;
 #   - lines in <build>/rtl/lint_manifest.txt, read by rtl/common/lint.sh (CTest rtl_lint).
+#   - one line `synth|<block>|<top module>|<W>|<sources>` in the same manifest, read by
+#     scripts/synth.sh: the block itself (never a simulation wrapper) at W = 64, its
+#     sources without variant defines (docs/rtl/synthesis.md).
 #
 # Needs (rtl/CMakeLists.txt): targets naa_rtl_models, naa_rtl_session and naa_rtl_blocks, and
 # NAA_RTL_PRIM_SOURCES.
@@ -36,6 +39,14 @@ set(NAA_RTL_LINT_MANIFEST ${CMAKE_BINARY_DIR}/rtl/lint_manifest.txt CACHE INTERN
     "rtl/common/lint.sh reads it")
 file(WRITE ${NAA_RTL_LINT_MANIFEST}
   "# label|top|W|define|waiver|sources (written by naa_rtl_block, read by rtl/common/lint.sh)\n")
+
+# _naa_rtl_synth_line(<block> <top> <W or ""> <sources>): the block's line for scripts/synth.sh.
+# Synthesis is at W = 64 (issue 24 item 4), the width the timing goal is stated for.
+set(NAA_RTL_SYNTH_WIDTH 64)
+function(_naa_rtl_synth_line block top w sources)
+  list(JOIN sources " " srcs)
+  file(APPEND ${NAA_RTL_LINT_MANIFEST} "synth|${block}|${top}|${w}|${srcs}\n")
+endfunction()
 
 # _naa_rtl_lint_line(<label> <top> <W or ""> <define or ""> <waiver> <sources> [REJECT <msg>])
 function(_naa_rtl_lint_line label top w define waiver sources)
@@ -115,6 +126,15 @@ function(naa_rtl_block)
   foreach(s IN LISTS ARG_SOURCES)
     list(APPEND sources ${dir}/${s})
   endforeach()
+  # Synthesis (scripts/synth.sh): the block's own module and sources (with rtl/prim, which only
+  # an RTL build lists), at NAA_RTL_SYNTH_WIDTH if the block has a width parameter.
+  if(NAA_BUILD_RTL)
+    set(synth_w "")
+    if(ARG_WIDTHS OR ARG_LINT_WIDTHS)
+      set(synth_w ${NAA_RTL_SYNTH_WIDTH})
+    endif()
+    _naa_rtl_synth_line(${block} ${block} "${synth_w}" "${sources}")
+  endif()
   foreach(f IN ITEMS ${waiver} ${dir}/${block}_model.cpp ${dir}/${block}_rtl.cpp
                      ${dir}/include/naa/rtl/${block}.hpp ${dir}/README.md)
     if(NOT EXISTS ${f})
