@@ -16,8 +16,9 @@ fi
 
 blocks=""
 # Manifest line: kind|label|top|W|define|waiver|sources (kind: lint, or reject:<message>).
+# synth|... lines are scripts/synth.sh's (cmake/NaaRtlBlock.cmake).
 while IFS='|' read -r kind label top w define waiver sources; do
-  case $kind in '#'*|'') continue ;; esac
+  case $kind in '#'*|''|synth) continue ;; esac
   set -- --top-module "$top"
   [ -n "$w" ] && set -- "$@" "-GW=$w"
   [ -n "$define" ] && set -- "$@" "+define+$define"

@@ -29,20 +29,18 @@
 // access run one byte past the end of the region), used to prove that lockstep catches it.
 `default_nettype none
 
-module mr_table
-  import mr_table_pkg::*;
-(
+module mr_table (
   input  logic                 clk_i,
   input  logic                 rst_ni,
 
   // Write port (program / invalidate)
   input  logic                 wr_valid_i,
-  input  logic [IdxW-1:0]      wr_index_i,
+  input  logic [mr_table_pkg::IdxW-1:0]      wr_index_i,
   input  logic                 wr_entry_valid_i,
   input  logic [31:0]          wr_rkey_i,
   input  logic [63:0]          wr_base_i,
   input  logic [31:0]          wr_length_i,
-  input  logic [AccessW-1:0]   wr_access_i,
+  input  logic [mr_table_pkg::AccessW-1:0]   wr_access_i,
   input  logic [23:0]          wr_owner_qpn_i,
 
   // Lookup port
@@ -50,28 +48,28 @@ module mr_table
   input  logic [31:0]          lk_rkey_i,
   input  logic [63:0]          lk_va_i,
   input  logic [31:0]          lk_len_i,
-  input  logic [AccessW-1:0]   lk_access_i,
+  input  logic [mr_table_pkg::AccessW-1:0]   lk_access_i,
   input  logic [23:0]          lk_qpn_i,
 
   // Lookup result, one cycle after the request
   output logic                 rsp_valid_o,
-  output mr_status_e           rsp_status_o,
+  output mr_table_pkg::mr_status_e           rsp_status_o,
 
   // Read port: entry rd_index_i; the result one cycle after the request
   input  logic                 rd_valid_i,
-  input  logic [IdxW-1:0]      rd_index_i,
+  input  logic [mr_table_pkg::IdxW-1:0]      rd_index_i,
   output logic                 rd_valid_o,
   output logic                 rd_entry_valid_o,
   output logic [31:0]          rd_rkey_o,
   output logic [63:0]          rd_base_o,
   output logic [31:0]          rd_length_o,
-  output logic [AccessW-1:0]   rd_access_o,
+  output logic [mr_table_pkg::AccessW-1:0]   rd_access_o,
   output logic [23:0]          rd_owner_qpn_o,
 
   // Free-entry search, this cycle's table
   output logic                 free_any_o,
-  output logic [IdxW-1:0]      free_index_o,
-  output logic [IdxW:0]        free_count_o
+  output logic [mr_table_pkg::IdxW-1:0]      free_index_o,
+  output logic [mr_table_pkg::IdxW:0]        free_count_o
 );
 
   // 2^64: the end of the address space; no access may reach past it.
@@ -81,13 +79,13 @@ module mr_table
   // Entry storage. Only the valid bits are reset; the fields are written before they are read
   // (a lookup of an invalid entry reports MrNoEntry before looking at any field).
   // ---------------------------------------------------------------------------------------------
-  logic [NumEntries-1:0] valid_d, valid_q;
-  logic [31:0]           rkey_q   [NumEntries];
-  logic [63:0]           base_q   [NumEntries];
-  logic [64:0]           end_q    [NumEntries];  // min(base + length, 2^64)
-  logic [31:0]           length_q [NumEntries];  // for the read port only
-  logic [AccessW-1:0]    access_q [NumEntries];
-  logic [23:0]           owner_q  [NumEntries];
+  logic [mr_table_pkg::NumEntries-1:0] valid_d, valid_q;
+  logic [31:0]           rkey_q   [mr_table_pkg::NumEntries];
+  logic [63:0]           base_q   [mr_table_pkg::NumEntries];
+  logic [64:0]           end_q    [mr_table_pkg::NumEntries];  // min(base + length, 2^64)
+  logic [31:0]           length_q [mr_table_pkg::NumEntries];  // for the read port only
+  logic [mr_table_pkg::AccessW-1:0]    access_q [mr_table_pkg::NumEntries];
+  logic [23:0]           owner_q  [mr_table_pkg::NumEntries];
 
   logic        program_en;
   logic [64:0] wr_end_full, wr_end;
@@ -125,12 +123,12 @@ module mr_table
   // ---------------------------------------------------------------------------------------------
   // Lookup: entry read, checks in priority order, registered result.
   // ---------------------------------------------------------------------------------------------
-  logic [IdxW-1:0] lk_index;
+  logic [mr_table_pkg::IdxW-1:0] lk_index;
   logic [64:0]     lk_end;    // va + len, 65 bits so that it cannot wrap
   logic            in_bounds;
-  mr_status_e      status;
+  mr_table_pkg::mr_status_e      status;
 
-  assign lk_index = lk_rkey_i[IdxW-1:0];
+  assign lk_index = lk_rkey_i[mr_table_pkg::IdxW-1:0];
   assign lk_end   = {1'b0, lk_va_i} + {33'd0, lk_len_i};
 
 `ifdef NAA_MR_TABLE_BROKEN
@@ -142,31 +140,31 @@ module mr_table
 
   always_comb begin
     if (!valid_q[lk_index]) begin
-      status = MrNoEntry;
+      status = mr_table_pkg::MrNoEntry;
     end else if (rkey_q[lk_index] != lk_rkey_i) begin
-      status = MrKeyMismatch;
+      status = mr_table_pkg::MrKeyMismatch;
     end else if (owner_q[lk_index] != lk_qpn_i) begin
-      status = MrOwnerMismatch;
+      status = mr_table_pkg::MrOwnerMismatch;
     end else if (!in_bounds) begin
-      status = MrBounds;
+      status = mr_table_pkg::MrBounds;
     end else if ((access_q[lk_index] & lk_access_i) != lk_access_i) begin
-      status = MrPermission;
+      status = mr_table_pkg::MrPermission;
     end else begin
-      status = MrOk;
+      status = mr_table_pkg::MrOk;
     end
   end
 
   logic       rsp_valid_d, rsp_valid_q;
-  mr_status_e rsp_status_d, rsp_status_q;
+  mr_table_pkg::mr_status_e rsp_status_d, rsp_status_q;
 
   // The status of a cycle without a lookup is MrOk, so the port carries no stale value.
   assign rsp_valid_d  = lk_valid_i;
-  assign rsp_status_d = lk_valid_i ? status : MrOk;
+  assign rsp_status_d = lk_valid_i ? status : mr_table_pkg::MrOk;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       rsp_valid_q  <= 1'b0;
-      rsp_status_q <= MrOk;
+      rsp_status_q <= mr_table_pkg::MrOk;
     end else begin
       rsp_valid_q  <= rsp_valid_d;
       rsp_status_q <= rsp_status_d;
@@ -182,7 +180,7 @@ module mr_table
   logic                rd_valid_q, rd_entry_valid_q;
   logic [31:0]         rd_rkey_q, rd_length_q;
   logic [63:0]         rd_base_q;
-  logic [AccessW-1:0]  rd_access_q;
+  logic [mr_table_pkg::AccessW-1:0]  rd_access_q;
   logic [23:0]         rd_owner_q;
   logic                rd_hit;
 
@@ -217,20 +215,55 @@ module mr_table
   assign rd_owner_qpn_o   = rd_owner_q;
 
   // ---------------------------------------------------------------------------------------------
-  // Free-entry search: priority encoder and population count over the valid bits.
+  // Free-entry search, registered (docs/rtl/synthesis.md: a population count of 32 valid bits in
+  // one cycle was 31 LUT levels). Each edge loads the search result for the table that edge
+  // leaves behind (valid_d), so during every cycle the registers describe the table as it is in
+  // that cycle, before the cycle's write: the same port behaviour as a combinational search of
+  // valid_q, without its depth, and no added latency. The count is kept incrementally (a write
+  // frees or takes at most one entry); the lowest free index is a priority encoder over valid_d.
+  // Reset: every entry free.
   // ---------------------------------------------------------------------------------------------
+  logic                            free_any_q;
+  logic [mr_table_pkg::IdxW-1:0]   free_index_d, free_index_q;
+  logic [mr_table_pkg::IdxW:0]     free_count_q;
+  logic                            wr_was_valid, wr_frees, wr_takes;
+
+  assign wr_was_valid = valid_q[wr_index_i];
+  assign wr_frees     = wr_valid_i && !wr_entry_valid_i && wr_was_valid;
+  assign wr_takes     = wr_valid_i && wr_entry_valid_i && !wr_was_valid;
+
+  // Lowest index with !valid_d (0 if none: free_any says so): isolate the lowest set bit of the
+  // free mask (x & -x, a carry chain), then OR together the indices of the set bit (one-hot to
+  // binary). A loop that keeps the first hit is a chain through all 32 entries instead.
+  logic [mr_table_pkg::NumEntries-1:0] free_d, lowest_free;
+  assign free_d      = ~valid_d;
+  assign lowest_free = free_d & (~free_d + 1'b1);
+
   always_comb begin
-    free_any_o   = 1'b0;
-    free_index_o = '0;
-    free_count_o = '0;
-    for (int unsigned i = 0; i < NumEntries; i++) begin
-      if (!valid_q[i]) begin
-        if (!free_any_o) free_index_o = IdxW'(i);
-        free_any_o   = 1'b1;
-        free_count_o = free_count_o + 1'b1;
+    free_index_d = '0;
+    for (int unsigned k = 0; k < mr_table_pkg::IdxW; k++) begin
+      for (int unsigned i = 0; i < mr_table_pkg::NumEntries; i++) begin
+        if (((i >> k) & 1) != 0) free_index_d[k] = free_index_d[k] | lowest_free[i];
       end
     end
   end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      free_any_q   <= 1'b1;
+      free_index_q <= '0;
+      free_count_q <= (mr_table_pkg::IdxW + 1)'(mr_table_pkg::NumEntries);
+    end else begin
+      free_any_q   <= |free_d;
+      free_index_q <= free_index_d;
+      free_count_q <= free_count_q + {{mr_table_pkg::IdxW{1'b0}}, wr_frees}
+                                   - {{mr_table_pkg::IdxW{1'b0}}, wr_takes};
+    end
+  end
+
+  assign free_any_o   = free_any_q;
+  assign free_index_o = free_index_q;
+  assign free_count_o = free_count_q;
 
   // Known values on the valid-only ports (no back-pressure: ready tied high, so only the
   // known-value check of naa_stream_assert applies).
@@ -243,7 +276,7 @@ module mr_table
   naa_stream_assert #(.PayloadBits(1), .Port("mr_table.rsp")) u_rsp_assert (
     .clk_i, .rst_ni, .valid_i(rsp_valid_o), .ready_i(1'b1), .payload_i(1'b0)
   );
-  naa_stream_assert #(.PayloadBits(IdxW), .Port("mr_table.rd")) u_rd_assert (
+  naa_stream_assert #(.PayloadBits(mr_table_pkg::IdxW), .Port("mr_table.rd")) u_rd_assert (
     .clk_i, .rst_ni, .valid_i(rd_valid_i), .ready_i(1'b1), .payload_i(rd_index_i)
   );
 

@@ -6,13 +6,15 @@
 //   this check cannot fail; a four-state simulator runs it as written.
 // Every block instantiates one per stream port, inputs (the caller's promise) and outputs (the
 // block's) alike. A valid-only port (no back-pressure) ties ready_i high: only the known-value
-// check applies. The checks start with the first reset. Nothing here is synthesised (no
-// outputs, assertions only).
+// check applies. The checks start with the first reset. Nothing here is synthesised: the body is
+// simulation-only (`ifndef SYNTHESIS`, defined by scripts/synth.sh, docs/rtl/synthesis.md), so a
+// synthesis tool sees a module with inputs only and no logic. Port is untyped (a string value)
+// because Yosys does not read `parameter string`.
 `default_nettype none
 
 module naa_stream_assert #(
   parameter int unsigned PayloadBits = 1,
-  parameter string       Port        = "stream"  // named in the failure message
+  parameter              Port        = "stream"  // named in the failure message
 ) (
   input logic                   clk_i,
   input logic                   rst_ni,
@@ -21,6 +23,7 @@ module naa_stream_assert #(
   input logic [PayloadBits-1:0] payload_i
 );
 
+`ifndef SYNTHESIS
   // Armed by the first reset: before it, the block's flops hold their random initial values
   // (--x-initial unique) and nothing is promised. Simulation-only state, hence the initializer.
   logic                   armed_q = 1'b0;
@@ -53,6 +56,7 @@ module naa_stream_assert #(
       end
     end
   end
+`endif  // SYNTHESIS
 
 endmodule
 

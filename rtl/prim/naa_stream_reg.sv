@@ -8,7 +8,8 @@
 
 module naa_stream_reg #(
   parameter int unsigned W    = 64,    // bytes per beat
-  parameter string       Port = "out"  // the output port's name in assertion messages
+  parameter              Port = "out"  // the output port's name in assertion messages (a string;
+                                       // untyped: Yosys does not read `parameter string`)
 ) (
   input  logic           clk_i,
   input  logic           rst_ni,
@@ -64,7 +65,9 @@ module naa_stream_reg #(
   assign out_keep_o  = out_keep_q;
   assign out_last_o  = out_last_q;
 
+`ifndef SYNTHESIS
   // The caller's contract, checked from the first reset on (before it the flops are random).
+  // Simulation-only (docs/rtl/synthesis.md).
   logic armed_q = 1'b0;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -82,6 +85,7 @@ module naa_stream_reg #(
     .clk_i, .rst_ni, .valid_i(out_valid_o), .ready_i(out_ready_i),
     .payload_i({out_data_o, out_keep_o, out_last_o})
   );
+`endif  // SYNTHESIS
 
 endmodule
 
