@@ -7,7 +7,12 @@
 #                 [LINT_WIDTHS <W> ...]          widths that are linted but not Verilated
 #                 [REJECT_WIDTHS <W>:<msg> ...]  widths elaboration must reject with <msg>
 #                 [VARIANTS <name>=<DEFINE> ...] the block again with +define+<DEFINE>
-#                 [OPTIMIZE <-Os|-O2|-O3>])      C++ optimisation of the Verilated code (naa_verilate)
+#                 [OPTIMIZE <-Os|-O2|-O3>]       C++ optimisation of the Verilated code (naa_verilate)
+#                 [KERNEL])                      a kernel (docs/rtl/kernel-shell.md): <block> has the
+#                                                AXI4-Stream/ap_ctrl_hs kernel ports and a W
+#                                                parameter; it is Verilated and linted inside the
+#                                                kernel shell (rtl/kernel_shell), whose adapter is
+#                                                KernelVerilated
 #
 # The folder holds, by convention (one name per role, so nothing else needs listing):
 #   <block>.sv (+ <block>_pkg.sv)          the RTL; rtl/prim/*.sv are added to every block
@@ -40,6 +45,20 @@ set(NAA_RTL_LINT_MANIFEST ${CMAKE_BINARY_DIR}/rtl/lint_manifest.txt CACHE INTERN
 file(WRITE ${NAA_RTL_LINT_MANIFEST}
   "# label|top|W|define|waiver|sources (written by naa_rtl_block, read by rtl/common/lint.sh)\n")
 
+# naa_kernel_shell_source(<out var> <kernel module> <parameter override> <default W>): writes the
+# kernel shell (rtl/kernel_shell/naa_kernel_shell.sv.in) around <kernel module> into the build
+# tree and returns its path. NAA_KERNEL_SHELL_SOURCES: what the shell needs besides it.
+set(NAA_KERNEL_SHELL_DIR ${CMAKE_CURRENT_LIST_DIR}/../rtl/kernel_shell CACHE INTERNAL "")
+set(NAA_KERNEL_SHELL_SOURCES ${NAA_KERNEL_SHELL_DIR}/naa_ap_ctrl_assert.sv CACHE INTERNAL "")
+function(naa_kernel_shell_source out kernel params width)
+  set(NAA_KERNEL_TOP ${kernel})
+  set(NAA_KERNEL_PARAMS "${params}")
+  set(NAA_KERNEL_WIDTH ${width})
+  set(file ${CMAKE_CURRENT_BINARY_DIR}/${kernel}_shell/naa_kernel_shell.sv)
+  configure_file(${NAA_KERNEL_SHELL_DIR}/naa_kernel_shell.sv.in ${file} @ONLY)
+  set(${out} ${file} PARENT_SCOPE)
+endfunction()
+
 # _naa_rtl_synth_line(<block> <top> <W or ""> <sources>): the block's line for scripts/synth.sh.
 # Synthesis is at W = 64 (issue 24 item 4), the width the timing goal is stated for.
 set(NAA_RTL_SYNTH_WIDTH 64)
@@ -62,7 +81,7 @@ endfunction()
 
 # _naa_rtl_verilations(<lib> <block> <prefix> <widths> <define>): Verilates <block> at every width
 # into <lib>_w<W>_v, writes <lib>'s generated header and returns the targets in <lib>_VERILATED.
-function(_naa_rtl_verilations lib block prefix widths define sources waiver optimize)
+function(_naa_rtl_verilations lib block prefix widths define sources waiver optimize top)
   set(verilated "")
   set(includes "")
   set(entries "")
@@ -72,14 +91,14 @@ function(_naa_rtl_verilations lib block prefix widths define sources waiver opti
   endif()
   if(widths)
     foreach(w IN LISTS widths)
-      naa_verilate(${lib}_w${w}_v TOP_MODULE ${block} PREFIX ${prefix}_w${w} OPTIMIZE ${optimize}
+      naa_verilate(${lib}_w${w}_v TOP_MODULE ${top} PREFIX ${prefix}_w${w} OPTIMIZE ${optimize}
         WAIVERS ${waiver} PARAMETERS W=${w} ${defines} SOURCES ${sources})
       list(APPEND verilated ${lib}_w${w}_v)
       string(APPEND includes "#include \"${prefix}_w${w}.h\"\n")
       list(APPEND entries "Verilation<${prefix}_w${w}, ${w}>")
     endforeach()
   else()
-    naa_verilate(${lib}_v TOP_MODULE ${block} PREFIX ${prefix} OPTIMIZE ${optimize}
+    naa_verilate(${lib}_v TOP_MODULE ${top} PREFIX ${prefix} OPTIMIZE ${optimize}
       WAIVERS ${waiver} ${defines} SOURCES ${sources})
     list(APPEND verilated ${lib}_v)
     string(APPEND includes "#include \"${prefix}.h\"\n")
@@ -110,7 +129,7 @@ function(_naa_rtl_adapter lib source dir)
 endfunction()
 
 function(naa_rtl_block)
-  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME;OPTIMIZE"
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "KERNEL" "NAME;OPTIMIZE"
     "SOURCES;WIDTHS;LINT_WIDTHS;REJECT_WIDTHS;VARIANTS")
   if(ARG_UNPARSED_ARGUMENTS OR NOT ARG_NAME OR NOT ARG_SOURCES)
     message(FATAL_ERROR "naa_rtl_block(${ARG_NAME}): NAME and SOURCES are required; "
@@ -135,6 +154,13 @@ function(naa_rtl_block)
     endif()
     _naa_rtl_synth_line(${block} ${block} "${synth_w}" "${sources}")
   endif()
+  # A kernel is Verilated (and linted) inside the kernel shell, generated for it.
+  set(top ${block})
+  if(ARG_KERNEL)
+    naa_kernel_shell_source(shell ${block} "#(.W(W))" 64)
+    list(APPEND sources ${NAA_KERNEL_SHELL_SOURCES} ${shell})
+    set(top naa_kernel_shell)
+  endif()
   foreach(f IN ITEMS ${waiver} ${dir}/${block}_model.cpp ${dir}/${block}_rtl.cpp
                      ${dir}/include/naa/rtl/${block}.hpp ${dir}/README.md)
     if(NOT EXISTS ${f})
@@ -158,7 +184,7 @@ function(naa_rtl_block)
 
   # The Verilated block and its adapter, then each variant.
   _naa_rtl_verilations(naa_rtl_${block} ${block} V${block} "${ARG_WIDTHS}" "" "${sources}"
-                       ${waiver} ${ARG_OPTIMIZE})
+                       ${waiver} ${ARG_OPTIMIZE} ${top})
   _naa_rtl_adapter(naa_rtl_${block} ${dir}/${block}_rtl.cpp ${dir} ${naa_rtl_${block}_VERILATED})
   target_link_libraries(naa_rtl_blocks INTERFACE naa_rtl_${block})
   set(variants "")
@@ -171,7 +197,7 @@ function(naa_rtl_block)
     list(APPEND variants "${define}")
     set(lib naa_rtl_${block}_${name})
     _naa_rtl_verilations(${lib} ${block} V${block}_${name} "${ARG_WIDTHS}" ${define}
-                         "${sources}" ${waiver} ${ARG_OPTIMIZE})
+                         "${sources}" ${waiver} ${ARG_OPTIMIZE} ${top})
     _naa_rtl_adapter(${lib} ${dir}/${block}_${name}_rtl.cpp ${dir} ${${lib}_VERILATED})
   endforeach()
 
@@ -185,18 +211,18 @@ function(naa_rtl_block)
     endif()
     if(lint_widths)
       foreach(w IN LISTS lint_widths)
-        _naa_rtl_lint_line("${block} W=${w}${suffix}" ${block} "${w}" "${define}" ${waiver}
+        _naa_rtl_lint_line("${block} W=${w}${suffix}" ${top} "${w}" "${define}" ${waiver}
                            "${sources}")
       endforeach()
     else()
-      _naa_rtl_lint_line("${block}${suffix}" ${block} "" "${define}" ${waiver} "${sources}")
+      _naa_rtl_lint_line("${block}${suffix}" ${top} "" "${define}" ${waiver} "${sources}")
     endif()
   endforeach()
   foreach(r IN LISTS ARG_REJECT_WIDTHS)
     if(NOT r MATCHES "^([0-9]+):(.+)$")
       message(FATAL_ERROR "naa_rtl_block(${block}): REJECT_WIDTHS '${r}' is not <W>:<message>")
     endif()
-    _naa_rtl_lint_line("${block} W=${CMAKE_MATCH_1}" ${block} "${CMAKE_MATCH_1}" "" ${waiver}
+    _naa_rtl_lint_line("${block} W=${CMAKE_MATCH_1}" ${top} "${CMAKE_MATCH_1}" "" ${waiver}
                        "${sources}" REJECT "${CMAKE_MATCH_2}")
   endforeach()
 endfunction()

@@ -1,60 +1,97 @@
-// add_const: adds a byte constant (mod 256) to every byte of a stream (PROTOCOL.md 5.3, kernels
-// add1 and add2: the kernel engine drives addend_i = 1 for fn 1 and 2 for fn 2).
-// rtl/add_const/README.md.
+// add_const: adds the byte user[7:0] (mod 256) to every byte of a packet: kernels add1 and add2
+// of PROTOCOL.md 5.3 (naa-sim calls it with user = 1 for add1 and 2 for add2, once per region, in
+// place: docs/rtl/kernel-shell.md "Regions"). rtl/add_const/README.md.
 //
-// Streams are valid/ready (a beat moves at an edge where valid && ready), W bytes per beat,
-// byte i in bits [8i+7:8i], keep[i] = byte i belongs to the packet, last on the final beat.
-// One register stage (naa_stream_reg): latency 1 cycle, one beat per cycle. in_ready_o = !out_valid_o ||
-// out_ready_i (a combinational path from out_ready_i). addend_i is sampled with each beat.
-// Output bytes whose keep bit is 0 are 0, so the block never forwards bytes outside the packet.
+// Kernel ports (docs/rtl/kernel-shell.md): ap_ctrl_hs (rtl/prim/naa_kernel_ctrl.sv), src = one
+// packet, dst = the same packet with the constant added (TKEEP and TLAST as on src), ap_return =
+// 0. One register stage (rtl/prim/naa_stream_reg.sv): a beat per cycle, latency 1 cycle;
+// src_TREADY = the register is free or being emptied, until the packet's last beat is taken.
+// user[7:0] is latched when the call is accepted. Output bytes outside TKEEP are 0.
+//
+// Build-time define NAA_ADD_CONST_BROKEN: a deliberately wrong variant (the constant of the first
+// call sticks), which the kernel testbench must catch.
 `default_nettype none
 
 module add_const #(
   parameter int unsigned W = 64  // bytes per beat
 ) (
-  input  logic           clk_i,
-  input  logic           rst_ni,
+  input  logic           ap_clk,
+  input  logic           ap_rst_n,
+  input  logic           ap_start,
+  output logic           ap_done,
+  output logic           ap_idle,
+  output logic           ap_ready,
+  output logic [31:0]    ap_return,
+  input  logic [23:0]    user,
 
-  input  logic           in_valid_i,
-  output logic           in_ready_o,
-  input  logic [8*W-1:0] in_data_i,
-  input  logic [W-1:0]   in_keep_i,
-  input  logic           in_last_i,
-  input  logic [7:0]     addend_i,
+  input  logic [8*W-1:0] src_TDATA,
+  input  logic [W-1:0]   src_TKEEP,
+  input  logic           src_TLAST,
+  input  logic           src_TVALID,
+  output logic           src_TREADY,
 
-  output logic           out_valid_o,
-  input  logic           out_ready_i,
-  output logic [8*W-1:0] out_data_o,
-  output logic [W-1:0]   out_keep_o,
-  output logic           out_last_o
+  output logic [8*W-1:0] dst_TDATA,
+  output logic [W-1:0]   dst_TKEEP,
+  output logic           dst_TLAST,
+  output logic           dst_TVALID,
+  input  logic           dst_TREADY
 );
 
   if (W < 1) begin : gen_w_check
     $fatal(1, "add_const: W must be at least 1, got %0d", W);
   end
 
-  logic           in_fire;
+  logic           load, run, reg_ready, took_last_q, take;
+  logic [7:0]     addend_q;
   logic [8*W-1:0] sum;
 
-  assign in_fire = in_valid_i && in_ready_o;
+  naa_kernel_ctrl u_ctrl (
+    .clk_i(ap_clk), .rst_ni(ap_rst_n), .ap_start, .ap_ready, .ap_idle, .ap_done,
+    .load_o(load), .run_o(run), .finish_i(dst_TVALID && dst_TREADY && dst_TLAST)
+  );
 
-  always_comb begin
-    for (int unsigned i = 0; i < W; i++) begin
-      sum[8*i +: 8] = in_keep_i[i] ? in_data_i[8*i +: 8] + addend_i : 8'd0;
+  assign ap_return  = 32'd0;
+  assign src_TREADY = run && reg_ready && !took_last_q;
+  assign take       = src_TVALID && src_TREADY;
+
+  always_ff @(posedge ap_clk or negedge ap_rst_n) begin
+    if (!ap_rst_n) begin
+      took_last_q <= 1'b0;
+    end else if (load) begin
+      took_last_q <= 1'b0;
+    end else if (take && src_TLAST) begin
+      took_last_q <= 1'b1;
     end
   end
 
-  // The output register stage (rtl/prim/naa_stream_reg.sv): in_ready_o is its ready_o.
-  naa_stream_reg #(.W(W), .Port("add_const.out")) u_out_reg (
-    .clk_i, .rst_ni,
-    .ready_o(in_ready_o), .load_i(in_fire), .data_i(sum), .keep_i(in_keep_i), .last_i(in_last_i),
-    .out_valid_o, .out_ready_i, .out_data_o, .out_keep_o, .out_last_o
-  );
+  // The call's scalar argument: no reset (meaningful only while the call runs).
+`ifdef NAA_ADD_CONST_BROKEN
+  // Deliberate bug: the addend is latched only while it is still 0 (after power-up), so every
+  // call adds the first call's constant.
+  always_ff @(posedge ap_clk or negedge ap_rst_n) begin
+    if (!ap_rst_n) begin
+      addend_q <= 8'd0;
+    end else if (load && addend_q == 8'd0) begin
+      addend_q <= user[7:0];
+    end
+  end
+`else
+  always_ff @(posedge ap_clk) begin
+    if (load) addend_q <= user[7:0];
+  end
+`endif
 
-  // The valid/ready rules on the input port (the out port is checked in naa_stream_reg).
-  naa_stream_assert #(.PayloadBits(9 * W + 9), .Port("add_const.in")) u_in_assert (
-    .clk_i, .rst_ni, .valid_i(in_valid_i), .ready_i(in_ready_o),
-    .payload_i({in_data_i, in_keep_i, in_last_i, addend_i})
+  always_comb begin
+    for (int unsigned i = 0; i < W; i++) begin
+      sum[8*i +: 8] = src_TKEEP[i] ? src_TDATA[8*i +: 8] + addend_q : 8'd0;
+    end
+  end
+
+  naa_stream_reg #(.W(W)) u_out_reg (
+    .clk_i(ap_clk), .rst_ni(ap_rst_n),
+    .ready_o(reg_ready), .load_i(take), .data_i(sum), .keep_i(src_TKEEP), .last_i(src_TLAST),
+    .out_valid_o(dst_TVALID), .out_ready_i(dst_TREADY), .out_data_o(dst_TDATA),
+    .out_keep_o(dst_TKEEP), .out_last_o(dst_TLAST)
   );
 
 endmodule

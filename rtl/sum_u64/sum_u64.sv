@@ -1,37 +1,45 @@
-// sum_u64: the 64-bit sum of each packet of a stream read as little-endian uint32 elements
-// (PROTOCOL.md 5.3, fn 5: out0 = sum of in0's uint32 elements; trailing bytes that do not fill an
-// element are ignored). rtl/sum_u64/README.md.
+// sum_u64: the kernel sum_u64 of PROTOCOL.md 5.3 (fn 5): out0 = the 64-bit sum of in0 read as
+// little-endian uint32 elements (trailing bytes that do not fill an element are ignored), 8 bytes
+// little-endian. rtl/sum_u64/README.md.
 //
-// Input: a valid/ready stream of W bytes per beat (W a multiple of 4, 8..64). Lane i of a beat
-// (bytes 4i..4i+3) is added when its four keep bits are all set; a partial lane adds nothing, so
-// a packet of full beats and a partial last beat sums exactly the kernel's elements. A beat with
-// keep = 0 adds nothing (a lone keep = 0, last = 1 beat is the empty packet, sum 0).
-// Output: one beat per packet, one cycle after its last input beat is accepted: the sum
-// little-endian in bytes 0..7 (keep = 0xFF, last = 1, other bytes 0). While the result waits for
-// out_ready_i no input is accepted unless it is taken in the same cycle
-// (in_ready_o = state is Accumulate || out_ready_i).
+// Kernel ports (docs/rtl/kernel-shell.md): ap_ctrl_hs, src = in0 as one packet, dst = one beat
+// with the sum in bytes 0..7 (TKEEP = 0xFF, TLAST = 1), ap_return = 0. The stream FSM is the one
+// crc32 and sum_u64 share (rtl/prim/naa_reduce_stream.sv).
+//
+// Lane i of a beat (bytes 4i..4i+3) counts when its four TKEEP bits are set, so the partial last
+// beat adds exactly its whole elements. Timing (issue 24: at most 8 LUT levels at W = 64,
+// docs/rtl/synthesis.md): the beat's lanes are added in a pipeline, two adder levels per stage:
+// stage 1 sums groups of four lanes, stage 2 the (up to) four group sums, stage 3 adds that into
+// the 64-bit accumulator. The sum of a packet appears 3 cycles after its last beat is taken and is
+// on dst the cycle after.
 //
 // Build-time define NAA_SUM_U64_BROKEN: a deliberately wrong variant (the carry out of bit 31 of
-// the accumulator is dropped), used to prove that lockstep catches it.
+// the accumulator is dropped), used to prove that the testbench and lockstep catch it.
 `default_nettype none
 
 module sum_u64 #(
   parameter int unsigned W = 64  // bytes per beat
 ) (
-  input  logic           clk_i,
-  input  logic           rst_ni,
+  input  logic           ap_clk,
+  input  logic           ap_rst_n,
+  input  logic           ap_start,
+  output logic           ap_done,
+  output logic           ap_idle,
+  output logic           ap_ready,
+  output logic [31:0]    ap_return,
+  input  logic [23:0]    user,
 
-  input  logic           in_valid_i,
-  output logic           in_ready_o,
-  input  logic [8*W-1:0] in_data_i,
-  input  logic [W-1:0]   in_keep_i,
-  input  logic           in_last_i,
+  input  logic [8*W-1:0] src_TDATA,
+  input  logic [W-1:0]   src_TKEEP,
+  input  logic           src_TLAST,
+  input  logic           src_TVALID,
+  output logic           src_TREADY,
 
-  output logic           out_valid_o,
-  input  logic           out_ready_i,
-  output logic [8*W-1:0] out_data_o,
-  output logic [W-1:0]   out_keep_o,
-  output logic           out_last_o
+  output logic [8*W-1:0] dst_TDATA,
+  output logic [W-1:0]   dst_TKEEP,
+  output logic           dst_TLAST,
+  output logic           dst_TVALID,
+  input  logic           dst_TREADY
 );
 
   if (W < 8 || W > 64 || (W % 4) != 0) begin : gen_w_check
@@ -39,77 +47,89 @@ module sum_u64 #(
            W);
   end
 
-  localparam int unsigned Lanes = W / 4;
+  localparam int unsigned Lanes  = W / 4;
+  localparam int unsigned Groups = (Lanes + 3) / 4;  // 1..4
 
-  typedef enum logic {
-    StAccumulate = 1'b0,  // taking beats of a packet
-    StResult = 1'b1       // the sum of the last packet waits on the output
-  } state_e;
+  logic        clear, take;
+  logic [33:0] group_sum [Groups];  // four lanes each (< 2^34)
+  logic [33:0] group_q   [Groups];
+  logic        s1_valid_q, s1_last_q;
+  logic [35:0] beat_sum;            // the whole beat (< 2^36)
+  logic [35:0] beat_q;
+  logic        s2_valid_q, s2_last_q;
+  logic [63:0] acc_q;               // the packet's beats before the one in stage 2
+  logic [63:0] acc_next;
+  logic [63:0] result_q;
+  logic        result_valid_q;
 
-  state_e      state_d, state_q;
-  logic [63:0] sum_q;     // running sum of the current packet
-  logic [63:0] result_q;  // sum of the last packet
-  logic [63:0] beat_sum;  // the whole lanes of the input beat (at most 16 x (2^32 - 1) < 2^36)
-  logic [63:0] sum_next;
-  logic        in_fire;
+  naa_reduce_stream #(.W(W), .ResultBytes(8)) u_stream (
+    .ap_clk, .ap_rst_n, .ap_start, .ap_done, .ap_idle, .ap_ready,
+    .src_TVALID, .src_TLAST, .src_TREADY,
+    .dst_TDATA, .dst_TKEEP, .dst_TLAST, .dst_TVALID, .dst_TREADY,
+    .clear_o(clear), .take_o(take),
+    .result_valid_i(result_valid_q), .result_i(result_q)
+  );
 
-  assign in_ready_o = (state_q == StAccumulate) || out_ready_i;
-  assign in_fire    = in_valid_i && in_ready_o;
+  assign ap_return = 32'd0;  // sum_u64 cannot fail once called (the engine checked the regions)
 
+  // Stage 1: each group of four lanes, a lane counting only when all its bytes are in the packet.
+  always_comb begin
+    for (int unsigned g = 0; g < Groups; g++) begin
+      group_sum[g] = '0;
+      for (int unsigned k = 0; k < 4; k++) begin
+        if (4 * g + k < Lanes && &src_TKEEP[4*(4*g+k) +: 4]) begin
+          group_sum[g] = group_sum[g] + 34'(src_TDATA[32*(4*g+k) +: 32]);
+        end
+      end
+    end
+  end
+
+  // Stage 2: the group sums.
   always_comb begin
     beat_sum = '0;
-    for (int unsigned i = 0; i < Lanes; i++) begin
-      if (&in_keep_i[4*i +: 4]) beat_sum = beat_sum + 64'(in_data_i[32*i +: 32]);
+    for (int unsigned g = 0; g < Groups; g++) begin
+      beat_sum = beat_sum + 36'(group_q[g]);
     end
   end
 
 `ifdef NAA_SUM_U64_BROKEN
   // Deliberate bug: the low word wraps, its carry never reaches bit 32.
-  assign sum_next = {sum_q[63:32] + beat_sum[63:32], sum_q[31:0] + beat_sum[31:0]};
+  assign acc_next = {acc_q[63:32] + 32'(beat_q[35:32]), acc_q[31:0] + beat_q[31:0]};
 `else
-  assign sum_next = sum_q + beat_sum;
+  assign acc_next = acc_q + 64'(beat_q);
 `endif
 
-  always_comb begin
-    state_d = state_q;
-    unique case (state_q)
-      StAccumulate: ;
-      StResult: begin
-        if (out_ready_i) state_d = StAccumulate;
-      end
-      default: state_d = StAccumulate;
-    endcase
-    if (in_fire && in_last_i) state_d = StResult;
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      state_q <= StAccumulate;
-      sum_q   <= '0;
+  // Valid bits and the accumulator (reset: a call cut short leaves nothing in flight).
+  always_ff @(posedge ap_clk or negedge ap_rst_n) begin
+    if (!ap_rst_n) begin
+      s1_valid_q     <= 1'b0;
+      s2_valid_q     <= 1'b0;
+      result_valid_q <= 1'b0;
+      acc_q          <= '0;
     end else begin
-      state_q <= state_d;
-      if (in_fire) sum_q <= in_last_i ? '0 : sum_next;
+      s1_valid_q     <= take;
+      s2_valid_q     <= s1_valid_q;
+      result_valid_q <= s2_valid_q && s2_last_q;
+      if (clear || (s2_valid_q && s2_last_q)) begin
+        acc_q <= '0;
+      end else if (s2_valid_q) begin
+        acc_q <= acc_next;
+      end
     end
   end
 
-  // Datapath register: no reset (meaningful only while out_valid_o is high).
-  always_ff @(posedge clk_i) begin
-    if (in_fire && in_last_i) result_q <= sum_next;
+  // Datapath registers: no reset (each is meaningful only with its valid bit).
+  always_ff @(posedge ap_clk) begin
+    if (take) begin
+      group_q   <= group_sum;
+      s1_last_q <= src_TLAST;
+    end
+    if (s1_valid_q) begin
+      beat_q    <= beat_sum;
+      s2_last_q <= s1_last_q;
+    end
+    if (s2_valid_q && s2_last_q) result_q <= acc_next;
   end
-  assign out_valid_o = (state_q == StResult);
-  assign out_data_o  = {{(8*W-64){1'b0}}, result_q};
-  assign out_keep_o  = {{(W-8){1'b0}}, 8'hFF};
-  assign out_last_o  = 1'b1;
-
-  // The valid/ready rules on both stream ports.
-  naa_stream_assert #(.PayloadBits(9 * W + 1), .Port("sum_u64.in")) u_in_assert (
-    .clk_i, .rst_ni, .valid_i(in_valid_i), .ready_i(in_ready_o),
-    .payload_i({in_data_i, in_keep_i, in_last_i})
-  );
-  naa_stream_assert #(.PayloadBits(9 * W + 1), .Port("sum_u64.out")) u_out_assert (
-    .clk_i, .rst_ni, .valid_i(out_valid_o), .ready_i(out_ready_i),
-    .payload_i({out_data_o, out_keep_o, out_last_o})
-  );
 
 endmodule
 

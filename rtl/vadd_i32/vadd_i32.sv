@@ -1,84 +1,175 @@
-// vadd_i32: out[i] = a[i] + b[i] over little-endian 32-bit lanes, wrapping (PROTOCOL.md 5.3, fn 4).
+// vadd_i32: the kernel vadd_i32 of PROTOCOL.md 5.3 (fn 4): out0[i] = in0[i] + in1[i] over
+// little-endian 32-bit lanes, wrapping; n = in0's size rounded down to whole lanes.
 // rtl/vadd_i32/README.md.
 //
-// Two input streams are joined beat by beat: a beat moves on a, on b and into the output register
-// at the same edge, when both inputs are valid and the output register is free or being emptied
-// (a_ready_o = b_valid_i && free, b_ready_o = a_valid_i && free; ready depends on the other
-// input's valid, never on its own). The caller feeds a and b with the same beat structure; keep
-// of the result is a_keep & b_keep and last is a_last | b_last, so a mismatch cannot make a packet
-// run on forever. Bytes whose keep bit is 0 count as 0 in the sum and are 0 on the output.
-// Latency 1 cycle, one beat per cycle. W bytes per beat, W a multiple of 4.
+// Kernel ports (docs/rtl/kernel-shell.md): ap_ctrl_hs (rtl/prim/naa_kernel_ctrl.sv), src = in0
+// then in1, a packet each (the contract puts the inputs on one stream, in MRSP order), dst = out0
+// as one packet of n bytes (an empty packet, one beat with TKEEP = 0, when n = 0).
+// in0 is kept in an on-chip buffer of MaxBytes bytes (a beat per entry, written while in0
+// streams in, read back one entry ahead while in1 streams in); an in0 larger than the buffer is
+// consumed and refused: ap_return = 0x10 (PROTOCOL.md 5.2 kernel-specific code) and out0 empty.
+// Phases of a call: A takes in0 (a beat per cycle), one cycle reads the buffer's first entry, B
+// takes in1 and gives out0 through one register stage (rtl/prim/naa_stream_reg.sv). in1 beats past
+// n are taken and dropped; the call ends when in1's last beat is taken and out0's last beat is.
+//
+// Build-time define NAA_VADD_I32_BROKEN: a deliberately wrong variant (out0's last beat is always
+// full), which the kernel testbench must catch.
 `default_nettype none
 
 module vadd_i32 #(
-  parameter int unsigned W = 64  // bytes per beat
+  parameter int unsigned W        = 64,       // bytes per beat
+  parameter int unsigned MaxBytes = 1048576   // the in0 buffer (a multiple of W)
 ) (
-  input  logic           clk_i,
-  input  logic           rst_ni,
+  input  logic           ap_clk,
+  input  logic           ap_rst_n,
+  input  logic           ap_start,
+  output logic           ap_done,
+  output logic           ap_idle,
+  output logic           ap_ready,
+  output logic [31:0]    ap_return,
+  input  logic [23:0]    user,
 
-  input  logic           a_valid_i,
-  output logic           a_ready_o,
-  input  logic [8*W-1:0] a_data_i,
-  input  logic [W-1:0]   a_keep_i,
-  input  logic           a_last_i,
+  input  logic [8*W-1:0] src_TDATA,
+  input  logic [W-1:0]   src_TKEEP,
+  input  logic           src_TLAST,
+  input  logic           src_TVALID,
+  output logic           src_TREADY,
 
-  input  logic           b_valid_i,
-  output logic           b_ready_o,
-  input  logic [8*W-1:0] b_data_i,
-  input  logic [W-1:0]   b_keep_i,
-  input  logic           b_last_i,
-
-  output logic           out_valid_o,
-  input  logic           out_ready_i,
-  output logic [8*W-1:0] out_data_o,
-  output logic [W-1:0]   out_keep_o,
-  output logic           out_last_o
+  output logic [8*W-1:0] dst_TDATA,
+  output logic [W-1:0]   dst_TKEEP,
+  output logic           dst_TLAST,
+  output logic           dst_TVALID,
+  input  logic           dst_TREADY
 );
 
-  if (W < 4 || W % 4 != 0) begin : gen_w_check
-    $fatal(1, "vadd_i32: W must be a positive multiple of 4, got %0d", W);
+  if (W < 4 || W % 4 != 0 || W > 64) begin : gen_w_check
+    $fatal(1, "vadd_i32: W must be a multiple of 4 in 4..64, got %0d", W);
+  end
+  if (MaxBytes < W || MaxBytes % W != 0) begin : gen_max_check
+    $fatal(1, "vadd_i32: MaxBytes must be a positive multiple of W, got %0d", MaxBytes);
   end
 
-  localparam int unsigned Lanes = W / 4;
+  localparam int unsigned Lanes    = W / 4;
+  localparam int unsigned Depth    = MaxBytes / W;
+  localparam int unsigned AddrBits = Depth > 1 ? $clog2(Depth) : 1;
+  localparam logic [31:0] RcTooBig = 32'h10;
 
-  logic           free, fire;
-  logic [8*W-1:0] a_masked, b_masked, sum, out_data;
-  logic [W-1:0]   keep;
+  typedef enum logic [1:0] {
+    PhA    = 2'd0,  // taking in0 into the buffer
+    PhRead = 2'd1,  // reading the buffer's first entry
+    PhB    = 2'd2   // taking in1, giving out0
+  } phase_e;
 
-  assign fire      = a_valid_i && b_valid_i && free;
-  assign a_ready_o = b_valid_i && free;
-  assign b_ready_o = a_valid_i && free;
-  assign keep      = a_keep_i & b_keep_i;
+  logic           load, run, reg_ready, take, finish;
+  phase_e         phase_q;
+  logic [31:0]    beats_a_q;    // in0 beats taken
+  logic [31:0]    bytes_a_q;    // in0 bytes taken
+  logic           too_big;      // in0 did not fit the buffer
+  logic [31:0]    n_bytes;      // out0's length
+  logic [31:0]    offset_q;     // out0 bytes covered by the in1 beats taken so far
+  logic [31:0]    rem;          // out0 bytes from this in1 beat on
+  logic [AddrBits-1:0] rd_addr_q;
+  logic [8*W-1:0] a_q;          // the buffer entry of the next in1 beat
+  logic           out_done_q;   // out0's last beat has been loaded
+  logic           out_sent_q;   // ... and taken
+  logic           took_last_q;  // in1's last beat has been taken
+  logic           give;         // this in1 beat makes an out0 beat
+  logic           give_last;
+  logic [W-1:0]   give_keep;
+  logic [8*W-1:0] sum;
+  logic [6:0]     count;        // bytes of the src beat (TKEEP is a prefix)
+
+  logic [8*W-1:0] buffer_q [Depth];
+
+  naa_kernel_ctrl u_ctrl (
+    .clk_i(ap_clk), .rst_ni(ap_rst_n), .ap_start, .ap_ready, .ap_idle, .ap_done,
+    .load_o(load), .run_o(run), .finish_i(finish)
+  );
+
+  assign too_big    = beats_a_q > Depth;
+  assign ap_return  = too_big ? RcTooBig : 32'd0;
+  assign n_bytes    = too_big ? 32'd0 : {bytes_a_q[31:2], 2'b00};
+  assign src_TREADY = run && (phase_q == PhA || (phase_q == PhB && reg_ready && !took_last_q));
+  assign take       = src_TVALID && src_TREADY;
+  assign count      = 7'($countones(src_TKEEP));
+  assign rem        = n_bytes - offset_q;
+  assign give       = take && phase_q == PhB && !out_done_q;
+  assign give_last  = rem <= W || src_TLAST;
+  assign finish     = run && (out_sent_q || (dst_TVALID && dst_TREADY && dst_TLAST))
+                          && (took_last_q || (take && phase_q == PhB && src_TLAST));
 
   always_comb begin
     for (int unsigned i = 0; i < W; i++) begin
-      a_masked[8*i +: 8] = a_keep_i[i] ? a_data_i[8*i +: 8] : 8'd0;
-      b_masked[8*i +: 8] = b_keep_i[i] ? b_data_i[8*i +: 8] : 8'd0;
+`ifdef NAA_VADD_I32_BROKEN
+      // Deliberate bug: out0's last beat is always full, so an out0 that does not end on a beat
+      // boundary comes back too long.
+      give_keep[i] = 1'b1;
+`else
+      give_keep[i] = 32'(i) < rem;
+`endif
     end
     for (int unsigned l = 0; l < Lanes; l++) begin
-      sum[32*l +: 32] = a_masked[32*l +: 32] + b_masked[32*l +: 32];
-    end
-    for (int unsigned i = 0; i < W; i++) begin
-      out_data[8*i +: 8] = keep[i] ? sum[8*i +: 8] : 8'd0;
+      sum[32*l +: 32] = a_q[32*l +: 32] + src_TDATA[32*l +: 32];
     end
   end
 
-  // The output register stage (rtl/prim/naa_stream_reg.sv): free is its ready_o.
-  naa_stream_reg #(.W(W), .Port("vadd_i32.out")) u_out_reg (
-    .clk_i, .rst_ni,
-    .ready_o(free), .load_i(fire), .data_i(out_data), .keep_i(keep),
-    .last_i(a_last_i || b_last_i),
-    .out_valid_o, .out_ready_i, .out_data_o, .out_keep_o, .out_last_o
-  );
+  always_ff @(posedge ap_clk or negedge ap_rst_n) begin
+    if (!ap_rst_n) begin
+      phase_q     <= PhA;
+      beats_a_q   <= '0;
+      bytes_a_q   <= '0;
+      offset_q    <= '0;
+      rd_addr_q   <= '0;
+      out_done_q  <= 1'b0;
+      out_sent_q  <= 1'b0;
+      took_last_q <= 1'b0;
+    end else if (load) begin
+      phase_q     <= PhA;
+      beats_a_q   <= '0;
+      bytes_a_q   <= '0;
+      offset_q    <= '0;
+      rd_addr_q   <= '0;
+      out_done_q  <= 1'b0;
+      out_sent_q  <= 1'b0;
+      took_last_q <= 1'b0;
+    end else begin
+      if (take && phase_q == PhA) begin
+        // Saturates above Depth: "too big" needs only to stay too big.
+        if (beats_a_q <= Depth) beats_a_q <= beats_a_q + 32'd1;
+        bytes_a_q <= bytes_a_q + 32'(count);
+        if (src_TLAST) phase_q <= PhRead;
+      end
+      if (phase_q == PhRead) begin
+        phase_q   <= PhB;
+        rd_addr_q <= AddrBits'(1);
+      end
+      if (take && phase_q == PhB) begin
+        offset_q  <= offset_q + W;
+        rd_addr_q <= rd_addr_q + AddrBits'(1);
+        if (src_TLAST) took_last_q <= 1'b1;
+      end
+      if (give && give_last) out_done_q <= 1'b1;
+      if (dst_TVALID && dst_TREADY && dst_TLAST) out_sent_q <= 1'b1;
+    end
+  end
 
-  // The valid/ready rules on both input ports (the out port is checked in naa_stream_reg).
-  naa_stream_assert #(.PayloadBits(9 * W + 1), .Port("vadd_i32.a")) u_a_assert (
-    .clk_i, .rst_ni, .valid_i(a_valid_i), .ready_i(a_ready_o),
-    .payload_i({a_data_i, a_keep_i, a_last_i})
-  );
-  naa_stream_assert #(.PayloadBits(9 * W + 1), .Port("vadd_i32.b")) u_b_assert (
-    .clk_i, .rst_ni, .valid_i(b_valid_i), .ready_i(b_ready_o),
-    .payload_i({b_data_i, b_keep_i, b_last_i})
+  // The buffer: written in phase A, read one entry ahead in phase B (a synchronous read port).
+  always_ff @(posedge ap_clk) begin
+    if (take && phase_q == PhA && beats_a_q < Depth) begin
+      buffer_q[beats_a_q[AddrBits-1:0]] <= src_TDATA;
+    end
+    if (phase_q == PhRead) begin
+      a_q <= buffer_q[0];
+    end else if (take && phase_q == PhB) begin
+      a_q <= buffer_q[rd_addr_q];
+    end
+  end
+
+  naa_stream_reg #(.W(W)) u_out_reg (
+    .clk_i(ap_clk), .rst_ni(ap_rst_n),
+    .ready_o(reg_ready), .load_i(give), .data_i(sum), .keep_i(give_keep), .last_i(give_last),
+    .out_valid_o(dst_TVALID), .out_ready_i(dst_TREADY), .out_data_o(dst_TDATA),
+    .out_keep_o(dst_TKEEP), .out_last_o(dst_TLAST)
   );
 
 endmodule

@@ -2,7 +2,9 @@
 // the function code to it. Cost models are per-byte at the datapath width W: a kernel streams its
 // regions one beat of W bytes per cycle. Kernels that also exist as RTL cost exactly what their
 // RTL takes at its ports (beats + 1 for the registered output), so --kernels=model and rtl give
-// the same simulated time (docs/sim/rtl.md "Kernels", docs/sim/kernel_engine.md).
+// the same simulated time (docs/sim/rtl.md "Kernels", docs/sim/kernel_engine.md): the cycle
+// counts come from the kernels' cycle models (naa/rtl/<kernel>.hpp, *_call_cycles), which the
+// RTL is checked against, so the formula exists once.
 #include "naa/sim/kernels.hpp"
 
 #include <algorithm>
@@ -10,6 +12,10 @@
 
 #include "naa/protocol/bytes.hpp"
 #include "naa/protocol/crc32.hpp"
+#include "naa/rtl/add_const.hpp"
+#include "naa/rtl/crc32.hpp"
+#include "naa/rtl/sum_u64.hpp"
+#include "naa/rtl/vadd_i32.hpp"
 
 namespace naa::sim {
 namespace {
@@ -17,16 +23,6 @@ namespace {
 constexpr std::uint32_t kOk = 0;
 constexpr auto kInvalidArguments =
     static_cast<std::uint32_t>(protocol::ReturnCode::invalid_arguments);
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
-  return (a + b - 1) / b;
-}
-
-// The cycles of a stream of `beats` beats through a block with a registered output: one beat per
-// cycle, the last result one cycle after the last beat; nothing to stream, nothing to wait for.
-std::uint64_t streamed_cycles(std::uint64_t beats) {
-  return beats == 0 ? 0 : beats + 1;
-}
 
 // add1 / add2: add a constant (mod 256) to every byte of every non-internal region, in place
 // (reference-compatible: the reference software NAA does exactly this).
@@ -37,12 +33,13 @@ class AddConstant final : public Kernel {
   std::uint8_t function_code() const override { return fn_; }
   std::string_view name() const override { return name_; }
   std::uint32_t check(const KernelCall&) const override { return kOk; }
-  // Every non-internal region is one packet of ceil(size / W) beats, back to back (add_const).
+  // One add_const call per non-empty, non-internal region (docs/rtl/kernel-shell.md "Regions").
   std::uint64_t cycles(const KernelCall& call, std::uint32_t width) const override {
-    std::uint64_t beats = 0;
-    for (const auto& r : call.regions)
-      beats += r.is_internal() ? 0 : ceil_div(r.size, width);
-    return streamed_cycles(beats);
+    std::uint64_t cycles = 0;
+    for (const auto& r : call.regions) {
+      if (!r.is_internal() && r.size != 0) cycles += rtl::add_const_call_cycles(r.size, width);
+    }
+    return cycles;
   }
   std::uint32_t run(KernelCall& call) const override {
     // Eight bytes per step (SWAR, issue 19: the byte loop was 2.5 instructions per byte and GCC
@@ -97,12 +94,17 @@ class VaddI32 final : public Kernel {
     return kOk;
   }
   std::uint64_t cycles(const KernelCall& c, std::uint32_t width) const override {
-    return streamed_cycles(ceil_div(c.input(0)->size / 4 * 4, width));  // as rtl/vadd_i32
+    return rtl::vadd_i32_call_cycles(c.input(0)->size, c.input(1)->size, width);
   }
   std::uint32_t run(KernelCall& c) const override {
     KernelRegion* a = c.input(0);
     KernelRegion* b = c.input(1);
     KernelRegion* o = c.output(0);
+    // in0 must fit the kernel's buffer (rtl/vadd_i32: it holds in0 while in1 streams in).
+    if (a->size > rtl::kVaddI32MaxBytes) {
+      o->result_length = 0;
+      return rtl::kVaddI32TooBig;
+    }
     const std::uint32_t n = a->size / 4;
     for (std::uint32_t i = 0; i < n; ++i) {
       const std::uint32_t s = protocol::load_le32(a->bytes.data() + 4 * i) +
@@ -125,10 +127,8 @@ class SumU64 final : public Kernel {
     }
     return kOk;
   }
-  // in0 streamed whole (partial lanes add nothing), an empty input one beat (keep 0): as
-  // rtl/sum_u64.
   std::uint64_t cycles(const KernelCall& c, std::uint32_t width) const override {
-    return streamed_cycles(std::max<std::uint64_t>(ceil_div(c.input(0)->size, width), 1));
+    return rtl::sum_u64_call_cycles(c.input(0)->size, width);
   }
   std::uint32_t run(KernelCall& c) const override {
     const KernelRegion* in = c.input(0);
@@ -154,9 +154,8 @@ class Crc32 final : public Kernel {
     }
     return kOk;
   }
-  // An empty input is still one beat (keep 0) through rtl/crc32.
   std::uint64_t cycles(const KernelCall& c, std::uint32_t width) const override {
-    return streamed_cycles(std::max<std::uint64_t>(ceil_div(c.input(0)->size, width), 1));
+    return rtl::crc32_call_cycles(c.input(0)->size, width);
   }
   std::uint32_t run(KernelCall& c) const override {
     const KernelRegion* in = c.input(0);

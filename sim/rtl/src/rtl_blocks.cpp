@@ -1,6 +1,7 @@
 #include "naa/sim/rtl_blocks.hpp"
 
 #include <bit>
+#include <map>
 #include <cmath>
 #include <csignal>
 #include <fstream>
@@ -12,7 +13,9 @@
 #include <systemc>
 
 #include "naa/protocol/bytes.hpp"
+#include "naa/rtl/add_const.hpp"
 #include "naa/rtl/add_const_rtl.hpp"
+#include "naa/rtl/crc32.hpp"
 #include "naa/rtl/crc32_rtl.hpp"
 #include "naa/rtl/icrc_check.hpp"
 #include "naa/rtl/icrc_check_rtl.hpp"
@@ -20,10 +23,13 @@
 #include "naa/rtl/rtl_session.hpp"
 #include "naa/rtl/rx_parser.hpp"
 #include "naa/rtl/rx_parser_rtl.hpp"
+#include "naa/rtl/kernel_driver.hpp"
+#include "naa/rtl/sum_u64.hpp"
 #include "naa/rtl/sum_u64_rtl.hpp"
+#include "naa/rtl/vadd_i32.hpp"
 #include "naa/rtl/vadd_i32_rtl.hpp"
 #include "naa/sim/common.hpp"
-#include "stream_driver.hpp"
+#include "naa/sim/shell_kernel.hpp"
 #include "trace_window.hpp"
 
 namespace naa::sim {
@@ -176,29 +182,6 @@ class MrTableRtl final : public MrTableIf {
   std::uint32_t last_cycles_ = rtl::kMrLookupLatency;
 };
 
-// A kernel whose computation runs through a kernel block; function code, name, argument check
-// and cost model (for reference only) stay those of the C++ kernel it replaces.
-class RtlKernel final : public Kernel {
- public:
-  using Driver = std::function<KernelRun(KernelCall&)>;
-  RtlKernel(std::unique_ptr<Kernel> model, Driver driver)
-      : model_(std::move(model)), driver_(std::move(driver)) {}
-  std::uint8_t function_code() const override { return model_->function_code(); }
-  std::string_view name() const override { return model_->name(); }
-  std::uint32_t check(const KernelCall& call) const override { return model_->check(call); }
-  std::uint64_t cycles(const KernelCall& call, std::uint32_t width) const override {
-    return model_->cycles(call, width);
-  }
-  std::uint32_t run(KernelCall& call) const override { return driver_(call).rc; }
-  KernelRun execute(KernelCall& call, std::uint32_t /*width: the block's own*/) const override {
-    return driver_(call);
-  }
-
- private:
-  std::unique_ptr<Kernel> model_;
-  Driver driver_;
-};
-
 std::string join_widths(std::span<const std::uint32_t> widths) {
   std::string s;
   for (const std::uint32_t w : widths)
@@ -210,13 +193,56 @@ bool has_width(std::span<const std::uint32_t> widths, std::uint32_t w) {
   return std::find(widths.begin(), widths.end(), w) != widths.end();
 }
 
+
+// The built-in kernels with RTL (docs/rtl/kernel-shell.md "Built-in kernels"): each block once,
+// what its RTL can exist at (its parameter check), its factories.
+struct BuiltinKernelBlock {
+  std::string_view block;
+  std::span<const std::uint32_t> (*rtl_widths)() noexcept;
+  std::unique_ptr<rtl::KernelPort> (*make_rtl)(std::uint32_t, const rtl::RtlOptions&);
+  std::unique_ptr<rtl::KernelPort> (*make_model)(std::uint32_t);
+  bool (*can_exist)(std::uint32_t width);
+  std::string_view width_rule;  // why it cannot, for the note
+};
+
+template <class Model>
+std::unique_ptr<rtl::KernelPort> make_model(std::uint32_t width) {
+  return std::make_unique<Model>(width);
+}
+
+constexpr BuiltinKernelBlock kBuiltinKernelBlocks[] = {
+    {"add_const", rtl::add_const_rtl_widths, rtl::make_add_const_rtl,
+     make_model<rtl::AddConstModel>, [](std::uint32_t) { return true; }, ""},
+    {"vadd_i32", rtl::vadd_i32_rtl_widths, rtl::make_vadd_i32_rtl, make_model<rtl::VaddI32Model>,
+     [](std::uint32_t w) { return w % 4 == 0; }, "its lanes are 4 bytes: W must be a multiple of 4"},
+    {"crc32", rtl::crc32_rtl_widths, rtl::make_crc32_rtl, make_model<rtl::Crc32Model>,
+     [](std::uint32_t w) { return w >= 4 && std::has_single_bit(w); },
+     "W must be a power of two >= 4"},
+    {"sum_u64", rtl::sum_u64_rtl_widths, rtl::make_sum_u64_rtl, make_model<rtl::SumU64Model>,
+     [](std::uint32_t w) { return w >= 8 && w % 4 == 0; },
+     "W must be a multiple of 4 >= 8: 4-byte lanes, an 8-byte result beat"},
+};
+
+// The functions of PROTOCOL.md 5.3 that run on those blocks, and how (ShellKernel::Spec).
+struct BuiltinKernelFunction {
+  std::string_view block;
+  std::uint8_t fn;
+  rtl::KernelShape shape;
+  std::optional<std::uint32_t> user;
+};
+const BuiltinKernelFunction kBuiltinKernelFunctions[] = {
+    {"add_const", 1, rtl::KernelShape{1, 1, true}, 1},  // add1 adds 1 to every region
+    {"add_const", 2, rtl::KernelShape{1, 1, true}, 2},  // add2 adds 2
+    {"vadd_i32", 4, rtl::KernelShape{2, 1, false}, std::nullopt},
+    {"sum_u64", 5, rtl::KernelShape{1, 1, false}, std::nullopt},
+    {"crc32", 6, rtl::KernelShape{1, 1, false}, std::nullopt},
+};
+
 }  // namespace
 
 struct RtlBlocks::Kernels {
-  std::shared_ptr<rtl::AddConstPort> add_const;  // null: that kernel stays the C++ model
-  std::shared_ptr<rtl::VaddI32Port> vadd_i32;
-  std::shared_ptr<rtl::Crc32Port> crc32;
-  std::shared_ptr<rtl::SumU64Port> sum_u64;
+  // By block name; a block without an entry stays the C++ model.
+  std::map<std::string, std::shared_ptr<rtl::KernelPort>, std::less<>> ports;
 };
 
 RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
@@ -255,58 +281,37 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
   }
   // Which kernels get RTL. Asked for (--kernels=rtl|lockstep): a width without a build is an
   // error. The default (kernels_by_default): such a kernel stays the C++ model, with a note.
-  bool add_const_rtl = kernels_rtl;
-  bool vadd_i32_rtl = kernels_rtl;
-  bool crc32_rtl = kernels_rtl;
-  bool sum_u64_rtl = kernels_rtl;
-  const auto not_built = [&](std::string_view block, std::span<const std::uint32_t> widths,
-                             bool& enabled) {
-    enabled = false;
-    if (options_.kernels_by_default) {
-      notes_.push_back(kmode + " (the default): " + std::string(block) +
-                       " is Verilated at --width " + join_widths(widths) + " only, not " +
-                       std::to_string(cfg.width) + "; it runs as the C++ model");
-      return;
-    }
-    throw std::invalid_argument(
-        kmode + ": " + std::string(block) + " is Verilated at --width " + join_widths(widths) +
-        " only, not " + std::to_string(cfg.width) +
-        " (add the width to the block's WIDTHS in rtl/CMakeLists.txt, or use "
-        "--kernels=model)");
-  };
+  std::vector<const BuiltinKernelBlock*> kernel_blocks;  // the blocks to Verilate
   if (kernels_rtl) {
     if (cfg.width > rtl::kMaxStreamBytes && !options_.kernels_by_default) {
       throw std::invalid_argument(kmode + ": the RTL kernels carry at most " +
                                   std::to_string(rtl::kMaxStreamBytes) +
                                   " bytes per beat, --width is " + std::to_string(cfg.width));
     }
-    if (!has_width(rtl::add_const_rtl_widths(), cfg.width)) {
-      not_built("add_const", rtl::add_const_rtl_widths(), add_const_rtl);
-    }
-    // Widths at which a kernel's RTL cannot exist (its parameter check refuses them): that
-    // kernel has no RTL at this width and stays the C++ model, like kernels without RTL.
-    if (cfg.width % 4 != 0) {
-      vadd_i32_rtl = false;
-      notes_.push_back(kmode + ": vadd_i32 has no RTL at --width " + std::to_string(cfg.width) +
-                       " (its lanes are 4 bytes: W must be a multiple of 4); it runs as the C++ "
-                       "model");
-    } else if (!has_width(rtl::vadd_i32_rtl_widths(), cfg.width)) {
-      not_built("vadd_i32", rtl::vadd_i32_rtl_widths(), vadd_i32_rtl);
-    }
-    if (cfg.width < 4 || !std::has_single_bit(cfg.width)) {
-      crc32_rtl = false;
-      notes_.push_back(kmode + ": crc32 has no RTL at --width " + std::to_string(cfg.width) +
-                       " (W must be a power of two >= 4); it runs as the C++ model");
-    } else if (!has_width(rtl::crc32_rtl_widths(), cfg.width)) {
-      not_built("crc32", rtl::crc32_rtl_widths(), crc32_rtl);
-    }
-    if (cfg.width < 8 || cfg.width % 4 != 0) {
-      sum_u64_rtl = false;
-      notes_.push_back(kmode + ": sum_u64 has no RTL at --width " + std::to_string(cfg.width) +
-                       " (W must be a multiple of 4 >= 8: 4-byte lanes, an 8-byte result beat); "
-                       "it runs as the C++ model");
-    } else if (!has_width(rtl::sum_u64_rtl_widths(), cfg.width)) {
-      not_built("sum_u64", rtl::sum_u64_rtl_widths(), sum_u64_rtl);
+    for (const BuiltinKernelBlock& k : kBuiltinKernelBlocks) {
+      const std::string block(k.block);
+      // A width at which the RTL cannot exist (its parameter check refuses it): that kernel has
+      // no RTL here and stays the C++ model, like kernels without RTL.
+      if (!k.can_exist(cfg.width)) {
+        notes_.push_back(kmode + ": " + block + " has no RTL at --width " +
+                         std::to_string(cfg.width) + " (" + std::string(k.width_rule) +
+                         "); it runs as the C++ model");
+        continue;
+      }
+      if (!has_width(k.rtl_widths(), cfg.width)) {
+        const std::string why = kmode + ": " + block + " is Verilated at --width " +
+                                join_widths(k.rtl_widths()) + " only, not " +
+                                std::to_string(cfg.width);
+        if (!options_.kernels_by_default) {
+          throw std::invalid_argument(why +
+                                      " (add the width to the block's WIDTHS in "
+                                      "rtl/CMakeLists.txt, or use --kernels=model)");
+        }
+        notes_.push_back(why.substr(0, kmode.size()) + " (the default)" +
+                         why.substr(kmode.size()) + "; it runs as the C++ model");
+        continue;
+      }
+      kernel_blocks.push_back(&k);
     }
   }
   if (!options_.trace_fst.empty()) {
@@ -361,56 +366,15 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
       mr_port_ = std::move(rtl);
     }
   }
-  if (kernels_rtl) {
+  for (const BuiltinKernelBlock* k : kernel_blocks) {
     const std::uint32_t w = cfg.width;
-    const bool lockstep = options_.kernels == BlockMode::lockstep;
-    if (auto a = add_const_rtl ? verilate("add_const",
-                                          [w](const rtl::RtlOptions& o) {
-                                            return rtl::make_add_const_rtl(w, o);
-                                          })
-                               : nullptr) {
-      if (lockstep) {
-        kernels_->add_const = std::make_shared<rtl::AddConstLockstep>(
-            std::make_unique<rtl::AddConstModel>(w), std::move(a), on_divergence);
-      } else {
-        kernels_->add_const = std::move(a);
-      }
+    std::unique_ptr<rtl::KernelPort> rtl = verilate(
+        k->block, [k, w](const rtl::RtlOptions& o) { return k->make_rtl(w, o); });
+    if (!rtl) throw std::invalid_argument(kmode + ": " + std::string(k->block) + ": no RTL");
+    if (options_.kernels == BlockMode::lockstep) {
+      rtl = std::make_unique<rtl::KernelLockstep>(k->make_model(w), std::move(rtl), on_divergence);
     }
-    if (auto v = vadd_i32_rtl ? verilate("vadd_i32",
-                                         [w](const rtl::RtlOptions& o) {
-                                           return rtl::make_vadd_i32_rtl(w, o);
-                                         })
-                              : nullptr) {
-      if (lockstep) {
-        kernels_->vadd_i32 = std::make_shared<rtl::VaddI32Lockstep>(
-            std::make_unique<rtl::VaddI32Model>(w), std::move(v), on_divergence);
-      } else {
-        kernels_->vadd_i32 = std::move(v);
-      }
-    }
-    if (auto c = crc32_rtl
-                     ? verilate("crc32",
-                                [w](const rtl::RtlOptions& o) { return rtl::make_crc32_rtl(w, o); })
-                     : nullptr) {
-      if (lockstep) {
-        kernels_->crc32 = std::make_shared<rtl::Crc32Lockstep>(std::make_unique<rtl::Crc32Model>(w),
-                                                               std::move(c), on_divergence);
-      } else {
-        kernels_->crc32 = std::move(c);
-      }
-    }
-    if (auto u = sum_u64_rtl ? verilate("sum_u64",
-                                        [w](const rtl::RtlOptions& o) {
-                                          return rtl::make_sum_u64_rtl(w, o);
-                                        })
-                             : nullptr) {
-      if (lockstep) {
-        kernels_->sum_u64 = std::make_shared<rtl::SumU64Lockstep>(
-            std::make_unique<rtl::SumU64Model>(w), std::move(u), on_divergence);
-      } else {
-        kernels_->sum_u64 = std::move(u);
-      }
-    }
+    kernels_->ports.emplace(std::string(k->block), std::move(rtl));
   }
 
   if (rx_rtl) {
@@ -437,26 +401,8 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
     (void)mr_port_->step(in);
     ++counters.mr_cycles;
   }
-  if (kernels_->add_const) {
-    rtl::AddConstInputs in;
-    in.rst_n = false;
-    (void)kernels_->add_const->step(in);
-  }
-  if (kernels_->vadd_i32) {
-    rtl::VaddI32Inputs in;
-    in.rst_n = false;
-    (void)kernels_->vadd_i32->step(in);
-  }
-  if (kernels_->crc32) {
-    rtl::Crc32Inputs in;
-    in.rst_n = false;
-    (void)kernels_->crc32->step(in);
-  }
-  if (kernels_->sum_u64) {
-    rtl::SumU64Inputs in;
-    in.rst_n = false;
-    (void)kernels_->sum_u64->step(in);
-  }
+  for (auto& [block, port] : kernels_->ports)
+    rtl::reset_kernel(*port);
   // The receive path's drivers step their blocks' reset cycle as they are made.
   if (rx_parser_port_) rx_parser_ = std::make_shared<rtl::RxParser>(std::move(rx_parser_port_));
   if (icrc_check_port_) {
@@ -473,84 +419,20 @@ std::unique_ptr<MrTableIf> RtlBlocks::make_mr_table(const SimConfig& cfg) {
 }
 
 void RtlBlocks::install_kernels(KernelRegistry& registry, const SimConfig& /*cfg*/) {
-  const auto account = [this](const rtl_driver::StreamRun& run, std::string_view block) {
-    counters.kernel_cycles += run.cycles;
-    ++counters.kernel_runs;
-    if (run.stalled) {
-      model_fatal("kernel_engine", std::string(block) + " RTL stalled: no beat moved for " +
-                                       std::to_string(rtl_driver::kStallCycles) + " cycles");
-    }
+  const auto on_invocation = [this](const rtl::KernelInvocation& inv) {
+    counters.kernel_cycles += inv.cycles;
   };
-  // add1 / add2: every non-internal region through add_const, in place.
-  if (auto port = kernels_->add_const) {
-    for (const std::uint8_t fn : {std::uint8_t{1}, std::uint8_t{2}}) {
-      std::unique_ptr<Kernel> model = registry.take(fn);
-      if (!model) continue;
-      const std::uint8_t addend = fn;  // PROTOCOL.md 5.3: add1 adds 1, add2 adds 2
-      registry.register_kernel(std::make_unique<RtlKernel>(
-          std::move(model), [this, port, addend, account](KernelCall& call) {
-            sync_time();
-            std::vector<std::span<std::uint8_t>> packets;
-            for (KernelRegion& r : call.regions) {
-              if (!r.is_internal()) packets.push_back(r.bytes);
-            }
-            const auto run = rtl_driver::run_add_const(*port, packets, addend);
-            account(run, "add_const");
-            return KernelRun{0, run.cycles};
-          }));
-    }
-  }
-  // vadd_i32: in0 on stream a, in1 on stream b, n = in0 size rounded down to whole lanes.
-  if (auto port = kernels_->vadd_i32) {
-    if (std::unique_ptr<Kernel> model = registry.take(4)) {
-      registry.register_kernel(
-          std::make_unique<RtlKernel>(std::move(model), [this, port, account](KernelCall& call) {
-            sync_time();
-            KernelRegion* a = call.input(0);
-            KernelRegion* b = call.input(1);
-            KernelRegion* o = call.output(0);
-            const std::uint32_t n = a->size / 4 * 4;
-            const auto run = rtl_driver::run_vadd_i32(*port, a->bytes.first(n), b->bytes, o->bytes);
-            account(run, "vadd_i32");
-            o->result_length = n;
-            return KernelRun{0, run.cycles};
-          }));
-    }
-  }
-  // crc32: in0 as one packet, the CRC little-endian into out0.
-  if (auto port = kernels_->crc32) {
-    if (std::unique_ptr<Kernel> model = registry.take(6)) {
-      registry.register_kernel(
-          std::make_unique<RtlKernel>(std::move(model), [this, port, account](KernelCall& call) {
-            sync_time();
-            const KernelRegion* in = call.input(0);
-            KernelRegion* o = call.output(0);
-            std::uint32_t crc = 0;
-            const auto run = rtl_driver::run_crc32(*port, in->bytes, &crc);
-            account(run, "crc32");
-            protocol::store_le32(o->bytes.data(), crc);
-            o->result_length = 4;
-            return KernelRun{0, run.cycles};
-          }));
-    }
-  }
-  // sum_u64: in0 as one packet (partial lanes add nothing), the sum little-endian into out0.
-  if (auto port = kernels_->sum_u64) {
-    if (std::unique_ptr<Kernel> model = registry.take(5)) {
-      registry.register_kernel(
-          std::make_unique<RtlKernel>(std::move(model), [this, port, account](KernelCall& call) {
-            sync_time();
-            const KernelRegion* in = call.input(0);
-            KernelRegion* o = call.output(0);
-            std::uint64_t sum = 0;
-            const auto run = rtl_driver::run_sum_u64(*port, in->bytes, &sum);
-            account(run, "sum_u64");
-            protocol::store_le32(o->bytes.data(), static_cast<std::uint32_t>(sum));
-            protocol::store_le32(o->bytes.data() + 4, static_cast<std::uint32_t>(sum >> 32));
-            o->result_length = 8;
-            return KernelRun{0, run.cycles};
-          }));
-    }
+  for (const BuiltinKernelFunction& f : kBuiltinKernelFunctions) {
+    const auto port = kernels_->ports.find(f.block);
+    if (port == kernels_->ports.end()) continue;
+    std::unique_ptr<Kernel> model = registry.take(f.fn);
+    if (!model) continue;
+    ShellKernel::Spec spec{f.fn, std::string(model->name()), f.shape, f.user};
+    registry.register_kernel(std::make_unique<ShellKernel>(
+        std::move(spec), port->second, std::move(model), on_invocation, [this] {
+          sync_time();
+          ++counters.kernel_runs;
+        }));
   }
 }
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string_view>
 #include <utility>
 
 #include "naa/rtl/rtl_session.hpp"
@@ -87,12 +88,20 @@ class WindowedCore : public Port, private Lane {
   std::deque<Inputs> inputs_;
 };
 
-// Stream ports (a kernel's) also tell their width.
+// Stream ports also tell their width; a kernel's port its name too.
 template <class Port>
 class WindowedStream final : public WindowedCore<Port> {
  public:
   using WindowedCore<Port>::WindowedCore;
   [[nodiscard]] std::uint32_t width() const noexcept override { return this->main_->width(); }
+};
+
+template <class Port>
+class WindowedKernel final : public WindowedCore<Port> {
+ public:
+  using WindowedCore<Port>::WindowedCore;
+  [[nodiscard]] std::uint32_t width() const noexcept override { return this->main_->width(); }
+  [[nodiscard]] std::string_view block() const noexcept override { return this->main_->block(); }
 };
 
 template <class Port>
@@ -106,7 +115,9 @@ template <class Port>
 std::unique_ptr<Port> make_windowed(std::unique_ptr<Port> main, std::unique_ptr<Port> shadow,
                                     Ring& ring) {
   if (!main || !shadow) return nullptr;
-  if constexpr (requires(const Port& p) { p.width(); }) {
+  if constexpr (requires(const Port& p) { p.block(); }) {
+    return std::make_unique<WindowedKernel<Port>>(std::move(main), std::move(shadow), ring);
+  } else if constexpr (requires(const Port& p) { p.width(); }) {
     return std::make_unique<WindowedStream<Port>>(std::move(main), std::move(shadow), ring);
   } else {
     return std::make_unique<Windowed<Port>>(std::move(main), std::move(shadow), ring);

@@ -1,4 +1,4 @@
-// The Verilated add_const (rtl/add_const/add_const.sv) behind AddConstPort: library
+// The Verilated add_const (rtl/add_const/add_const.sv) inside the kernel shell, behind KernelPort: library
 // naa::rtl_add_const.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <memory>
 #include <span>
 
-#include "naa/rtl/add_const.hpp"
+#include "naa/rtl/kernel_port.hpp"
 #include "naa/rtl/rtl_options.hpp"
 
 namespace naa::rtl {
@@ -14,9 +14,9 @@ namespace naa::rtl {
 // The widths (bytes per beat) this library was Verilated at (WIDTHS of its naa_rtl_block()).
 [[nodiscard]] std::span<const std::uint32_t> add_const_rtl_widths() noexcept;
 
-// A new instance at `width` bytes per beat with its own Verilator context, or nullptr if the
-// library has no Verilation at that width (see add_const_rtl_widths()).
-[[nodiscard]] std::unique_ptr<AddConstPort> make_add_const_rtl(std::uint32_t width,
-                                                               const RtlOptions& options = {});
+// A new instance at `width` bytes per beat (its own Verilator context unless options name a
+// session), or nullptr if the library has no Verilation at that width (add_const_rtl_widths()).
+[[nodiscard]] std::unique_ptr<KernelPort> make_add_const_rtl(std::uint32_t width,
+                                                       const RtlOptions& options = {});
 
 }  // namespace naa::rtl

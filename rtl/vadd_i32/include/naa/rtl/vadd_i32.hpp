@@ -1,82 +1,56 @@
-// vadd_i32 port contract, C++ cycle model and lockstep pair (rtl/vadd_i32/README.md; RTL
-// rtl/vadd_i32/vadd_i32.sv). out[i] = a[i] + b[i] over little-endian 32-bit lanes, wrapping: kernel
-// vadd_i32 of PROTOCOL.md 5.3. Latency 1 cycle, one beat per cycle.
-//
-// The inputs a and b are joined beat by beat: both move at the same edge, when both are valid and
-// the output register is free (a_ready = b_valid && free, b_ready = a_valid && free, free =
-// !out_valid || out_ready). out.keep = a.keep & b.keep, out.last = a.last | b.last; bytes with
-// keep 0 count as 0 and are 0 on the output. One step() is one clock cycle (see add_const.hpp).
+// vadd_i32's C++ cycle model (rtl/vadd_i32/README.md; RTL rtl/vadd_i32/vadd_i32.sv): the kernel
+// vadd_i32 of PROTOCOL.md 5.3 at the kernel ports (naa/rtl/kernel_port.hpp). src carries in0 then
+// in1; in0 goes into a buffer of max_bytes bytes; out0 (n = in0 rounded down to whole lanes) comes
+// out while in1 streams in, through one register stage. An in0 larger than the buffer is consumed
+// and refused: ap_return = kVaddI32TooBig, out0 empty.
 #pragma once
 
 #include <cstdint>
-#include <memory>
-#include <optional>
 #include <string_view>
+#include <vector>
 
-#include "naa/rtl/lockstep.hpp"
-#include "naa/rtl/stream.hpp"
+#include "naa/rtl/kernel_models.hpp"
 
 namespace naa::rtl {
 
-struct VaddI32Inputs {
-  bool rst_n = true;
-  bool a_valid = false;
-  StreamBeat a;
-  bool b_valid = false;
-  StreamBeat b;
-  bool out_ready = false;
-};
+// The buffer of the RTL's default (parameter MaxBytes) and naa-sim's vadd_i32.
+inline constexpr std::uint32_t kVaddI32MaxBytes = 1U << 20;
+// ap_return when in0 does not fit (PROTOCOL.md 5.2: a kernel-specific code).
+inline constexpr std::uint32_t kVaddI32TooBig = 0x10;
 
-struct VaddI32Outputs {
-  bool a_ready = false;
-  bool b_ready = false;
-  bool out_valid = false;
-  StreamBeat out;  // don't-care while !out_valid
-};
-
-// The interface the model, the Verilated RTL adapter and the lockstep pair implement.
-// Concurrency: an instance (model, RTL or lockstep) is used by one thread at a time; distinct
-// instances are independent (each Verilated instance owns its VerilatedContext), except the
-// blocks of one shared RtlSession, which are used by one thread at a time together.
-class VaddI32Port {
+class VaddI32Model final : public KernelPort {
  public:
-  using Inputs = VaddI32Inputs;
-  using Outputs = VaddI32Outputs;
-  static constexpr std::string_view kBlock = "vadd_i32";
-
-  virtual ~VaddI32Port() = default;
-  [[nodiscard]] virtual std::uint32_t width() const noexcept = 0;
-  virtual VaddI32Outputs step(const VaddI32Inputs& in) = 0;
-};
-
-class VaddI32Model final : public VaddI32Port {
- public:
-  // width: a multiple of 4 in 4..kMaxStreamBytes, else std::invalid_argument.
-  explicit VaddI32Model(std::uint32_t width);
+  // width: a multiple of 4 in 4..kMaxStreamBytes; max_bytes a positive multiple of width; else
+  // std::invalid_argument.
+  explicit VaddI32Model(std::uint32_t width, std::uint32_t max_bytes = kVaddI32MaxBytes);
+  [[nodiscard]] std::string_view block() const noexcept override { return "vadd_i32"; }
   [[nodiscard]] std::uint32_t width() const noexcept override { return width_; }
-  VaddI32Outputs step(const VaddI32Inputs& in) override;
+  KernelOutputs step(const KernelInputs& in) override;
 
  private:
+  enum class Phase : std::uint8_t { a, read, b };
+  void start_call();
   std::uint32_t width_;
-  bool out_valid_ = false;
-  StreamBeat out_{};
+  std::uint32_t depth_;  // buffer entries (beats)
+  std::uint32_t addr_mask_;
+  std::vector<std::uint8_t> buffer_;
+  KernelCtrlModel ctrl_;
+  Phase phase_ = Phase::a;
+  std::uint32_t beats_a_ = 0;
+  std::uint32_t bytes_a_ = 0;
+  std::uint32_t offset_ = 0;
+  std::uint32_t rd_addr_ = 0;
+  StreamBeat a_;  // the buffer entry of the next in1 beat
+  bool out_done_ = false;
+  bool out_sent_ = false;
+  bool took_last_ = false;
+  bool reg_valid_ = false;
+  StreamBeat reg_;
 };
 
-[[nodiscard]] std::optional<PortMismatch> first_mismatch(const VaddI32Port& shape,
-                                                         const VaddI32Outputs& expected,
-                                                         const VaddI32Outputs& actual);
-
-class VaddI32Lockstep final : public VaddI32Port {
- public:
-  VaddI32Lockstep(std::unique_ptr<VaddI32Port> model, std::unique_ptr<VaddI32Port> rtl,
-                  LockstepChecker::Handler on_divergence = {});
-  [[nodiscard]] std::uint32_t width() const noexcept override { return width_; }
-  VaddI32Outputs step(const VaddI32Inputs& in) override { return pair_.step(in); }
-  [[nodiscard]] const LockstepChecker& checker() const noexcept { return pair_.checker(); }
-
- private:
-  LockstepPair<VaddI32Port> pair_;
-  std::uint32_t width_;
-};
+// The cycles of one call, dst always ready (naa-sim's cost model): in0 and in1 of the given sizes,
+// in1 >= in0 rounded down to whole lanes.
+[[nodiscard]] std::uint64_t vadd_i32_call_cycles(std::uint64_t in0, std::uint64_t in1,
+                                                 std::uint32_t width);
 
 }  // namespace naa::rtl
