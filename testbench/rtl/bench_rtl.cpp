@@ -1,8 +1,11 @@
 // naa-rtl-bench: simulated cycles per wall second of every RTL block as the C++ model, as the
-// Verilated RTL and as a lockstep pair, on the same pre-generated random inputs (valid and payload
-// random every cycle; input generation is not timed). The inputs are open loop, so they keep the
-// stream rule the RTL asserts (rtl/prim/naa_stream_assert.sv: a waiting beat stays) by never
-// making a beat wait: outputs always ready, and vadd_i32's a and b valid together.
+// Verilated RTL and as a lockstep pair. The blocks of the receive path and the MR table get the
+// same pre-generated random inputs (valid and payload random every cycle; input generation is not
+// timed), open loop: they keep the stream rule the RTL asserts (rtl/prim/naa_stream_assert.sv: a
+// waiting beat stays) by never making a beat wait (outputs always ready). The kernels are driven
+// as naa-sim drives them, call after call through the kernel shell's driver (run_kernel: ap_start,
+// src at full rate, dst always ready) on 4 KiB regions of pre-generated random bytes: a kernel
+// takes src only while a call runs, so open-loop inputs would break the rule.
 // Usage: naa-rtl-bench [--cycles N] [--csv FILE]
 #include <cerrno>
 #include <chrono>
@@ -15,6 +18,7 @@
 #include <iostream>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,10 +28,13 @@
 #include "naa/rtl/crc32_rtl.hpp"
 #include "naa/rtl/icrc_check.hpp"
 #include "naa/rtl/icrc_check_rtl.hpp"
+#include "naa/rtl/kernel_driver.hpp"
 #include "naa/rtl/mr_table.hpp"
 #include "naa/rtl/mr_table_rtl.hpp"
 #include "naa/rtl/rx_parser.hpp"
 #include "naa/rtl/rx_parser_rtl.hpp"
+#include "naa/rtl/sum_u64.hpp"
+#include "naa/rtl/sum_u64_rtl.hpp"
 #include "naa/rtl/vadd_i32.hpp"
 #include "naa/rtl/vadd_i32_rtl.hpp"
 
@@ -83,6 +90,47 @@ Row measure(const std::string& block, std::uint32_t width,
   {
     Lockstep l(make_model(), make_rtl());
     r.lockstep = cycles_per_second<Port>(l, inputs, cycles);
+  }
+  return r;
+}
+
+// A kernel's cycles per second: calls of `src` (the src packets) into buffers of `dst` bytes,
+// one after the other at full rate, until `cycles` cycles have run (a call never splits).
+double kernel_cycles_per_second(KernelPort& port, const std::vector<std::vector<std::uint8_t>>& src,
+                                const std::vector<std::uint32_t>& dst, std::uint64_t cycles) {
+  std::vector<std::span<const std::uint8_t>> in(src.begin(), src.end());
+  std::vector<std::vector<std::uint8_t>> buffers;
+  for (const std::uint32_t n : dst)
+    buffers.emplace_back(n);
+  std::vector<std::span<std::uint8_t>> out(buffers.begin(), buffers.end());
+  reset_kernel(port);
+  std::uint64_t done = 1;
+  const auto start = std::chrono::steady_clock::now();
+  while (done < cycles) {
+    const KernelInvocation r = run_kernel(port, 1, in, out);
+    if (!r.error.empty()) {
+      std::cerr << "naa-rtl-bench: " << r.error << "\n";
+      std::exit(1);
+    }
+    done += r.cycles;
+  }
+  const std::chrono::duration<double> s = std::chrono::steady_clock::now() - start;
+  return static_cast<double>(done) / s.count();
+}
+
+Row measure_kernel(const std::string& block, std::uint32_t width,
+                   const std::vector<std::vector<std::uint8_t>>& src,
+                   const std::vector<std::uint32_t>& dst, std::uint64_t cycles,
+                   const std::function<std::unique_ptr<KernelPort>()>& make_model,
+                   const std::function<std::unique_ptr<KernelPort>()>& make_rtl) {
+  Row r{block, width, 0, 0, 0};
+  r.model = kernel_cycles_per_second(*make_model(), src, dst, cycles * 10);
+  r.rtl = kernel_cycles_per_second(*make_rtl(), src, dst, cycles);
+  KernelLockstep l(make_model(), make_rtl());
+  r.lockstep = kernel_cycles_per_second(l, src, dst, cycles);
+  if (l.checker().diverged()) {
+    std::cerr << "naa-rtl-bench: " << l.checker().divergence()->to_string() << "\n";
+    std::exit(1);
   }
   return r;
 }
@@ -151,47 +199,38 @@ int run(const BenchOptions& o) {
         []() -> std::unique_ptr<MrTablePort> { return std::make_unique<MrTableModel>(); },
         [] { return make_mr_table_rtl(); }));
   }
+  // The kernels: calls on 4 KiB regions (vadd_i32: in0 and in1 of 4 KiB, out0 of 4 KiB).
+  const auto bytes = [&rng](std::size_t n) {
+    std::vector<std::uint8_t> b(n);
+    for (auto& x : b)
+      x = static_cast<std::uint8_t>(rng());
+    return b;
+  };
+  const std::vector<std::vector<std::uint8_t>> one{bytes(4096)};
+  const std::vector<std::vector<std::uint8_t>> two{bytes(4096), bytes(4096)};
   for (const std::uint32_t w : add_const_rtl_widths()) {
-    std::vector<AddConstInputs> in(kInputs);
-    for (std::size_t c = 0; c < kInputs; ++c) {
-      in[c].rst_n = c != 0;
-      in[c].in_valid = (rng() % 4) != 0;
-      in[c].in = random_beat(rng, w);
-      in[c].addend = 1;
-      in[c].out_ready = true;
-    }
-    rows.push_back(measure<AddConstPort, AddConstLockstep>(
-        "add_const", w, in, cycles,
-        [w]() -> std::unique_ptr<AddConstPort> { return std::make_unique<AddConstModel>(w); },
+    rows.push_back(measure_kernel(
+        "add_const", w, one, {4096}, cycles,
+        [w]() -> std::unique_ptr<KernelPort> { return std::make_unique<AddConstModel>(w); },
         [w] { return make_add_const_rtl(w); }));
   }
   for (const std::uint32_t w : vadd_i32_rtl_widths()) {
-    std::vector<VaddI32Inputs> in(kInputs);
-    for (std::size_t c = 0; c < kInputs; ++c) {
-      in[c].rst_n = c != 0;
-      in[c].a_valid = (rng() % 4) != 0;
-      in[c].a = random_beat(rng, w);
-      in[c].b_valid = in[c].a_valid;
-      in[c].b = random_beat(rng, w);
-      in[c].out_ready = true;
-    }
-    rows.push_back(measure<VaddI32Port, VaddI32Lockstep>(
-        "vadd_i32", w, in, cycles,
-        [w]() -> std::unique_ptr<VaddI32Port> { return std::make_unique<VaddI32Model>(w); },
+    rows.push_back(measure_kernel(
+        "vadd_i32", w, two, {4096}, cycles,
+        [w]() -> std::unique_ptr<KernelPort> { return std::make_unique<VaddI32Model>(w); },
         [w] { return make_vadd_i32_rtl(w); }));
   }
   for (const std::uint32_t w : crc32_rtl_widths()) {
-    std::vector<Crc32Inputs> in(kInputs);
-    for (std::size_t c = 0; c < kInputs; ++c) {
-      in[c].rst_n = c != 0;
-      in[c].in_valid = (rng() % 4) != 0;
-      in[c].in = random_beat(rng, w);
-      in[c].out_ready = true;
-    }
-    rows.push_back(measure<Crc32Port, Crc32Lockstep>(
-        "crc32", w, in, cycles,
-        [w]() -> std::unique_ptr<Crc32Port> { return std::make_unique<Crc32Model>(w); },
+    rows.push_back(measure_kernel(
+        "crc32", w, one, {4}, cycles,
+        [w]() -> std::unique_ptr<KernelPort> { return std::make_unique<Crc32Model>(w); },
         [w] { return make_crc32_rtl(w); }));
+  }
+  for (const std::uint32_t w : sum_u64_rtl_widths()) {
+    rows.push_back(measure_kernel(
+        "sum_u64", w, one, {8}, cycles,
+        [w]() -> std::unique_ptr<KernelPort> { return std::make_unique<SumU64Model>(w); },
+        [w] { return make_sum_u64_rtl(w); }));
   }
   for (const std::uint32_t w : rx_parser_rtl_widths()) {
     std::vector<RxParserInputs> in(kInputs);

@@ -12,6 +12,7 @@
 
 #include "naa/rtl/add_const.hpp"
 #include "naa/rtl/add_const_rtl.hpp"
+#include "naa/rtl/kernel_port.hpp"
 #include "naa/rtl/mr_table.hpp"
 #include "naa/rtl/mr_table_broken_rtl.hpp"
 #include "naa/rtl/mr_table_rtl.hpp"
@@ -102,14 +103,16 @@ TEST_CASE("lockstep: the broken mr_table is caught at the right cycle, block and
 
 namespace {
 
-// add_const that gets byte 3 of its 5th output beat wrong: a stand-in for a datapath bug.
-class CorruptAddConst final : public AddConstPort {
+// add_const that gets byte 3 of its 5th dst beat wrong: a stand-in for a datapath bug, wrapped
+// around the model at the kernel ports.
+class CorruptAddConst final : public KernelPort {
  public:
   explicit CorruptAddConst(std::uint32_t width) : inner_(width) {}
+  std::string_view block() const noexcept override { return inner_.block(); }
   std::uint32_t width() const noexcept override { return inner_.width(); }
-  AddConstOutputs step(const AddConstInputs& in) override {
-    AddConstOutputs o = inner_.step(in);
-    if (o.out_valid && in.out_ready && ++beats_ == 5) o.out.data[3] ^= 0x40;
+  KernelOutputs step(const KernelInputs& in) override {
+    KernelOutputs o = inner_.step(in);
+    if (o.dst_valid && in.dst_ready && ++beats_ == 5) o.dst.data[3] ^= 0x40;
     return o;
   }
 
@@ -121,31 +124,34 @@ class CorruptAddConst final : public AddConstPort {
 }  // namespace
 
 TEST_CASE("lockstep: a stream divergence names the port and the byte", "[rtl][lockstep]") {
-  AddConstLockstep dut(std::make_unique<AddConstModel>(16), std::make_unique<CorruptAddConst>(16));
-  AddConstInputs in;
+  KernelLockstep dut(std::make_unique<AddConstModel>(16), std::make_unique<CorruptAddConst>(16));
+  KernelInputs in;
   in.rst_n = false;
-  dut.step(in);
+  dut.step(in);  // cycle 0: reset
   in.rst_n = true;
-  in.in_valid = true;
-  in.in.keep = keep_mask(16);
-  in.addend = 1;
-  in.out_ready = true;
-  for (int c = 0; c < 10; ++c) {
-    in.in.data[3] = static_cast<std::uint8_t>(c);
-    dut.step(in);
+  in.ap_start = true;
+  in.user = 1;
+  in.dst_ready = true;
+  REQUIRE(dut.step(in).ap_ready);  // cycle 1: the call is accepted
+  in.ap_start = false;
+  in.src_valid = true;
+  in.src.keep = keep_mask(16);
+  for (int c = 2; c < 12; ++c) {
+    in.src.data[3] = static_cast<std::uint8_t>(c);
+    REQUIRE(dut.step(in).src_ready);  // a beat per cycle, never the last
   }
   REQUIRE(dut.checker().diverged());
   const Divergence& d = *dut.checker().divergence();
   CHECK(d.block == "add_const");
-  CHECK(d.port == "out_data (byte 3)");
-  // Cycle 0 is the reset; beat k enters on cycle k and leaves on cycle k + 1.
-  CHECK(d.cycle == 6);
+  CHECK(d.port == "dst_TDATA (byte 3)");
+  // Beat k enters on cycle 2 + k and leaves the output register on cycle 3 + k: beat 4 on 7.
+  CHECK(d.cycle == 7);
   CHECK(d.expected.size() == 32);  // the whole beat, W = 16 bytes in hex
   CHECK(d.expected.substr(6, 2) != d.actual.substr(6, 2));
 }
 
 TEST_CASE("lockstep: mismatched widths are refused", "[rtl][lockstep]") {
-  CHECK_THROWS_AS(AddConstLockstep(std::make_unique<AddConstModel>(16), make_add_const_rtl(64)),
+  CHECK_THROWS_AS(KernelLockstep(std::make_unique<AddConstModel>(16), make_add_const_rtl(64)),
                   std::invalid_argument);
   CHECK(make_add_const_rtl(32) == nullptr);  // not Verilated at that width: "not supported"
 }
@@ -197,13 +203,13 @@ TEST_CASE("rtl: an FST waveform is written when asked, and only then", "[rtl][lo
 }
 
 TEST_CASE("rtl: flops without reset start random unless x_seed is 0", "[rtl][lockstep]") {
-  // Before any reset, add_const's datapath register shows its initial value on out_data.
+  // Before any reset, add_const's datapath register shows its initial value on dst_TDATA.
   const auto initial_data = [](std::uint32_t x_seed) {
     RtlOptions options;
     options.x_seed = x_seed;
     auto rtl = make_add_const_rtl(16, options);
-    const AddConstOutputs o = rtl->step(AddConstInputs{});  // rst_n high, nothing valid
-    return std::vector<std::uint8_t>(o.out.data.begin(), o.out.data.begin() + 16);
+    const KernelOutputs o = rtl->step(KernelInputs{});  // rst_n high, nothing valid
+    return std::vector<std::uint8_t>(o.dst.data.begin(), o.dst.data.begin() + 16);
   };
   const auto zero = std::vector<std::uint8_t>(16, 0);
   CHECK(initial_data(0) == zero);
@@ -233,13 +239,13 @@ TEST_CASE("rtl: blocks of one RtlSession share one waveform on the caller's time
     reset.rst_n = false;
     table->step(reset);  // cycle at 0 ps
     CHECK(session->last_cycle_ps() == 0);
-    adder->step(AddConstInputs{});  // the next free slot: 4000 ps
+    adder->step(KernelInputs{});  // the next free slot: 4000 ps
     CHECK(session->last_cycle_ps() == 4000);
     session->advance_to(1'000'000);  // the caller's clock moved on: 1 us
     table->step(MrTableInputs{});
     CHECK(session->last_cycle_ps() == 1'000'000);
     session->advance_to(500'000);  // never backwards
-    adder->step(AddConstInputs{});
+    adder->step(KernelInputs{});
     CHECK(session->last_cycle_ps() == 1'004'000);
     CHECK(session->cycles() == 4);
     last_ps = session->last_cycle_ps();

@@ -1,14 +1,17 @@
-// The stream port assertions (rtl/prim/naa_stream_assert.sv, Verilated with --assert) fire on a
-// driver that breaks the valid/ready rule and stay quiet on one that keeps it: add_const at W = 16
-// with its output held back, so that a beat has to wait on the input port. The session records
-// the failure instead of ending the program (RtlSessionOptions::fatal_assertions = false).
+// The kernel shell's protocol assertions (rtl/kernel_shell/naa_kernel_shell.sv.in, Verilated with
+// --assert): naa_stream_assert on src and dst (rtl/prim/naa_stream_assert.sv) and
+// naa_ap_ctrl_assert (rtl/kernel_shell/naa_ap_ctrl_assert.sv) fire on a driver that breaks the
+// valid/ready rule or the ap_ctrl_hs handshake, and stay quiet on one that keeps them: add_const
+// at W = 16 with dst held back, so that a src beat has to wait. The session records the failure
+// instead of ending the program (RtlSessionOptions::fatal_assertions = false).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <memory>
 
-#include "naa/rtl/add_const.hpp"
 #include "naa/rtl/add_const_rtl.hpp"
+#include "naa/rtl/kernel_driver.hpp"
+#include "naa/rtl/kernel_port.hpp"
 #include "naa/rtl/rtl_session.hpp"
 
 using namespace naa::rtl;
@@ -22,72 +25,98 @@ StreamBeat beat(std::uint8_t fill) {
   for (std::uint32_t i = 0; i < kWidth; ++i)
     b.data[i] = static_cast<std::uint8_t>(fill + i);
   b.keep = keep_mask(kWidth);
-  b.last = true;
+  b.last = false;
   return b;
 }
 
 struct Dut {
   std::shared_ptr<RtlSession> session =
       std::make_shared<RtlSession>(RtlSessionOptions{{}, 1, 4000, /*fatal_assertions=*/false});
-  std::unique_ptr<AddConstPort> port;
+  std::unique_ptr<KernelPort> port;
 
+  // Reset, then a call accepted (ap_start until ap_ready): src is taken from the next cycle on.
   Dut() {
     RtlOptions options;
     options.session = session;
     port = make_add_const_rtl(kWidth, options);
     REQUIRE(port != nullptr);
-    AddConstInputs in;
-    in.rst_n = false;
-    (void)port->step(in);
+    reset_kernel(*port);
+    KernelInputs in;
+    in.ap_start = true;
+    in.user = 1;
+    REQUIRE(port->step(in).ap_ready);
   }
 
-  // One cycle with the output held back (out_ready = 0).
-  AddConstOutputs offer(bool valid, const StreamBeat& b) {
-    AddConstInputs in;
-    in.in_valid = valid;
-    in.in = b;
-    in.addend = 1;
-    in.out_ready = false;
+  // One cycle of the running call with dst held back (dst_TREADY = 0).
+  KernelOutputs offer(bool valid, const StreamBeat& b, bool ap_start = false) {
+    KernelInputs in;
+    in.ap_start = ap_start;
+    in.user = 1;
+    in.src_valid = valid;
+    in.src = b;
+    in.dst_ready = false;
     return port->step(in);
   }
 };
 
 }  // namespace
 
-TEST_CASE("stream assertions: a beat waiting for ready, then dropped, fails the assertion") {
+TEST_CASE("stream assertions: a src beat waiting for ready, then dropped, fails the assertion") {
   Dut dut;
-  // Cycle 1: the output register is empty, beat A moves in. Cycle 2: the register is full and
-  // held, so beat B waits (in_ready = 0).
-  REQUIRE(dut.offer(true, beat(0x10)).in_ready);
-  REQUIRE_FALSE(dut.offer(true, beat(0x20)).in_ready);
+  // Beat A moves into the empty output register; the register is then full and held, so beat B
+  // waits (src_TREADY = 0).
+  REQUIRE(dut.offer(true, beat(0x10)).src_ready);
+  REQUIRE_FALSE(dut.offer(true, beat(0x20)).src_ready);
   CHECK_FALSE(dut.session->assertion_failed());
-  // Cycle 3: the driver withdraws B before it moved: the valid/ready rule is broken.
+  // The driver withdraws B before it moved: the valid/ready rule is broken.
   (void)dut.offer(false, StreamBeat{});
   CHECK(dut.session->assertion_failed());
 }
 
-TEST_CASE("stream assertions: a waiting beat whose payload changes fails the assertion") {
+TEST_CASE("stream assertions: a waiting src beat whose payload changes fails the assertion") {
   Dut dut;
-  REQUIRE(dut.offer(true, beat(0x10)).in_ready);
-  REQUIRE_FALSE(dut.offer(true, beat(0x20)).in_ready);
+  REQUIRE(dut.offer(true, beat(0x10)).src_ready);
+  REQUIRE_FALSE(dut.offer(true, beat(0x20)).src_ready);
   CHECK_FALSE(dut.session->assertion_failed());
-  (void)dut.offer(true, beat(0x30));  // valid stays high, the data does not
+  (void)dut.offer(true, beat(0x30));  // TVALID stays high, TDATA does not
   CHECK(dut.session->assertion_failed());
 }
 
-TEST_CASE("stream assertions: a driver that keeps the rule under back-pressure passes") {
+TEST_CASE("stream assertions: ap_start withdrawn before ap_ready fails the ap_ctrl_hs assertion") {
   Dut dut;
-  REQUIRE(dut.offer(true, beat(0x10)).in_ready);
+  // The call runs, so a new ap_start is not accepted (ap_ready low) ...
+  REQUIRE_FALSE(dut.offer(false, StreamBeat{}, /*ap_start=*/true).ap_ready);
+  CHECK_FALSE(dut.session->assertion_failed());
+  // ... and must stay until it is: dropping it breaks ap_ctrl_hs.
+  (void)dut.offer(false, StreamBeat{}, /*ap_start=*/false);
+  CHECK(dut.session->assertion_failed());
+}
+
+TEST_CASE("stream assertions: a driver that keeps the rules under back-pressure passes") {
+  Dut dut;
+  REQUIRE(dut.offer(true, beat(0x10)).src_ready);
   for (int i = 0; i < 8; ++i)
-    REQUIRE_FALSE(dut.offer(true, beat(0x20)).in_ready);  // B waits, unchanged
-  // Release the output: B moves in, then the driver may go idle.
-  AddConstInputs in;
-  in.in_valid = true;
-  in.in = beat(0x20);
-  in.addend = 1;  // part of the beat (sampled with it): unchanged too
-  in.out_ready = true;
-  REQUIRE(dut.port->step(in).in_ready);
-  (void)dut.offer(false, StreamBeat{});
-  (void)dut.offer(false, StreamBeat{});
+    REQUIRE_FALSE(dut.offer(true, beat(0x20)).src_ready);  // B waits, unchanged
+  // Release dst: B moves in; then the last beat, and the call runs to ap_done with dst ready.
+  KernelInputs in;
+  in.user = 1;
+  in.src_valid = true;
+  in.src = beat(0x20);
+  in.dst_ready = true;
+  REQUIRE(dut.port->step(in).src_ready);
+  in.src = beat(0x30);
+  in.src.last = true;
+  REQUIRE(dut.port->step(in).src_ready);
+  in.src_valid = false;
+  bool done = false;
+  for (int c = 0; c < 10 && !done; ++c)
+    done = dut.port->step(in).ap_done;
+  CHECK(done);
+  // A driver that holds ap_start until ap_ready: the next call is accepted, no assertion.
+  in.ap_start = true;
+  bool ready = false;
+  for (int c = 0; c < 10 && !ready; ++c)
+    ready = dut.port->step(in).ap_ready;
+  CHECK(ready);
   CHECK_FALSE(dut.session->assertion_failed());
 }
