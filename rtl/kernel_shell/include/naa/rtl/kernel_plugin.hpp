@@ -34,9 +34,9 @@ inline constexpr std::uint32_t kKernelPluginAbi = 1;
 inline constexpr const char* kKernelPluginSymbol = "naa_kernel_plugin_v1";
 
 struct KernelPluginInfo {
-  std::uint32_t abi;        // kKernelPluginAbi of the naa it was built against
-  const char* naa_version;  // that naa's version (PROJECT_VERSION), must equal the loader's
-  const char* name;         // the kernel's top module
+  std::uint32_t abi;           // kKernelPluginAbi of the naa it was built against
+  const char* naa_version;     // that naa's version (PROJECT_VERSION), must equal the loader's
+  const char* name;            // the kernel's top module
   std::uint8_t function_code;  // 1..127
   std::uint32_t width;         // bytes per beat of src and dst
   KernelShape shape;
