@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <systemc>
 
@@ -21,6 +22,7 @@
 #include "naa/sim/runner.hpp"
 #if NAA_SIM_HAS_RTL
 #include "naa/rtl/mr_table_broken_rtl.hpp"
+#include "naa/sim/kernel_plugins.hpp"
 #include "naa/sim/rtl_block_setup.hpp"
 #include "naa/sim/rtl_blocks.hpp"
 #endif
@@ -89,6 +91,11 @@ Options:
                      --stats
   --log-level L      error, warn, info or debug (default warn); logs go to stderr
 @BLOCK_OPTIONS@
+  --kernel PATH.so   load a kernel plug-in (naa_add_kernel, docs/rtl/kernel-shell.md
+                     "Plug-ins"); repeatable. Its kernel answers its function code in the mode
+                     --kernels gives (model and lockstep need a plug-in with a C++ model); a
+                     plug-in of another naa version, a function code already taken, a width
+                     other than --width or a file that is not a plug-in: exit status 2
   --trace FILE.fst   FST waveform (GTKWave) of the Verilated blocks, on the simulated time axis;
                      with lockstep it ends at the first divergence (docs/sim/rtl.md); complete
                      after SIGINT/SIGTERM too
@@ -219,6 +226,7 @@ struct Options {
   std::string command_line;  // quoted for a shell: what a divergence report says to run again
   bool help = false;
   std::optional<naa::impair::FaultKey> fault_key;  // --fault-key
+  std::vector<std::string> kernel_plugins;         // --kernel, in order
 };
 
 // Reads the command line; a bad option prints usage and exits 2 (usage_error).
@@ -263,6 +271,7 @@ Options parse_options(int argc, char* argv[]) {
     kHpuMaxCycles,
     kIrn,
     kIrnBdpCap,
+    kKernelPlugin,
     kHelp
   };
   static const option kOptions[] = {
@@ -289,6 +298,7 @@ Options parse_options(int argc, char* argv[]) {
       {"log-level", required_argument, nullptr, kLogLevel},
       {"mr-table", required_argument, nullptr, kMrTable},
       {"kernels", required_argument, nullptr, kKernels},
+      {"kernel", required_argument, nullptr, kKernelPlugin},
       {"rx-pipe", required_argument, nullptr, kRxPipe},
       {"blocks", required_argument, nullptr, kBlocks},
       {"trace", required_argument, nullptr, kTrace},
@@ -451,6 +461,9 @@ Options parse_options(int argc, char* argv[]) {
         if (!o.blocks.set(name, optarg, &why)) usage_error(why);
         break;
       }
+      case kKernelPlugin:
+        o.kernel_plugins.emplace_back(optarg);
+        break;
       case kTraceWindow:
         o.trace_window = parse_u64(optarg, "--trace-window", UINT64_MAX);
         if (o.trace_window == 0) usage_error("--trace-window must be > 0");
@@ -501,6 +514,11 @@ int run(Options options) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DISPLAY);
   const bool want_rtl = options.blocks.any_rtl() || !options.trace_path.empty() ||
                         options.mr_table_variant != "reference";
+#if !NAA_SIM_HAS_RTL
+  if (!options.kernel_plugins.empty()) {
+    usage_error("--kernel: this naa-sim was built without RTL support (NAA_BUILD_RTL=OFF)");
+  }
+#endif
 #if NAA_SIM_HAS_RTL
   std::shared_ptr<naa::sim::RtlBlocks> rtl;
   if (want_rtl) {
@@ -525,6 +543,21 @@ int run(Options options) {
       rtl = naa::sim::install_rtl_blocks(options.blocks, std::move(ro), cfg, std::cerr, "naa-sim");
     } catch (const std::exception& e) {
       usage_error(e.what());
+    }
+  }
+  // Kernel plug-ins (--kernel): loaded and checked before anything serves; a plug-in that cannot
+  // run is a bad command line (exit 2), said in one message without the usage text.
+  if (!options.kernel_plugins.empty()) {
+    try {
+      const auto mode = naa::sim::parse_block_mode(options.blocks.kernels);
+      auto plugins = std::make_shared<naa::sim::KernelPlugins>(
+          options.kernel_plugins, mode.value_or(naa::sim::BlockMode::rtl), cfg, rtl, cfg.blocks);
+      for (const std::string& line : plugins->describe())
+        std::cerr << "naa-sim: " << line << '\n';
+      cfg.blocks = std::move(plugins);
+    } catch (const std::exception& e) {
+      std::cerr << "naa-sim: " << e.what() << '\n';
+      return 2;
     }
   }
 #else
