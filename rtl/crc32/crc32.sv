@@ -58,17 +58,19 @@ module crc32 #(
 
   // The last beat's pipeline: stage s holds the register, the bytes still to fold (low first) and
   // the byte count; stage 0 is loaded when the last beat is taken, stage Log2W holds the CRC.
-  logic [Log2W:0]   tail_valid_q;
-  logic [31:0]      tail_crc_q  [Log2W+1];
-  logic [8*W-1:0]   tail_rest_q [Log2W+1];
-  logic [Log2W:0]   tail_n_q    [Log2W+1];
+  // Stage s is slice s of flat vectors (Yosys reads no arrays written from several processes).
+  localparam int unsigned NBits = Log2W + 1;
+  logic [Log2W:0]            tail_valid_q;
+  logic [32*(Log2W+1)-1:0]   tail_crc_q;
+  logic [8*W*(Log2W+1)-1:0]  tail_rest_q;
+  logic [NBits*(Log2W+1)-1:0] tail_n_q;
 
   naa_reduce_stream #(.W(W), .ResultBytes(4)) u_stream (
     .ap_clk, .ap_rst_n, .ap_start, .ap_done, .ap_idle, .ap_ready,
     .src_TVALID, .src_TLAST, .src_TREADY,
     .dst_TDATA, .dst_TKEEP, .dst_TLAST, .dst_TVALID, .dst_TREADY,
     .clear_o(clear), .take_o(take),
-    .result_valid_i(tail_valid_q[Log2W]), .result_i(~tail_crc_q[Log2W])
+    .result_valid_i(tail_valid_q[Log2W]), .result_i(~tail_crc_q[32*Log2W +: 32])
   );
 
   assign ap_return = 32'd0;  // crc32 cannot fail once called (the engine checked the regions)
@@ -90,32 +92,31 @@ module crc32 #(
     end
   end
 
-  // Stage 0: the first chunk (W bytes) is the whole beat, folded already when n = W.
+  // Stage 0: the first chunk (W bytes) is the whole beat, folded already when n = W. Stage s
+  // (1..Log2W): folds the next W >> s bytes if bit Log2W - s of n is set. One process for all
+  // stages (one driver per variable); the loop unrolls, so each stage is one constant matrix.
   always_ff @(posedge ap_clk) begin
     if (take && src_TLAST) begin
-      tail_crc_q[0]  <= count[Log2W] ? full_fold : crc_q;
-      tail_rest_q[0] <= src_TDATA;
-      tail_n_q[0]    <= count;
+      tail_crc_q[0 +: 32]   <= count[Log2W] ? full_fold : crc_q;
+      tail_rest_q[0 +: 8*W] <= src_TDATA;
+      tail_n_q[0 +: NBits]  <= count;
     end
-  end
-
-  // Stage s (1..Log2W): folds the next W >> s bytes if bit Log2W - s of n is set.
-  for (genvar s = 1; s <= Log2W; s++) begin : gen_tail
-    always_ff @(posedge ap_clk) begin
+    for (int unsigned s = 1; s <= Log2W; s++) begin
       if (tail_valid_q[s-1]) begin
-        tail_n_q[s] <= tail_n_q[s-1];
+        tail_n_q[NBits*s +: NBits] <= tail_n_q[NBits*(s-1) +: NBits];
 `ifdef NAA_CRC32_BROKEN
         // Deliberate bug: the last stage (one byte) is skipped, so packets of an odd length end
         // one byte short.
-        if (tail_n_q[s-1][Log2W-s] && s != Log2W) begin
+        if (tail_n_q[NBits*(s-1) + Log2W - s] && s != Log2W) begin
 `else
-        if (tail_n_q[s-1][Log2W-s]) begin
+        if (tail_n_q[NBits*(s-1) + Log2W - s]) begin
 `endif
-          tail_crc_q[s]  <= crc32_pkg::fold(Log2W - s, tail_crc_q[s-1], 512'(tail_rest_q[s-1]));
-          tail_rest_q[s] <= tail_rest_q[s-1] >> (8 << (Log2W - s));
+          tail_crc_q[32*s +: 32] <= crc32_pkg::fold(Log2W - s, tail_crc_q[32*(s-1) +: 32],
+                                                    512'(tail_rest_q[8*W*(s-1) +: 8*W]));
+          tail_rest_q[8*W*s +: 8*W] <= tail_rest_q[8*W*(s-1) +: 8*W] >> (8 << (Log2W - s));
         end else begin
-          tail_crc_q[s]  <= tail_crc_q[s-1];
-          tail_rest_q[s] <= tail_rest_q[s-1];
+          tail_crc_q[32*s +: 32]    <= tail_crc_q[32*(s-1) +: 32];
+          tail_rest_q[8*W*s +: 8*W] <= tail_rest_q[8*W*(s-1) +: 8*W];
         end
       end
     end

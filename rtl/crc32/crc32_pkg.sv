@@ -44,7 +44,7 @@ package crc32_pkg;
     r[29] = ^(v & 40'he3000000e3);
     r[30] = ^(v & 40'hc3000000c3);
     r[31] = ^(v & 40'h8200000082);
-    return r;
+    fold1 = r;
   endfunction
 
   // The raw register after folding 2 bytes into crc.
@@ -84,7 +84,7 @@ package crc32_pkg;
     r[29] = ^(v & 48'he3c60000e3c6);
     r[30] = ^(v & 48'hc35c0000c35c);
     r[31] = ^(v & 48'h826800008268);
-    return r;
+    fold2 = r;
   endfunction
 
   // The raw register after folding 4 bytes into crc.
@@ -124,7 +124,7 @@ package crc32_pkg;
     r[29] = ^(v & 64'he3c6e0a3e3c6e0a3);
     r[30] = ^(v & 64'hc35cc098c35cc098);
     r[31] = ^(v & 64'h826880ef826880ef);
-    return r;
+    fold4 = r;
   endfunction
 
   // The raw register after folding 8 bytes into crc.
@@ -164,7 +164,7 @@ package crc32_pkg;
     r[29] = ^(v & 96'he3c6e0a39f081d709f081d70);
     r[30] = ^(v & 96'hc35cc098760b74bb760b74bb);
     r[31] = ^(v & 96'h826880efa40da72da40da72d);
-    return r;
+    fold8 = r;
   endfunction
 
   // The raw register after folding 16 bytes into crc.
@@ -204,7 +204,7 @@ package crc32_pkg;
     r[29] = ^(v & 160'he3c6e0a39f081d709a919cc2f21a0359f21a0359);
     r[30] = ^(v & 160'hc35cc098760b74bbc4a1c3820f72d89c0f72d89c);
     r[31] = ^(v & 160'h826880efa40da72d78c17d03f5a36f17f5a36f17);
-    return r;
+    fold16 = r;
   endfunction
 
   // The raw register after folding 32 bytes into crc.
@@ -244,7 +244,7 @@ package crc32_pkg;
     r[29] = ^(v & 288'he3c6e0a39f081d709a919cc2f21a0359acd126d1ca1a0274ed156560c9bf1cefc9bf1cef);
     r[30] = ^(v & 288'hc35cc098760b74bbc4a1c3820f72d89c4e21479752c402be14c91fc0e73618cde73618cd);
     r[31] = ^(v & 288'h826880efa40da72d78c17d03f5a36f178bc1851a6378032be771ea80ba241089ba241089);
-    return r;
+    fold32 = r;
   endfunction
 
   // The raw register after folding 64 bytes into crc.
@@ -284,7 +284,7 @@ package crc32_pkg;
     r[29] = ^(v & 544'he3c6e0a39f081d709a919cc2f21a0359acd126d1ca1a0274ed156560c9bf1cefab9940de94f83479e925100575671d5f28dca85d4760410ea63c1d68773f4aa8773f4aa8);
     r[30] = ^(v & 544'hc35cc098760b74bbc4a1c3820f72d89c4e21479752c402be14c91fc0e73618cdfeaa5b9a7e06e5dc1144cdb264abaff6262e4b2febc05a0c9c35afcb0b8089260b808926);
     r[31] = ^(v & 544'h826880efa40da72d78c17d03f5a36f178bc1851a6378032be771ea80ba24108954cc6d13abfb4697e18776dc4732caa43bcb8dcab2806c08e826ca8df2ff0e3bf2ff0e3b);
-    return r;
+    fold64 = r;
   endfunction
 
   // fold(K, crc, data): the raw register after the low 2^K bytes of data (K in 0..6). A
@@ -292,14 +292,14 @@ package crc32_pkg;
   function automatic logic [31:0] fold(int unsigned log2_bytes, logic [31:0] crc,
                                       logic [511:0] data);
     unique case (log2_bytes)
-      6: return fold64(crc, data[511:0]);
-      5: return fold32(crc, data[255:0]);
-      4: return fold16(crc, data[127:0]);
-      3: return fold8(crc, data[63:0]);
-      2: return fold4(crc, data[31:0]);
-      1: return fold2(crc, data[15:0]);
-      0: return fold1(crc, data[7:0]);
-      default: return crc;
+      6: fold = fold64(crc, data[511:0]);
+      5: fold = fold32(crc, data[255:0]);
+      4: fold = fold16(crc, data[127:0]);
+      3: fold = fold8(crc, data[63:0]);
+      2: fold = fold4(crc, data[31:0]);
+      1: fold = fold2(crc, data[15:0]);
+      0: fold = fold1(crc, data[7:0]);
+      default: fold = crc;
     endcase
   endfunction
 
@@ -341,7 +341,7 @@ package crc32_pkg;
     r[29] = ^(v & 32'h0f7368aa);
     r[30] = ^(v & 32'hd663cbff);
     r[31] = ^(v & 32'h64428d55);
-    return r;
+    unfold_zero4 = r;
   endfunction
 
 endpackage

@@ -69,7 +69,9 @@ def function(name, rows, in_bits, comment, args, concat):
            f"    v = {concat};"]
     for j, row in enumerate(rows):
         out.append(f"    r[{j}] = ^(v & {in_bits}'h{row:0{digits}x});")
-    out += ["    return r;", "  endfunction", ""]
+    # Assigned to the function's name, not `return`ed: Yosys reads no return statement
+    # (docs/rtl/synthesis.md).
+    out += [f"    {name} = r;", "  endfunction", ""]
     return out
 
 
@@ -99,8 +101,8 @@ def render():
     ]
     for k in reversed(CHUNK_LOG2):
         n = 1 << k
-        lines.append(f"      {k}: return fold{n}(crc, data[{8 * n - 1}:0]);")
-    lines += ["      default: return crc;", "    endcase", "  endfunction", ""]
+        lines.append(f"      {k}: fold = fold{n}(crc, data[{8 * n - 1}:0]);")
+    lines += ["      default: fold = crc;", "    endcase", "  endfunction", ""]
     lines += function("unfold_zero4", zero32_inverse_rows(), 32,
                       "The inverse of folding 4 zero bytes: fold4(unfold_zero4(c) ^ w, w) = c, so\n"
                       "  // the register before a 4-byte word w is unfold_zero4(c) ^ w.",

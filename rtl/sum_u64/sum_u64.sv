@@ -51,8 +51,10 @@ module sum_u64 #(
   localparam int unsigned Groups = (Lanes + 3) / 4;  // 1..4
 
   logic        clear, take;
-  logic [33:0] group_sum [Groups];  // four lanes each (< 2^34)
-  logic [33:0] group_q   [Groups];
+  // Group g in bits [34g +: 34], four lanes each (< 2^34); flat vectors because Yosys reads no
+  // whole-array assignment (docs/rtl/synthesis.md).
+  logic [34*Groups-1:0] group_sum;
+  logic [34*Groups-1:0] group_q;
   logic        s1_valid_q, s1_last_q;
   logic [35:0] beat_sum;            // the whole beat (< 2^36)
   logic [35:0] beat_q;
@@ -75,10 +77,10 @@ module sum_u64 #(
   // Stage 1: each group of four lanes, a lane counting only when all its bytes are in the packet.
   always_comb begin
     for (int unsigned g = 0; g < Groups; g++) begin
-      group_sum[g] = '0;
+      group_sum[34*g +: 34] = '0;
       for (int unsigned k = 0; k < 4; k++) begin
         if (4 * g + k < Lanes && &src_TKEEP[4*(4*g+k) +: 4]) begin
-          group_sum[g] = group_sum[g] + 34'(src_TDATA[32*(4*g+k) +: 32]);
+          group_sum[34*g +: 34] = group_sum[34*g +: 34] + 34'(src_TDATA[32*(4*g+k) +: 32]);
         end
       end
     end
@@ -88,7 +90,7 @@ module sum_u64 #(
   always_comb begin
     beat_sum = '0;
     for (int unsigned g = 0; g < Groups; g++) begin
-      beat_sum = beat_sum + 36'(group_q[g]);
+      beat_sum = beat_sum + 36'(group_q[34*g +: 34]);
     end
   end
 
