@@ -110,8 +110,8 @@ std::optional<std::string> compare(std::uint32_t expected_rc,
   };
   if (expected_rc != got.rc) return "ap_return: " + both(hex(expected_rc), hex(got.rc));
   if (expected.size() != got.packets.size()) {
-    return "dst packets: " + both(std::to_string(expected.size()),
-                                  std::to_string(got.packets.size()));
+    return "dst packets: " +
+           both(std::to_string(expected.size()), std::to_string(got.packets.size()));
   }
   for (std::size_t p = 0; p < expected.size(); ++p) {
     const KernelBytes& e = expected[p];
@@ -124,8 +124,8 @@ std::optional<std::string> compare(std::uint32_t expected_rc,
       }
     }
     if (e.size() != a.size()) {
-      return "dst packet " + std::to_string(p) + " result length: " +
-             both(std::to_string(e.size()), std::to_string(a.size()));
+      return "dst packet " + std::to_string(p) +
+             " result length: " + both(std::to_string(e.size()), std::to_string(a.size()));
     }
   }
   return std::nullopt;
@@ -321,8 +321,8 @@ class WidthRun {
       if (const std::optional<KernelExpected> g = config_.golden(call)) {
         ++report_.golden_checked;
         const PortResult& checked = model_ != nullptr ? model_->result() : got;
-        if (auto d = compare(g->rc, g->dst, checked, "golden",
-                             model_ != nullptr ? "model" : "RTL")) {
+        if (auto d =
+                compare(g->rc, g->dst, checked, "golden", model_ != nullptr ? "model" : "RTL")) {
           return fail(last, "results: " + *d + " (" + when + ")");
         }
       }
@@ -347,8 +347,7 @@ class WidthRun {
   }
 
   bool fail(std::uint64_t cycle, std::string what) {
-    report_.failure =
-        KernelFailure{config_.name, w_, options_.seed, call_, cycle, std::move(what)};
+    report_.failure = KernelFailure{config_.name, w_, options_.seed, call_, cycle, std::move(what)};
     return false;
   }
 

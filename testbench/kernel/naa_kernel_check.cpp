@@ -114,8 +114,8 @@ int run(const CheckOptions& o) {
     config.make_model = [plugin](std::uint32_t) { return plugin->make_model(); };
   }
   naa::rtl::KernelTestbenchOptions options;
-  options.seed = o.seed ? *o.seed : (std::uint64_t{std::random_device{}()} << 32) ^
-                                         std::random_device{}();
+  options.seed =
+      o.seed ? *o.seed : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
   options.calls = o.calls;
   options.log = &std::cout;
   std::cout << "naa-kernel-check: " << info.name << " (function " << unsigned{info.function_code}

@@ -22,7 +22,8 @@ namespace {
 class Bent final : public KernelPort {
  public:
   using Bend = std::function<void(std::uint64_t cycle, KernelInputs& in, KernelOutputs* out)>;
-  Bent(std::unique_ptr<KernelPort> inner, Bend bend) : inner_(std::move(inner)), bend_(std::move(bend)) {}
+  Bent(std::unique_ptr<KernelPort> inner, Bend bend)
+      : inner_(std::move(inner)), bend_(std::move(bend)) {}
   std::string_view block() const noexcept override { return inner_->block(); }
   std::uint32_t width() const noexcept override { return inner_->width(); }
   KernelOutputs step(const KernelInputs& in) override {

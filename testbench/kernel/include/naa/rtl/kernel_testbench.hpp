@@ -95,19 +95,19 @@ struct KernelTestbenchConfig {
 };
 
 struct KernelTestbenchOptions {
-  std::uint64_t seed = 1;  // everything random derives from it (per width: kernel_width_seed)
-  std::uint32_t calls = 200;         // calls per width
-  std::uint32_t reset_percent = 5;   // chance, before a call, of a reset in the middle of one
+  std::uint64_t seed = 1;     // everything random derives from it (per width: kernel_width_seed)
+  std::uint32_t calls = 200;  // calls per width
+  std::uint32_t reset_percent = 5;    // chance, before a call, of a reset in the middle of one
   std::uint64_t stall_cycles = 2000;  // run_kernel's stall limit
-  std::ostream* log = nullptr;       // a line per width, if set
+  std::ostream* log = nullptr;        // a line per width, if set
 };
 
 // The first failure of a run.
 struct KernelFailure {
   std::string kernel;
   std::uint32_t width = 0;
-  std::uint64_t seed = 0;  // KernelTestbenchOptions::seed of the run
-  std::uint32_t call = 0;  // index of the failing call at this width, from 0
+  std::uint64_t seed = 0;   // KernelTestbenchOptions::seed of the run
+  std::uint32_t call = 0;   // index of the failing call at this width, from 0
   std::uint64_t cycle = 0;  // the instance's cycle (from its creation, as lockstep counts)
   std::string what;         // what differed or which rule broke
   // "kernel crc32, W=16, call 17, cycle 1234: <what> (replay: seed 42 ...)".
@@ -116,9 +116,9 @@ struct KernelFailure {
 
 struct KernelTestbenchReport {
   std::optional<KernelFailure> failure;
-  std::uint64_t calls = 0;      // calls completed and checked
-  std::uint64_t resets = 0;     // resets in the middle of a transfer
-  std::uint64_t cycles = 0;     // clock cycles, all widths
+  std::uint64_t calls = 0;           // calls completed and checked
+  std::uint64_t resets = 0;          // resets in the middle of a transfer
+  std::uint64_t cycles = 0;          // clock cycles, all widths
   std::uint64_t golden_checked = 0;  // calls compared with the golden function
   std::uint64_t timed = 0;           // calls whose full-rate cycles were checked
   bool lockstep = false;             // a model ran in lockstep
