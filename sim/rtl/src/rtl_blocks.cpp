@@ -1,5 +1,6 @@
 #include "naa/sim/rtl_blocks.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <map>
 #include <cmath>
@@ -497,7 +498,16 @@ void RtlBlocks::on_divergence(const rtl::Divergence& d) {
     << "  block cycle:      " << d.cycle << " (cycles " << d.block
     << " has been clocked; 0 is its reset)\n";
   const bool tracing = (session_ && session_->tracing()) || (window_ && !window_->written());
-  if (tracing) {
+  // A plug-in kernel runs in its own Verilator context (its own runtime copy,
+  // naa/rtl/kernel_plugin.hpp): naa-sim's waveform never holds it.
+  const bool in_session =
+      d.block == "mr_table" || d.block == "rx_parser" || d.block == "icrc_check" ||
+      std::any_of(std::begin(kBuiltinKernelBlocks), std::end(kBuiltinKernelBlocks),
+                  [&d](const BuiltinKernelBlock& k) { return k.block == d.block; });
+  if (!in_session) {
+    r << "  waveform:         none (a plug-in kernel runs in its own Verilator context; "
+         "--trace does not record it)\n";
+  } else if (tracing) {
     r << "  waveform:         " << options_.trace_fst << ", this cycle at "
       << session_->last_cycle_ps() << " ps (the file ends with it"
       << (window_ ? "; the last " + std::to_string(window_->cycles()) + " cycles)\n" : ")\n");
