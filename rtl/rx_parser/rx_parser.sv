@@ -113,66 +113,25 @@ module rx_parser #(
   logic [BeatW-1:0]     beat_q;              // beats of the current datagram so far (saturating)
   logic [15:0]          len_q;               // bytes of the current datagram so far
   logic [15:0]          res_len_q;           // bytes of the datagram whose result is out
-  logic [HdrBytes-1:0][7:0] hdr_q;          // byte j = hdr_q[j] (packed: one variable for Verilator)
+  logic [8*HdrBytes-1:0] hdr_q;              // byte j = hdr_q[8*j +: 8] (one variable for
+                                             // the simulator; flat: Yosys reads no 2-D packed array)
   logic [63:0]          tail_q;              // the last 8 bytes of the stream, byte 0 oldest
   logic                 in_fire;
+  logic                 known_q;             // the opcode's decoded entry (opcode_info)
+  logic [8:0]           headers_q;
+  logic [1:0]           payload_q;
+  logic [7:0]           hdr_size_q;          // header_size(headers_q)
+  logic [7:0]           need_q;              // hdr_size_q + 4 (the ICRC)
 
-  assign in_ready_o = !result_q || out_ready_i;
-  assign in_fire    = in_valid_i && in_ready_o;
-
-  // Everything below is computed in the always_ff blocks (not in always_comb next-state
-  // signals), so Verilator evaluates it once per cycle, at the edge (issue 14 item 5).
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      result_q <= 1'b0;
-      beat_q   <= '0;
-      len_q    <= '0;
-    end else begin
-      if (result_q && out_ready_i) result_q <= 1'b0;
-      if (in_fire) begin
-        if (in_last_i) begin
-          result_q <= 1'b1;
-          beat_q   <= '0;
-          len_q    <= '0;
-        end else begin
-          if (beat_q != BeatW'(HdrBeats)) beat_q <= beat_q + 1'b1;
-          len_q <= len_q + 16'($countones(in_keep_i));
-        end
-      end
-    end
-  end
-
-  // Datapath registers: no reset (meaningful only under out_valid_o, after a whole datagram).
-  always_ff @(posedge clk_i) begin
-    if (in_fire) begin : fire
-      logic [CountW-1:0] count;
-      count = CountW'($countones(in_keep_i));
-      if (beat_q < BeatW'(HdrBeats)) begin
-        for (int unsigned j = 0; j < HdrBytes; j++) begin
-          if (beat_q == BeatW'(j / W)) hdr_q[j] <= in_data_i[8*(j % W) +: 8];
-        end
-      end
-      // The last 8 bytes after this beat: bytes count .. count+7 of {beat, previous tail} (a
-      // full beat, the common case, by a constant shift).
-      if (count == CountW'(W)) tail_q <= 64'({in_data_i, tail_q} >> (8 * W));
-      else tail_q <= 64'({in_data_i, tail_q} >> (8 * 32'(count)));
-      if (in_last_i) res_len_q <= len_q + 16'(count);
-    end
-  end
-
-  // ---------------------------------------------------------------------------------------------
-  // Output side: decide from the registers (PROTOCOL.md 1; decode_packet's order of checks).
-  // ---------------------------------------------------------------------------------------------
-  logic       known;
-  logic [8:0] headers;
-  payload_e   payload;
-
-  // The opcode table (PROTOCOL.md 1, IBTA vol. 1 table 35).
-  always_comb begin
+  // The opcode table (PROTOCOL.md 1, IBTA vol. 1 table 35): {known, headers, payload}.
+  function automatic logic [11:0] opcode_info(logic [7:0] opcode);
+    logic       known;
+    logic [8:0] headers;
+    logic [1:0] payload;
     known   = 1'b1;
     headers = '0;
     payload = PayUpToMtu;
-    unique case (hdr_q[0])
+    unique case (opcode)
       8'h00, 8'h01, 8'h07, 8'h0E: payload = PayFullMtu;  // SEND/WRITE/READ RESP middle, SEND first
       8'h02, 8'h04, 8'h08: ;                              // SEND last/only, WRITE last
       8'h03, 8'h05, 8'h09: headers = HasImmDt;            // ... with immediate
@@ -199,7 +158,113 @@ module rx_parser #(
       8'hCC: begin headers = HasAeth | HasSackEth; payload = PayNone; end  // IRN ACK
       default: known = 1'b0;
     endcase
+    opcode_info = {known, headers, payload};
+  endfunction
+
+  // The end of the data in a beat: bit j is set for j = popcount(keep) alone, keep being a
+  // contiguous prefix (docs/rtl/README.md "Streams"). The byte count and the tail are then ORs
+  // of ANDs over this one-hot vector, shallow in logic, where a population count is a deep adder
+  // tree (docs/rtl/synthesis.md).
+  function automatic logic [W:0] keep_edge(logic [W-1:0] keep);
+    keep_edge = {keep, 1'b1} & ~{1'b0, keep};  // bit j: keep[j-1] && !keep[j]
+  endfunction
+  function automatic logic [CountW-1:0] edge_count(logic [W:0] edge_at);
+    edge_count = '0;
+    for (int unsigned j = 1; j <= W; j++) begin
+      if (edge_at[j]) edge_count = edge_count | CountW'(j);
+    end
+  endfunction
+
+  // BTH + extension headers of an opcode with these header bits.
+  function automatic logic [7:0] header_size(logic [8:0] headers);
+    header_size = 8'd12 + ((headers & HasDeth) != 0 ? 8'd8 : 8'd0)
+                        + ((headers & HasReth) != 0 ? 8'd16 : 8'd0)
+                        + ((headers & HasAtomicEth) != 0 ? 8'd28 : 8'd0)
+                        + ((headers & HasAeth) != 0 ? 8'd4 : 8'd0)
+                        + ((headers & HasAtomicAckEth) != 0 ? 8'd8 : 8'd0)
+                        + ((headers & HasSackEth) != 0 ? 8'd8 : 8'd0)
+                        + ((headers & HasIrnEth) != 0 ? 8'd8 : 8'd0)
+                        + ((headers & (HasImmDt | HasIeth)) != 0 ? 8'd4 : 8'd0);
+  endfunction
+
+  assign in_ready_o = !result_q || out_ready_i;
+  assign in_fire    = in_valid_i && in_ready_o;
+
+  // Everything below is computed in the always_ff blocks (not in always_comb next-state
+  // signals), so Verilator evaluates it once per cycle, at the edge (issue 14 item 5).
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      result_q <= 1'b0;
+      beat_q   <= '0;
+      len_q    <= '0;
+    end else begin
+      if (result_q && out_ready_i) result_q <= 1'b0;
+      if (in_fire) begin
+        if (in_last_i) begin
+          result_q <= 1'b1;
+          beat_q   <= '0;
+          len_q    <= '0;
+        end else begin
+          if (beat_q != BeatW'(HdrBeats)) beat_q <= beat_q + 1'b1;
+          len_q <= len_q + 16'(edge_count(keep_edge(in_keep_i)));
+        end
+      end
+    end
   end
+
+  // Datapath registers: no reset (meaningful only under out_valid_o, after a whole datagram).
+  always_ff @(posedge clk_i) begin
+    if (in_fire) begin : fire
+      logic [CountW-1:0]  count;
+      logic [W:0]         edge_at;
+      logic [11:0]        info;
+      logic [8*W+63:0]    cat;       // {beat, previous tail}
+      logic [63:0]        tail;
+      edge_at = keep_edge(in_keep_i);
+      count   = edge_count(edge_at);
+      if (beat_q == '0) begin
+        info = opcode_info(in_data_i[7:0]);
+        {known_q, headers_q, payload_q} <= info;
+        hdr_size_q <= header_size(info[10:2]);
+        need_q     <= header_size(info[10:2]) + 8'd4;
+      end
+      if (beat_q < BeatW'(HdrBeats)) begin
+        for (int unsigned j = 0; j < HdrBytes; j++) begin
+          if (beat_q == BeatW'(j / W)) hdr_q[8*j +: 8] <= in_data_i[8*(j % W) +: 8];
+        end
+      end
+      // The last 8 bytes after this beat: bytes count .. count+7 of {beat, previous tail} (a
+      // full beat, the common case, by a constant shift; else an AND-OR over the one-hot end
+      // position, not a shifter behind a population count: docs/rtl/synthesis.md).
+      cat = {in_data_i, tail_q};
+      if (edge_at[W]) begin
+        tail = cat[8*W +: 64];
+      end else begin
+        tail = '0;
+        for (int unsigned t = 0; t < 8; t++) begin
+          for (int unsigned j = 0; j < W; j++) begin
+            tail[8*t +: 8] = tail[8*t +: 8] | (cat[8*(j+t) +: 8] & {8{edge_at[j]}});
+          end
+        end
+      end
+      tail_q <= tail;
+      if (in_last_i) res_len_q <= len_q + 16'(count);
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Output side: decide from the registers (PROTOCOL.md 1; decode_packet's order of checks).
+  // ---------------------------------------------------------------------------------------------
+  // known, headers and payload are decoded from the opcode as it arrives with the first beat and
+  // registered (docs/rtl/synthesis.md: decoded from hdr_q on the output side, the opcode table,
+  // the header sizes and the length checks were 12 LUT levels in one cycle).
+  logic       known;
+  logic [8:0] headers;
+  logic [1:0] payload;  // a payload_e (Yosys reads no cast to an enum type)
+
+  assign known   = known_q;
+  assign headers = headers_q;
+  assign payload = payload_q;
 
   logic [7:0]  hdr_size;     // BTH + extension headers
   logic [7:0]  imm_offset;   // where ImmDt / IETH sits
@@ -210,7 +275,7 @@ module rx_parser #(
   logic        pad_bytes_ok;
   logic [7:0]  reason;
 
-  assign pad = hdr_q[1][5:4];
+  assign pad = hdr_q[8*1 + 5 : 8*1 + 4];
   // Wire order (docs/protocol.md 8): [DETH] [RETH | AtomicETH | AETH] [AtomicAckETH | SackETH]
   // [IrnETH] [ImmDt | IETH]. Only DETH, RETH and IrnETH ever precede an ImmDt / IETH, and only
   // RETH an IrnETH.
@@ -219,16 +284,9 @@ module rx_parser #(
     imm_offset = 8'd12 + ((headers & HasDeth) != 0 ? 8'd8 : 8'd0)
                        + ((headers & HasReth) != 0 ? 8'd16 : 8'd0)
                        + ((headers & HasIrnEth) != 0 ? 8'd8 : 8'd0);
-    hdr_size = 8'd12 + ((headers & HasDeth) != 0 ? 8'd8 : 8'd0)
-                     + ((headers & HasReth) != 0 ? 8'd16 : 8'd0)
-                     + ((headers & HasAtomicEth) != 0 ? 8'd28 : 8'd0)
-                     + ((headers & HasAeth) != 0 ? 8'd4 : 8'd0)
-                     + ((headers & HasAtomicAckEth) != 0 ? 8'd8 : 8'd0)
-                     + ((headers & HasSackEth) != 0 ? 8'd8 : 8'd0)
-                     + ((headers & HasIrnEth) != 0 ? 8'd8 : 8'd0)
-                     + ((headers & (HasImmDt | HasIeth)) != 0 ? 8'd4 : 8'd0);
   end
-  assign need = 17'(hdr_size) + 17'd4;
+  assign hdr_size = hdr_size_q;
+  assign need     = 17'(need_q);
   assign body = {1'b0, res_len_q} - need;
 
   // The pad bytes are the pad bytes before the ICRC: tail bytes 3, 2, 1 (byte 7 is the last).
@@ -244,7 +302,7 @@ module rx_parser #(
   always_comb begin
     if (res_len_q < 16'd16) begin
       reason = ErrTooShort;
-    end else if (hdr_q[1][3:0] != 4'd0) begin
+    end else if (hdr_q[8*1 + 3 : 8*1 + 0] != 4'd0) begin
       reason = ErrBadTver;
     end else if (!known) begin
       reason = ErrUnknownOpcode;
@@ -266,61 +324,62 @@ module rx_parser #(
     end
   end
 
-  // Big-endian fields: byte `at` is the most significant.
-  function automatic logic [63:0] be64(int unsigned at);
-    return {hdr_q[at], hdr_q[at+1], hdr_q[at+2], hdr_q[at+3],
-            hdr_q[at+4], hdr_q[at+5], hdr_q[at+6], hdr_q[at+7]};
+  // Big-endian fields of the header bytes h: byte `at` is the most significant. (The header is
+  // an argument and the result is assigned to the function's name: Yosys evaluates a call with
+  // constant arguments as a constant function and reads no `return`, docs/rtl/synthesis.md.)
+  function automatic logic [31:0] be32(logic [8*HdrBytes-1:0] h, int unsigned at);
+    be32 = {h[8*at +: 8], h[8*(at+1) +: 8], h[8*(at+2) +: 8], h[8*(at+3) +: 8]};
   endfunction
-  function automatic logic [31:0] be32(int unsigned at);
-    return {hdr_q[at], hdr_q[at+1], hdr_q[at+2], hdr_q[at+3]};
+  function automatic logic [63:0] be64(logic [8*HdrBytes-1:0] h, int unsigned at);
+    be64 = {be32(h, at), be32(h, at + 4)};
   endfunction
-  function automatic logic [23:0] be24(int unsigned at);
-    return {hdr_q[at], hdr_q[at+1], hdr_q[at+2]};
+  function automatic logic [23:0] be24(logic [8*HdrBytes-1:0] h, int unsigned at);
+    be24 = {h[8*at +: 8], h[8*(at+1) +: 8], h[8*(at+2) +: 8]};
   endfunction
 
   assign out_valid_o    = result_q;
   assign out_reason_o   = reason;
   assign out_length_o   = res_len_q;
-  assign out_opcode_o   = hdr_q[0];
-  assign out_se_o       = hdr_q[1][7];
-  assign out_mig_req_o  = hdr_q[1][6];
+  assign out_opcode_o   = hdr_q[8*0 +: 8];
+  assign out_se_o       = hdr_q[8*1 + 7];
+  assign out_mig_req_o  = hdr_q[8*1 + 6];
   assign out_pad_o      = pad;
-  assign out_tver_o     = hdr_q[1][3:0];
-  assign out_pkey_o     = {hdr_q[2], hdr_q[3]};
-  assign out_fecn_o     = hdr_q[4][7];
-  assign out_becn_o     = hdr_q[4][6];
-  assign out_dest_qpn_o = be24(5);
-  assign out_ack_req_o  = hdr_q[8][7];
-  assign out_psn_o      = be24(9);
+  assign out_tver_o     = hdr_q[8*1 + 3 : 8*1 + 0];
+  assign out_pkey_o     = {hdr_q[8*2 +: 8], hdr_q[8*3 +: 8]};
+  assign out_fecn_o     = hdr_q[8*4 + 7];
+  assign out_becn_o     = hdr_q[8*4 + 6];
+  assign out_dest_qpn_o = be24(hdr_q, 5);
+  assign out_ack_req_o  = hdr_q[8*8 + 7];
+  assign out_psn_o      = be24(hdr_q, 9);
   assign out_headers_o  = headers;
   // RETH, AtomicETH, AETH and DETH all start right after the BTH (no opcode has two of them);
   // AtomicAckETH and SackETH follow the AETH.
-  assign out_reth_va_o             = be64(12);
-  assign out_reth_rkey_o           = be32(20);
-  assign out_reth_dma_length_o     = be32(24);
-  assign out_aeth_syndrome_o       = hdr_q[12];
-  assign out_aeth_msn_o            = be24(13);
-  assign out_atomic_va_o           = be64(12);
-  assign out_atomic_rkey_o         = be32(20);
-  assign out_atomic_swap_add_o     = be64(24);
-  assign out_atomic_compare_o      = be64(32);
-  assign out_atomic_ack_original_o = be64(16);
-  assign out_deth_qkey_o           = be32(12);
-  assign out_deth_src_qpn_o        = be24(17);
-  assign out_sack_reserved_o       = hdr_q[16];
-  assign out_sack_psn_o            = be24(17);
-  assign out_sack_bitmap_o         = be32(20);
+  assign out_reth_va_o             = be64(hdr_q, 12);
+  assign out_reth_rkey_o           = be32(hdr_q, 20);
+  assign out_reth_dma_length_o     = be32(hdr_q, 24);
+  assign out_aeth_syndrome_o       = hdr_q[8*12 +: 8];
+  assign out_aeth_msn_o            = be24(hdr_q, 13);
+  assign out_atomic_va_o           = be64(hdr_q, 12);
+  assign out_atomic_rkey_o         = be32(hdr_q, 20);
+  assign out_atomic_swap_add_o     = be64(hdr_q, 24);
+  assign out_atomic_compare_o      = be64(hdr_q, 32);
+  assign out_atomic_ack_original_o = be64(hdr_q, 16);
+  assign out_deth_qkey_o           = be32(hdr_q, 12);
+  assign out_deth_src_qpn_o        = be24(hdr_q, 17);
+  assign out_sack_reserved_o       = hdr_q[8*16 +: 8];
+  assign out_sack_psn_o            = be24(hdr_q, 17);
+  assign out_sack_bitmap_o         = be32(hdr_q, 20);
   always_comb begin
     unique case (imm_offset)
-      8'd20: out_immediate_o = be32(20);
-      8'd28: out_immediate_o = be32(28);
-      8'd36: out_immediate_o = be32(36);
-      default: out_immediate_o = be32(12);
+      8'd20: out_immediate_o = be32(hdr_q, 20);
+      8'd28: out_immediate_o = be32(hdr_q, 28);
+      8'd36: out_immediate_o = be32(hdr_q, 36);
+      default: out_immediate_o = be32(hdr_q, 12);
     endcase
   end
   // IrnETH: right after the BTH on a SEND, after the RETH on a WRITE.
-  assign out_irn_recv_wqe_sn_o   = irn_offset == 8'd28 ? be32(28) : be32(12);
-  assign out_irn_packet_offset_o = irn_offset == 8'd28 ? be32(32) : be32(16);
+  assign out_irn_recv_wqe_sn_o   = irn_offset == 8'd28 ? be32(hdr_q, 28) : be32(hdr_q, 12);
+  assign out_irn_packet_offset_o = irn_offset == 8'd28 ? be32(hdr_q, 32) : be32(hdr_q, 16);
   assign out_payload_offset_o = 16'(hdr_size);
   assign out_payload_length_o = 16'(body) - 16'(pad);
 
