@@ -72,19 +72,26 @@ IcrcCheckModel::IcrcCheckModel(std::uint32_t width) : width_(width) {
 IcrcCheckOutputs IcrcCheckModel::step(const IcrcCheckInputs& in) {
   if (!in.rst_n) {
     result_valid_ = false;
+    pending_.reset();
     bytes_.clear();
   }
-  IcrcCheckOutputs o{!result_valid_ || in.out_ready, result_valid_, result_};
+  // The RTL's two stages (icrc_check.sv): a finished datagram waits in pending_ for the result
+  // register, which takes it at an edge where it is empty or being read.
+  const bool advance = !result_valid_ || in.out_ready;
+  IcrcCheckOutputs o{!pending_ || advance, result_valid_, result_};
   if (!in.rst_n) return o;
-  if (result_valid_ && in.out_ready) result_valid_ = false;
+  if (advance) {
+    result_valid_ = pending_.has_value();
+    if (pending_) result_ = *pending_;
+    pending_.reset();
+  }
   if (in.in_valid && o.in_ready) {
     if (bytes_.empty()) ip_udp_ = in.ip_udp;  // sampled with the first beat
     // Every beat but the last is full by contract; the last carries popcount(keep) bytes.
     const auto n = static_cast<std::uint32_t>(std::popcount(in.in.keep & keep_mask(width_)));
     bytes_.insert(bytes_.end(), in.in.data.begin(), in.in.data.begin() + n);
     if (in.in.last) {
-      result_ = check(ip_udp_, bytes_);
-      result_valid_ = true;
+      pending_ = check(ip_udp_, bytes_);
       bytes_.clear();
     }
   }

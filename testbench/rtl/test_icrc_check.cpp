@@ -165,14 +165,14 @@ TEST_CASE("icrc_check: the packet-level driver, model, RTL and lockstep", "[rtl]
         INFO(d.name);
         CHECK(disagreement(reference(h, d.bytes), r.result).empty());
         CHECK(r.result.ok == id.has_value());
-        CHECK(r.cycles == (d.bytes.size() + w - 1) / w + 1);
+        CHECK(r.cycles == (d.bytes.size() + w - 1) / w + 2);  // latency 2 (README "Timing")
         cycles += r.cycles;
       }
       CHECK(checker->check({}, Bytes(15, 0)).result.short_datagram);
       const IcrcCheckStats& s = checker->stats();
       CHECK(s.packets == vectors.size() + 1);
       CHECK(s.bad == 2);  // frame 11 and the short one
-      CHECK(s.cycles == cycles + (15 + w - 1) / w + 1);
+      CHECK(s.cycles == cycles + (15 + w - 1) / w + 2);
       CHECK(s.divergences == 0);
       CHECK(checker->divergence() == nullptr);
     }
@@ -215,7 +215,7 @@ TEST_CASE("icrc_check: lockstep catches the broken variant at the right block, p
     INFO(d.to_string());
     CHECK(d.block == "icrc_check");
     CHECK(d.port == "out_icrc");
-    CHECK(d.cycle == cycle + 128 / w);  // the cycle after the last beat
+    CHECK(d.cycle == cycle + 128 / w + 1);  // two cycles after the last beat (latency 2)
     CHECK(handler_calls == 1);
     CHECK(checker.stats().divergences == 1);
   }

@@ -7,8 +7,10 @@
 // Input: the datagram (BTH .. ICRC) as a valid/ready stream of W bytes per beat, every beat but
 // the last full, the last carrying popcount(keep) bytes; with it the 28 bytes of IPv4 + UDP header
 // the datagram travelled under (the caller recovers the IPv4 ID: protocol::recover_ipv4_id),
-// sampled with the first beat. Output: one result per datagram, one cycle after its last beat is
-// accepted, held until out_ready. in_ready = !out_valid || out_ready. One step() is one cycle.
+// sampled with the first beat. Output: one result per datagram, two cycles after its last beat is
+// accepted (latency 2: the RTL folds the beats, then unfolds the padding and the ICRC word in a
+// result stage, docs/rtl/synthesis.md), held until out_ready. A finished datagram waits for the
+// result register: in_ready = !pending || !out_valid || out_ready. One step() is one cycle.
 #pragma once
 
 #include <array>
@@ -78,6 +80,7 @@ class IcrcCheckModel final : public IcrcCheckPort {
   std::uint32_t width_;
   bool result_valid_ = false;
   IcrcResult result_;
+  std::optional<IcrcResult> pending_;  // finished, waiting for the result register
   IpUdpHeaderBytes ip_udp_{};
   std::vector<std::uint8_t> bytes_;  // the current datagram so far
 };
@@ -111,7 +114,7 @@ struct IcrcCheckStats {
 
 struct IcrcCheckResult {
   IcrcResult result;
-  std::uint64_t cycles = 0;  // for this datagram: ceil(length / W) beats (1 if empty) + 1
+  std::uint64_t cycles = 0;  // for this datagram: ceil(length / W) beats (1 if empty) + 2
 };
 
 // Streams whole datagrams through a port (model, RTL or lockstep), one at a time, W bytes per
