@@ -87,7 +87,8 @@ function(_naa_rtl_verilations lib block prefix widths define sources waiver opti
   set(entries "")
   set(defines "")
   if(define)
-    set(defines DEFINES ${define})
+    # A seeded-bug variant: its runs must not count as coverage of the block (docs/rtl/coverage.md).
+    set(defines DEFINES ${define} NO_COVERAGE)
   endif()
   if(widths)
     foreach(w IN LISTS widths)

@@ -12,8 +12,10 @@
 #                [OPTIMIZE <-Os|-O2|-O3>]       the C++ optimisation of the generated fast path
 #                                               (default -Os; -O2 for a block clocked per beat in
 #                                               naa-sim's hot path, docs/performance.md)
-#                [VERILATOR_ARGS <arg> ...])    anything else for verilator, except the options
+#                [VERILATOR_ARGS <arg> ...]     anything else for verilator, except the options
 #                                               this function owns (see _naa_verilator_owned)
+#                [NO_COVERAGE])                 left out of NAA_RTL_COVERAGE (a seeded-bug variant:
+#                                               its runs must not count as covering the design)
 #
 # creates <target>, a static library holding the Verilated C++ of <module> (C++ mode, --cc),
 # with FST tracing compiled in (a harness switches it on at run time: traceEverOn + a
@@ -40,6 +42,12 @@
 # start at values the harness chooses at run time, so a block that relies on an unreset flop
 # diverges from its model). Generated code is compiled -Os (Verilator's own default for the fast
 # path): small and quick to build, whatever the build type.
+#
+# Coverage (docs/rtl/coverage.md): when the variable NAA_RTL_COVERAGE is true (the option of the
+# same name, preset `coverage`; naa_add_kernel(... COVERAGE) for a plug-in), every Verilation
+# without NO_COVERAGE also gets --coverage (line, toggle and user/cover points) and the runtime
+# gets verilated_cov.cpp with VM_COVERAGE=1; RtlSession writes the counts (rtl_session.cpp).
+# Off, nothing changes: no coverage code is generated or compiled.
 
 find_package(verilator REQUIRED HINTS $ENV{VERILATOR_ROOT} /usr/share/verilator)
 
@@ -48,36 +56,50 @@ find_package(verilator REQUIRED HINTS $ENV{VERILATOR_ROOT} /usr/share/verilator)
 set(_NAA_VERILATE_KEYWORDS
   TOP_MODULE PREFIX OPTIMIZE SOURCES WAIVERS PARAMETERS DEFINES INCLUDE_DIRS VERILATOR_ARGS
   TRACE TRACE_VCD TRACE_FST TRACE_STRUCTS TRACE_THREADS SYSTEMC COVERAGE THREADS DIRECTORY
-  OPT_SLOW OPT_FAST OPT_GLOBAL)
+  OPT_SLOW OPT_FAST OPT_GLOBAL NO_COVERAGE)
 
 # Verilator options this function owns (given through its keywords or always set).
 set(_naa_verilator_owned
   "^--cc$" "^--sc$" "^--lint-only$" "^--trace" "^--prefix" "^--Mdir" "^--top" "^--make"
   "^-Wno-fatal$" "^-G" "^\\+define\\+" "^-D" "^--x-assign" "^--x-initial" "^--build$" "^--exe$"
-  "^--timing$" "^--assert$" "^--no-assert$")
+  "^--timing$" "^--assert$" "^--no-assert$" "^--coverage")
 
 function(_naa_verilator_runtime global_sources ldlibs)
+  # Under coverage the runtime always has verilated_cov.cpp (a NO_COVERAGE block's list lacks it).
+  set(cov_src "${VERILATOR_ROOT}/include/verilated_cov.cpp")
+  list(REMOVE_ITEM global_sources "${cov_src}")
   if(TARGET naa_verilator_runtime)
     get_target_property(have naa_verilator_runtime NAA_VERILATOR_GLOBAL_SOURCES)
     if(NOT "${have}" STREQUAL "${global_sources}")
       message(FATAL_ERROR "naa_verilate: a block needs Verilator runtime sources "
                           "'${global_sources}' but naa_verilator_runtime has '${have}'")
     endif()
+    get_target_property(cov naa_verilator_runtime NAA_RTL_COVERAGE)
+    if(NAA_RTL_COVERAGE AND NOT cov)
+      message(FATAL_ERROR "naa_verilate: coverage is on for this block, but the Verilator "
+                          "runtime was made without it: set NAA_RTL_COVERAGE for every block")
+    endif()
     return()
   endif()
-  add_library(naa_verilator_runtime STATIC ${global_sources})
+  set(vm_coverage 0)
+  set(cov "")
+  if(NAA_RTL_COVERAGE)
+    set(vm_coverage 1)
+    set(cov "${cov_src}")
+  endif()
+  add_library(naa_verilator_runtime STATIC ${global_sources} ${cov})
   set_target_properties(naa_verilator_runtime PROPERTIES
-    SYSTEM ON NAA_VERILATOR_GLOBAL_SOURCES "${global_sources}")
+    SYSTEM ON NAA_VERILATOR_GLOBAL_SOURCES "${global_sources}" NAA_RTL_COVERAGE ${vm_coverage})
   target_include_directories(naa_verilator_runtime PUBLIC
     ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd)
   target_compile_definitions(naa_verilator_runtime PRIVATE
-    VM_COVERAGE=0 VM_SC=0 VM_TRACE=1 VM_TRACE_VCD=0 VM_TRACE_FST=1)
+    VM_COVERAGE=${vm_coverage} VM_SC=0 VM_TRACE=1 VM_TRACE_VCD=0 VM_TRACE_FST=1)
   target_link_libraries(naa_verilator_runtime PUBLIC ${ldlibs} ${VERILATOR_MT_CFLAGS})
   naa_sanitize(naa_verilator_runtime)
 endfunction()
 
 function(naa_verilate target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG ""
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_COVERAGE"
     "TOP_MODULE;PREFIX;OPTIMIZE"
     "SOURCES;WAIVERS;PARAMETERS;DEFINES;INCLUDE_DIRS;VERILATOR_ARGS")
 
@@ -155,6 +177,10 @@ function(naa_verilate target)
     list(APPEND args +define+${d})
   endforeach()
   list(APPEND args ${ARG_VERILATOR_ARGS})
+  set(coverage "")
+  if(NAA_RTL_COVERAGE AND NOT ARG_NO_COVERAGE)
+    set(coverage COVERAGE)  # verilate(): --coverage, and VM_COVERAGE=1 on the generated code
+  endif()
 
   set(vdir ${CMAKE_CURRENT_BINARY_DIR}/${target}.verilator)
   add_library(${target} STATIC)
@@ -165,7 +191,7 @@ function(naa_verilate target)
     TOP_MODULE ${ARG_TOP_MODULE}
     PREFIX ${ARG_PREFIX}
     DIRECTORY ${vdir}
-    TRACE_FST
+    TRACE_FST ${coverage}
     INCLUDE_DIRS ${ARG_INCLUDE_DIRS}
     OPT_FAST ${ARG_OPTIMIZE}
     SOURCES ${ARG_WAIVERS} ${ARG_SOURCES}

@@ -6,7 +6,91 @@
 #include <verilated.h>
 #include <verilated_fst_c.h>
 
+#if NAA_RTL_COVERAGE
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <verilated_cov.h>
+#endif
+
 namespace naa::rtl {
+
+#if NAA_RTL_COVERAGE
+namespace {
+
+// The live sessions, so that a program that ends with exit() while sessions are alive (naa-sim
+// stopping on a divergence, a test's early exit) still writes their counts. Never freed: a
+// session may be destroyed during static destruction, after this would be.
+struct LiveSessions {
+  std::mutex mutex;
+  std::set<RtlSession*> sessions;
+};
+LiveSessions& live_sessions() {
+  static auto* live = new LiveSessions;
+  return *live;
+}
+
+void write_live_sessions_at_exit() {
+  std::set<RtlSession*> sessions;
+  {
+    const std::lock_guard lock(live_sessions().mutex);
+    sessions = live_sessions().sessions;
+  }
+  for (RtlSession* s : sessions) s->write_coverage();
+}
+
+// A new file <dir>/<program>-<pid>-<n>.dat, created exclusively: several sessions, and the
+// private runtime of each kernel plug-in in the same process, never overwrite each other.
+std::string new_coverage_file() {
+  const char* env = std::getenv("NAA_RTL_COVERAGE_DIR");
+  const std::filesystem::path dir = env && *env ? env : NAA_RTL_COVERAGE_DEFAULT_DIR;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string stem = std::string(program_invocation_short_name) + "-" +
+                           std::to_string(::getpid()) + "-";
+  for (unsigned n = 0;; ++n) {
+    const std::string path = (dir / (stem + std::to_string(n) + ".dat")).string();
+    const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ::close(fd);
+      return path;
+    }
+    if (errno != EEXIST) return {};  // unwritable folder: Verilator would abort; skip instead
+  }
+}
+
+}  // namespace
+
+bool RtlSession::collects_coverage() noexcept {
+  return true;
+}
+
+void RtlSession::write_coverage() {
+  if (cycles_ == covered_cycles_) return;
+  covered_cycles_ = cycles_;
+  const std::string path = new_coverage_file();
+  if (path.empty()) return;
+  context_->coveragep()->write(path.c_str());
+  context_->coveragep()->zero();
+}
+#else
+bool RtlSession::collects_coverage() noexcept {
+  return false;
+}
+
+void RtlSession::write_coverage() {}
+#endif
+
+void RtlSession::retire(std::shared_ptr<void> model) {
+  retired_.push_back(std::move(model));
+}
 
 RtlSession::RtlSession(const RtlSessionOptions& options)
     : context_(std::make_unique<VerilatedContext>()),
@@ -23,10 +107,24 @@ RtlSession::RtlSession(const RtlSessionOptions& options)
     context_->traceEverOn(true);
     trace_ = std::make_unique<VerilatedFstC>();
   }
+#if NAA_RTL_COVERAGE
+  static std::once_flag at_exit;
+  std::call_once(at_exit, [] { std::atexit(write_live_sessions_at_exit); });
+  const std::lock_guard lock(live_sessions().mutex);
+  live_sessions().sessions.insert(this);
+#endif
 }
 
 RtlSession::~RtlSession() {
   close_trace();
+#if NAA_RTL_COVERAGE
+  {
+    const std::lock_guard lock(live_sessions().mutex);
+    live_sessions().sessions.erase(this);
+  }
+  write_coverage();
+  retired_.clear();  // the models go only after their counters were written
+#endif
 }
 
 void RtlSession::advance_to(std::uint64_t t_ps) noexcept {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 class VerilatedContext;
 class VerilatedFstC;
@@ -83,6 +84,19 @@ class RtlSession {
   // Records the signals of every block at time t_ps (opens the file on first use).
   void dump(std::uint64_t t_ps);
 
+  // ---- coverage (NAA_RTL_COVERAGE, docs/rtl/coverage.md) ----
+  // True when rtl_session.cpp was built with NAA_RTL_COVERAGE: the session then writes its
+  // context's coverage counts to a new file (under $NAA_RTL_COVERAGE_DIR, default
+  // <build>/coverage) when it goes away, or at exit if it is still alive.
+  [[nodiscard]] static bool collects_coverage() noexcept;
+  // A model's coverage counters live in the model, and Verilator's coverage table points at them:
+  // under coverage a harness hands its model here instead of deleting it, and the session deletes
+  // it after writing the counts.
+  void retire(std::shared_ptr<void> model);
+  // Writes the counts so far to a new file and zeroes them (so a later write adds only what
+  // came after); nothing if no cycle ran since the last write, or without coverage.
+  void write_coverage();
+
  private:
   std::unique_ptr<VerilatedContext> context_;
   std::unique_ptr<VerilatedFstC> trace_;
@@ -97,6 +111,8 @@ class RtlSession {
   bool recording_ = true;
   bool opened_ = false;
   bool closed_ = false;
+  std::uint64_t covered_cycles_ = 0;                 // cycles_ at the last write_coverage()
+  std::vector<std::shared_ptr<void>> retired_;       // see retire()
 };
 
 }  // namespace naa::rtl

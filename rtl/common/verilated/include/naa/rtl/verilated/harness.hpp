@@ -54,6 +54,11 @@ class Harness {
     // The waveform refers to this model: complete it before the model goes away.
     if (traced_) session_->close_trace();
     top_->final();
+    // Coverage: the session writes this model's counters later, so it keeps the model till then.
+    if (RtlSession::collects_coverage()) {
+      session_->retire(
+          std::shared_ptr<void>(top_.release(), [](void* p) { delete static_cast<V*>(p); }));
+    }
   }
 
   [[nodiscard]] V& top() noexcept { return *top_; }
