@@ -17,6 +17,8 @@ packages=(
   clang clang-14 clang-format clang-tidy libclang-rt-14-dev valgrind
   # waveforms: fst2vcd reads the FST traces in the trace-window tests
   gtkwave
+  # synthesis and timing of the RTL blocks (scripts/synth.sh, docs/rtl/synthesis.md)
+  yosys
   # benchmarks: plots
   gnuplot-nox
   # the Soft-RoCE test VM of testbench/softroce/vm (its build-image.sh would install these too)
