@@ -22,7 +22,11 @@
 #   include/naa/rtl/<block>_rtl.hpp        factory make_<block>_rtl() of the Verilated block
 #   include/naa/rtl/verilated/<block>_adapter.hpp, <block>_rtl.cpp   the Verilator adapter
 #   <block>_<variant>_rtl.cpp              the factory of each variant
+# except a KERNEL, whose factories and their headers (make_<block>[_<variant>]_rtl) are generated
+# from rtl/kernel_shell/kernel_rtl.{hpp,cpp}.in: every kernel has the same adapter.
 #   README.md                              the block's page
+#   <block>_sva.sv                         optional: a checker of the port contract (SVA) and its
+#                                          `bind`; simulation and lint only, never synthesis
 #
 # and this function creates:
 #   - naa_rtl_<block>_w<W>_v (or naa_rtl_<block>_v): one naa_verilate() per width, class
@@ -50,6 +54,9 @@ file(WRITE ${NAA_RTL_LINT_MANIFEST}
 # tree and returns its path. NAA_KERNEL_SHELL_SOURCES: what the shell needs besides it.
 set(NAA_KERNEL_SHELL_DIR ${CMAKE_CURRENT_LIST_DIR}/../rtl/kernel_shell CACHE INTERNAL "")
 set(NAA_KERNEL_SHELL_SOURCES ${NAA_KERNEL_SHELL_DIR}/naa_ap_ctrl_assert.sv CACHE INTERNAL "")
+# The kernel port contract as SVA (docs/rtl/README.md "Assertions"): the checker every built-in
+# kernel's bind file instantiates. Not part of the shell a plug-in gets.
+set(NAA_KERNEL_SVA_SOURCE ${NAA_KERNEL_SHELL_DIR}/naa_kernel_sva.sv CACHE INTERNAL "")
 function(naa_kernel_shell_source out kernel params width)
   set(NAA_KERNEL_TOP ${kernel})
   set(NAA_KERNEL_PARAMS "${params}")
@@ -129,6 +136,24 @@ function(_naa_rtl_adapter lib source dir)
   naa_project_target(${lib})
 endfunction()
 
+# _naa_kernel_factory(<lib> <block> <factory> <what>): a kernel's factory make_<factory>_rtl() and
+# <factory>_rtl_widths() for the adapter library <lib>, generated (every kernel's is the same
+# code over KernelVerilated): returns the source in <lib>_FACTORY_SOURCE and the folder of its
+# header naa/rtl/<factory>_rtl.hpp in <lib>_FACTORY_INCLUDE.
+function(_naa_kernel_factory lib block factory what)
+  set(NAA_KERNEL_BLOCK ${block})
+  set(NAA_KERNEL_FACTORY ${factory})
+  set(NAA_KERNEL_WHAT "${what}")
+  string(REGEX REPLACE "^naa_rtl_" "" NAA_KERNEL_GEN ${lib})
+  string(REGEX REPLACE "^naa_" "" NAA_KERNEL_ALIAS ${lib})
+  set(gen ${CMAKE_CURRENT_BINARY_DIR}/${lib}.gen)
+  configure_file(${NAA_KERNEL_SHELL_DIR}/kernel_rtl.hpp.in
+                 ${gen}/include/naa/rtl/${factory}_rtl.hpp @ONLY)
+  configure_file(${NAA_KERNEL_SHELL_DIR}/kernel_rtl.cpp.in ${gen}/${factory}_rtl.cpp @ONLY)
+  set(${lib}_FACTORY_SOURCE ${gen}/${factory}_rtl.cpp PARENT_SCOPE)
+  set(${lib}_FACTORY_INCLUDE ${gen}/include PARENT_SCOPE)
+endfunction()
+
 function(naa_rtl_block)
   cmake_parse_arguments(PARSE_ARGV 0 ARG "KERNEL" "NAME;OPTIMIZE"
     "SOURCES;WIDTHS;LINT_WIDTHS;REJECT_WIDTHS;VARIANTS")
@@ -162,7 +187,21 @@ function(naa_rtl_block)
     list(APPEND sources ${NAA_KERNEL_SHELL_SOURCES} ${shell})
     set(top naa_kernel_shell)
   endif()
-  foreach(f IN ITEMS ${waiver} ${dir}/${block}_model.cpp ${dir}/${block}_rtl.cpp
+  # Simulation-only assertions (docs/rtl/README.md "Assertions"): <block>_sva.sv, if present, binds
+  # a checker of the block's port contract to it (kernels: with naa_kernel_sva.sv). Verilated
+  # (--assert) and linted with the block, never in its synth| line above.
+  if(EXISTS ${dir}/${block}_sva.sv)
+    if(ARG_KERNEL)
+      list(APPEND sources ${NAA_KERNEL_SVA_SOURCE})
+    endif()
+    list(APPEND sources ${dir}/${block}_sva.sv)
+  endif()
+  # A kernel's factory is generated (_naa_kernel_factory); another block has its adapter.
+  set(adapter ${dir}/${block}_rtl.cpp)
+  if(ARG_KERNEL)
+    set(adapter "")
+  endif()
+  foreach(f IN ITEMS ${waiver} ${dir}/${block}_model.cpp ${adapter}
                      ${dir}/include/naa/rtl/${block}.hpp ${dir}/README.md)
     if(NOT EXISTS ${f})
       message(FATAL_ERROR "naa_rtl_block(${block}): missing ${f} (see cmake/NaaRtlBlock.cmake)")
@@ -186,7 +225,16 @@ function(naa_rtl_block)
   # The Verilated block and its adapter, then each variant.
   _naa_rtl_verilations(naa_rtl_${block} ${block} V${block} "${ARG_WIDTHS}" "" "${sources}"
                        ${waiver} ${ARG_OPTIMIZE} ${top})
-  _naa_rtl_adapter(naa_rtl_${block} ${dir}/${block}_rtl.cpp ${dir} ${naa_rtl_${block}_VERILATED})
+  if(ARG_KERNEL)
+    _naa_kernel_factory(naa_rtl_${block} ${block} ${block}
+                        "the Verilated ${block} (rtl/${block}/${block}.sv)")
+    set(adapter ${naa_rtl_${block}_FACTORY_SOURCE})
+  endif()
+  _naa_rtl_adapter(naa_rtl_${block} ${adapter} ${dir} ${naa_rtl_${block}_VERILATED})
+  if(ARG_KERNEL)
+    target_include_directories(naa_rtl_${block} PUBLIC
+                               $<BUILD_INTERFACE:${naa_rtl_${block}_FACTORY_INCLUDE}>)
+  endif()
   target_link_libraries(naa_rtl_blocks INTERFACE naa_rtl_${block})
   set(variants "")
   foreach(v IN LISTS ARG_VARIANTS)
@@ -199,7 +247,17 @@ function(naa_rtl_block)
     set(lib naa_rtl_${block}_${name})
     _naa_rtl_verilations(${lib} ${block} V${block}_${name} "${ARG_WIDTHS}" ${define}
                          "${sources}" ${waiver} ${ARG_OPTIMIZE} ${top})
-    _naa_rtl_adapter(${lib} ${dir}/${block}_${name}_rtl.cpp ${dir} ${${lib}_VERILATED})
+    set(adapter ${dir}/${block}_${name}_rtl.cpp)
+    if(ARG_KERNEL)
+      _naa_kernel_factory(${lib} ${block} ${block}_${name}
+        "the ${name} variant of ${block} (+define+${define}; rtl/${block}/${block}.sv says what it \
+breaks, to prove that the kernel testbench and lockstep catch it)")
+      set(adapter ${${lib}_FACTORY_SOURCE})
+    endif()
+    _naa_rtl_adapter(${lib} ${adapter} ${dir} ${${lib}_VERILATED})
+    if(ARG_KERNEL)
+      target_include_directories(${lib} PUBLIC $<BUILD_INTERFACE:${${lib}_FACTORY_INCLUDE}>)
+    endif()
   endforeach()
 
   # Lint (rtl/common/lint.sh): every width, Verilated or not, and every variant.

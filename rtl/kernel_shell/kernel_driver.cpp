@@ -109,8 +109,7 @@ KernelInvocation run_kernel(KernelPort& port, std::uint32_t user,
     if (out.dst_valid && in.dst_ready) {
       progress = true;
       if (packet >= dst.size()) {
-        fail("gave a dst packet more than the call's " + std::to_string(dst.size()) +
-             " output(s)");
+        fail("gave a dst packet more than the call's " + std::to_string(dst.size()) + " output(s)");
         return r;
       }
       const std::uint64_t keep = out.dst.keep & keep_mask(w);

@@ -9,8 +9,9 @@ ReduceKernelModel::ReduceKernelModel(std::string_view block, std::uint32_t width
                                      std::uint32_t result_bytes, std::uint32_t latency)
     : block_(block), width_(width), result_bytes_(result_bytes), pipeline_(latency) {
   if (latency == 0 || result_bytes > 8 || result_bytes > width) {
-    throw std::invalid_argument(block_ + ": a reduction needs a latency >= 1 and a result of at "
-                                         "most 8 bytes and one beat");
+    throw std::invalid_argument(block_ +
+                                ": a reduction needs a latency >= 1 and a result of at "
+                                "most 8 bytes and one beat");
   }
 }
 

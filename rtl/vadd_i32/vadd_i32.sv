@@ -64,10 +64,9 @@ module vadd_i32 #(
   phase_e         phase_q;
   logic [31:0]    beats_a_q;    // in0 beats taken
   logic [31:0]    bytes_a_q;    // in0 bytes taken
-  logic           too_big;      // in0 did not fit the buffer
-  logic [31:0]    n_bytes;      // out0's length
-  logic [31:0]    offset_q;     // out0 bytes covered by the in1 beats taken so far
-  logic [31:0]    rem;          // out0 bytes from this in1 beat on
+  logic           too_big_q;    // in0 did not fit the buffer (set in PhRead)
+  logic [31:0]    rem_q;        // out0 bytes from the next in1 beat on (set in PhRead)
+  logic           rd_en;        // the buffer's read port reads rd_addr_q into a_q at this edge
   logic [AddrBits-1:0] rd_addr_q;
   logic [8*W-1:0] a_q;          // the buffer entry of the next in1 beat
   logic           out_done_q;   // out0's last beat has been loaded
@@ -86,15 +85,13 @@ module vadd_i32 #(
     .load_o(load), .run_o(run), .finish_i(finish)
   );
 
-  assign too_big    = beats_a_q > Depth;
-  assign ap_return  = too_big ? RcTooBig : 32'd0;
-  assign n_bytes    = too_big ? 32'd0 : {bytes_a_q[31:2], 2'b00};
+  assign ap_return  = too_big_q ? RcTooBig : 32'd0;
   assign src_TREADY = run && (phase_q == PhA || (phase_q == PhB && reg_ready && !took_last_q));
   assign take       = src_TVALID && src_TREADY;
   assign count      = 7'($countones(src_TKEEP));
-  assign rem        = n_bytes - offset_q;
   assign give       = take && phase_q == PhB && !out_done_q;
-  assign give_last  = rem <= W || src_TLAST;
+  assign give_last  = rem_q <= W || src_TLAST;
+  assign rd_en      = phase_q == PhRead || (take && phase_q == PhB);
   assign finish     = run && (out_sent_q || (dst_TVALID && dst_TREADY && dst_TLAST))
                           && (took_last_q || (take && phase_q == PhB && src_TLAST));
 
@@ -105,7 +102,7 @@ module vadd_i32 #(
       // boundary comes back too long.
       give_keep[i] = 1'b1;
 `else
-      give_keep[i] = 32'(i) < rem;
+      give_keep[i] = 32'(i) < rem_q;
 `endif
     end
     for (int unsigned l = 0; l < Lanes; l++) begin
@@ -113,21 +110,15 @@ module vadd_i32 #(
     end
   end
 
-  always_ff @(posedge ap_clk or negedge ap_rst_n) begin
-    if (!ap_rst_n) begin
+  // The call's state: set up when the call is accepted, no reset (every output it drives is
+  // qualified by the call running or ap_done, naa_kernel_ctrl, which reset does clear).
+  always_ff @(posedge ap_clk) begin
+    if (load) begin
       phase_q     <= PhA;
       beats_a_q   <= '0;
       bytes_a_q   <= '0;
-      offset_q    <= '0;
-      rd_addr_q   <= '0;
-      out_done_q  <= 1'b0;
-      out_sent_q  <= 1'b0;
-      took_last_q <= 1'b0;
-    end else if (load) begin
-      phase_q     <= PhA;
-      beats_a_q   <= '0;
-      bytes_a_q   <= '0;
-      offset_q    <= '0;
+      too_big_q   <= 1'b0;
+      rem_q       <= '0;
       rd_addr_q   <= '0;
       out_done_q  <= 1'b0;
       out_sent_q  <= 1'b0;
@@ -139,13 +130,15 @@ module vadd_i32 #(
         bytes_a_q <= bytes_a_q + 32'(count);
         if (src_TLAST) phase_q <= PhRead;
       end
+      // in0 is complete: out0's length, registered (it feeds TKEEP, docs/rtl/synthesis.md).
       if (phase_q == PhRead) begin
         phase_q   <= PhB;
-        rd_addr_q <= AddrBits'(1);
+        too_big_q <= beats_a_q > Depth;
+        rem_q     <= beats_a_q > Depth ? 32'd0 : {bytes_a_q[31:2], 2'b00};
       end
+      if (rd_en) rd_addr_q <= rd_addr_q + AddrBits'(1);
       if (take && phase_q == PhB) begin
-        offset_q  <= offset_q + W;
-        rd_addr_q <= rd_addr_q + AddrBits'(1);
+        rem_q <= rem_q - W;  // wraps once out0 is done; then unused
         if (src_TLAST) took_last_q <= 1'b1;
       end
       if (give && give_last) out_done_q <= 1'b1;
@@ -153,16 +146,13 @@ module vadd_i32 #(
     end
   end
 
-  // The buffer: written in phase A, read one entry ahead in phase B (a synchronous read port).
+  // The buffer: written in phase A, read one entry ahead in phase B; one write port and one
+  // synchronous read port, so synthesis maps it to block RAM.
   always_ff @(posedge ap_clk) begin
     if (take && phase_q == PhA && beats_a_q < Depth) begin
       buffer_q[beats_a_q[AddrBits-1:0]] <= src_TDATA;
     end
-    if (phase_q == PhRead) begin
-      a_q <= buffer_q[0];
-    end else if (take && phase_q == PhB) begin
-      a_q <= buffer_q[rd_addr_q];
-    end
+    if (rd_en) a_q <= buffer_q[rd_addr_q];
   end
 
   naa_stream_reg #(.W(W)) u_out_reg (

@@ -19,7 +19,8 @@ VaddI32Model::VaddI32Model(std::uint32_t width, std::uint32_t max_bytes)
     throw std::invalid_argument("vadd_i32: the buffer must be a positive multiple of the width");
   }
   // The RTL's read address has clog2(depth) bits (at least 1) and wraps there.
-  const std::uint32_t bits = depth_ > 1 ? static_cast<std::uint32_t>(std::bit_width(depth_ - 1)) : 1;
+  const std::uint32_t bits =
+      depth_ > 1 ? static_cast<std::uint32_t>(std::bit_width(depth_ - 1)) : 1;
   addr_mask_ = (1U << bits) - 1U;
   buffer_.assign(static_cast<std::size_t>(depth_) * width_, 0);
 }
@@ -28,7 +29,8 @@ void VaddI32Model::start_call() {
   phase_ = Phase::a;
   beats_a_ = 0;
   bytes_a_ = 0;
-  offset_ = 0;
+  too_big_ = false;
+  rem_ = 0;
   rd_addr_ = 0;
   out_done_ = false;
   out_sent_ = false;
@@ -41,21 +43,19 @@ KernelOutputs VaddI32Model::step(const KernelInputs& in) {
     start_call();
     reg_valid_ = false;
   }
-  const bool too_big = beats_a_ > depth_;
   KernelOutputs out;
   ctrl_.outputs(in, out);
-  out.ap_return = too_big ? kVaddI32TooBig : 0;
+  out.ap_return = too_big_ ? kVaddI32TooBig : 0;
   const bool reg_ready = !reg_valid_ || in.dst_ready;
-  out.src_ready = ctrl_.running() &&
-                  (phase_ == Phase::a || (phase_ == Phase::b && reg_ready && !took_last_));
+  out.src_ready =
+      ctrl_.running() && (phase_ == Phase::a || (phase_ == Phase::b && reg_ready && !took_last_));
   out.dst_valid = reg_valid_;
   out.dst = reg_;
   if (!in.rst_n) return out;
 
   const bool load = ctrl_.load(in);
   const bool take = in.src_valid && out.src_ready;
-  const std::uint32_t n = too_big ? 0 : bytes_a_ & ~3U;
-  const std::uint32_t rem = n - offset_;  // >= 0 while out0 is not done
+  const std::uint32_t rem = rem_;
   const bool give = take && phase_ == Phase::b && !out_done_;
   const bool give_last = rem <= width_ || in.src.last;
   const bool dst_last_fire = reg_valid_ && in.dst_ready && reg_.last;
@@ -76,10 +76,12 @@ KernelOutputs VaddI32Model::step(const KernelInputs& in) {
       if (in.src.last) phase_ = Phase::read;
     } else if (phase_ == Phase::read) {
       phase_ = Phase::b;
+      too_big_ = beats_a_ > depth_;
+      rem_ = too_big_ ? 0 : bytes_a_ & ~3U;
       rd_addr_ = 1;
       std::memcpy(a_.data.data(), buffer_.data(), width_);
     } else if (take && phase_ == Phase::b) {
-      offset_ += width_;
+      rem_ -= width_;  // wraps once out0 is done; then unused
       // Beyond the buffer (in1 beats past out0, dropped): the RTL reads don't-care values.
       const std::uint32_t addr = rd_addr_ & addr_mask_;
       if (addr < depth_) {

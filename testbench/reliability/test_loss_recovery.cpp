@@ -39,6 +39,7 @@ namespace host = naa::host;
 namespace {
 
 enum class Kernel : std::uint8_t { add1 = 1, add2 = 2, nop = 3, vadd = 4, sum = 5, crc = 6 };
+constexpr std::size_t kVaddMaxIn0 = std::size_t{1} << 20;
 
 // One connection's worth of calls of one kernel and size, checked on the host after each call.
 class Workload {
@@ -208,6 +209,9 @@ void run_scenario(const Scenario& sc) {
     const Kernel k = kernels[rng() % 6];
     std::size_t size = static_cast<std::size_t>(std::exp(size_dist(rng))) & ~std::size_t{3};
     size = std::clamp<std::size_t>(size, 64, max_size);
+    // vadd_i32 refuses an in0 over 1 MiB with 0x10 (docs/protocol.md "Calls and immediates":
+    // its RTL buffers in0); the other kernels take every size.
+    if (k == Kernel::vadd) size = std::min<std::size_t>(size, kVaddMaxIn0);
     const std::uint64_t group = std::min<std::uint64_t>(calls - done, 1 + rng() % 5);
     Workload w(k, size, rng);
     INFO("call " << done << ": fn " << int(w.fn()) << ", " << size << " B");

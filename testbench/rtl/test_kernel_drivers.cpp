@@ -130,10 +130,11 @@ TEST_CASE("kernel shell: vadd_i32, sum_u64 and crc32 like the C++ kernels", "[rt
     for (int call = 0; call < 30; ++call) {
       const std::size_t n = random_size(rng, w);
       // in1 at least in0's whole lanes, sometimes longer (its surplus is taken and dropped).
-      const std::size_t n1 = n / 4 * 4 + (chance(rng, 0.3) ? uniform<std::size_t>(rng, 0, 2 * w) : 0);
-      check_call(4, {4, "vadd_i32", KernelShape{2, 1, false}, {}}, port, 0,
-                 {{kIn, random_bytes(rng, n)}, {kIn, random_bytes(rng, n1)},
-                  {kOut, Bytes(n + 8, 0)}});
+      const std::size_t n1 =
+          n / 4 * 4 + (chance(rng, 0.3) ? uniform<std::size_t>(rng, 0, 2 * w) : 0);
+      check_call(
+          4, {4, "vadd_i32", KernelShape{2, 1, false}, {}}, port, 0,
+          {{kIn, random_bytes(rng, n)}, {kIn, random_bytes(rng, n1)}, {kOut, Bytes(n + 8, 0)}});
     }
     // An in0 larger than the buffer is refused with 0x10 in both.
     const std::size_t big = kVaddI32MaxBytes + 4;

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <bit>
-#include <map>
 #include <cmath>
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -20,11 +20,11 @@
 #include "naa/rtl/crc32_rtl.hpp"
 #include "naa/rtl/icrc_check.hpp"
 #include "naa/rtl/icrc_check_rtl.hpp"
+#include "naa/rtl/kernel_driver.hpp"
 #include "naa/rtl/mr_table_rtl.hpp"
 #include "naa/rtl/rtl_session.hpp"
 #include "naa/rtl/rx_parser.hpp"
 #include "naa/rtl/rx_parser_rtl.hpp"
-#include "naa/rtl/kernel_driver.hpp"
 #include "naa/rtl/sum_u64.hpp"
 #include "naa/rtl/sum_u64_rtl.hpp"
 #include "naa/rtl/vadd_i32.hpp"
@@ -194,7 +194,6 @@ bool has_width(std::span<const std::uint32_t> widths, std::uint32_t w) {
   return std::find(widths.begin(), widths.end(), w) != widths.end();
 }
 
-
 // The built-in kernels with RTL (docs/rtl/kernel-shell.md "Built-in kernels"): each block once,
 // what its RTL can exist at (its parameter check), its factories.
 struct BuiltinKernelBlock {
@@ -215,7 +214,8 @@ constexpr BuiltinKernelBlock kBuiltinKernelBlocks[] = {
     {"add_const", rtl::add_const_rtl_widths, rtl::make_add_const_rtl,
      make_model<rtl::AddConstModel>, [](std::uint32_t) { return true; }, ""},
     {"vadd_i32", rtl::vadd_i32_rtl_widths, rtl::make_vadd_i32_rtl, make_model<rtl::VaddI32Model>,
-     [](std::uint32_t w) { return w % 4 == 0; }, "its lanes are 4 bytes: W must be a multiple of 4"},
+     [](std::uint32_t w) { return w % 4 == 0; },
+     "its lanes are 4 bytes: W must be a multiple of 4"},
     {"crc32", rtl::crc32_rtl_widths, rtl::make_crc32_rtl, make_model<rtl::Crc32Model>,
      [](std::uint32_t w) { return w >= 4 && std::has_single_bit(w); },
      "W must be a power of two >= 4"},
@@ -308,8 +308,8 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
                                       " (add the width to the block's WIDTHS in "
                                       "rtl/CMakeLists.txt, or use --kernels=model)");
         }
-        notes_.push_back(why.substr(0, kmode.size()) + " (the default)" +
-                         why.substr(kmode.size()) + "; it runs as the C++ model");
+        notes_.push_back(why.substr(0, kmode.size()) + " (the default)" + why.substr(kmode.size()) +
+                         "; it runs as the C++ model");
         continue;
       }
       kernel_blocks.push_back(&k);
@@ -369,8 +369,8 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
   }
   for (const BuiltinKernelBlock* k : kernel_blocks) {
     const std::uint32_t w = cfg.width;
-    std::unique_ptr<rtl::KernelPort> rtl = verilate(
-        k->block, [k, w](const rtl::RtlOptions& o) { return k->make_rtl(w, o); });
+    std::unique_ptr<rtl::KernelPort> rtl =
+        verilate(k->block, [k, w](const rtl::RtlOptions& o) { return k->make_rtl(w, o); });
     if (!rtl) throw std::invalid_argument(kmode + ": " + std::string(k->block) + ": no RTL");
     if (options_.kernels == BlockMode::lockstep) {
       rtl = std::make_unique<rtl::KernelLockstep>(k->make_model(w), std::move(rtl), on_divergence);
@@ -429,11 +429,11 @@ void RtlBlocks::install_kernels(KernelRegistry& registry, const SimConfig& /*cfg
     std::unique_ptr<Kernel> model = registry.take(f.fn);
     if (!model) continue;
     ShellKernel::Spec spec{f.fn, std::string(model->name()), f.shape, f.user};
-    registry.register_kernel(std::make_unique<ShellKernel>(
-        std::move(spec), port->second, std::move(model), on_invocation, [this] {
-          sync_time();
-          ++counters.kernel_runs;
-        }));
+    registry.register_kernel(std::make_unique<ShellKernel>(std::move(spec), port->second,
+                                                           std::move(model), on_invocation, [this] {
+                                                             sync_time();
+                                                             ++counters.kernel_runs;
+                                                           }));
   }
 }
 

@@ -24,7 +24,7 @@
 namespace naa::rtl {
 
 struct KernelInputs {
-  bool rst_n = true;     // ap_rst_n
+  bool rst_n = true;  // ap_rst_n
   bool ap_start = false;
   std::uint32_t user = 0;  // user[23:0]; held for the whole call by the shell's driver
   bool src_valid = false;  // src_TVALID; src carries src_TDATA/TKEEP/TLAST

@@ -38,7 +38,8 @@ class VaddI32Model final : public KernelPort {
   Phase phase_ = Phase::a;
   std::uint32_t beats_a_ = 0;
   std::uint32_t bytes_a_ = 0;
-  std::uint32_t offset_ = 0;
+  bool too_big_ = false;   // in0 did not fit (set in the read phase)
+  std::uint32_t rem_ = 0;  // out0 bytes from the next in1 beat on (set in the read phase)
   std::uint32_t rd_addr_ = 0;
   StreamBeat a_;  // the buffer entry of the next in1 beat
   bool out_done_ = false;
