@@ -123,7 +123,12 @@ RtlSession::~RtlSession() {
     live_sessions().sessions.erase(this);
   }
   write_coverage();
-  retired_.clear();  // the models go only after their counters were written
+  // The models go only after their counters were written. Verilator 5.006 erases a model's
+  // scopes from the thread's current context (~VerilatedScope), which may be another session's,
+  // already gone: make it this one for the deletion, and leave none behind.
+  Verilated::threadContextp(context_.get());
+  retired_.clear();
+  Verilated::threadContextp(nullptr);
 #endif
 }
 
