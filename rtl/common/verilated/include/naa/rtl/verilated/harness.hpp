@@ -33,8 +33,11 @@ class Harness {
                      ? options.session
                      : std::make_shared<RtlSession>(RtlSessionOptions{
                            options.trace_fst, options.x_seed, options.clock_period_ps})) {
+    // attach() first: it throws when the waveform has started, and a model created before the
+    // throw would be deleted while coverage (NAA_RTL_COVERAGE) still points at its counters.
+    VerilatedFstC* fst = session_->attach();
     top_ = std::make_unique<V>(&session_->context(), name_.c_str());
-    if (VerilatedFstC* fst = session_->attach()) {
+    if (fst) {
       top_->trace(fst, 99);
       traced_ = true;
     }
