@@ -43,7 +43,8 @@ void write_live_sessions_at_exit() {
     const std::lock_guard lock(live_sessions().mutex);
     sessions = live_sessions().sessions;
   }
-  for (RtlSession* s : sessions) s->write_coverage();
+  for (RtlSession* s : sessions)
+    s->write_coverage();
 }
 
 // A new file <dir>/<program>-<pid>-<n>.dat, created exclusively: several sessions, and the
@@ -53,8 +54,8 @@ std::string new_coverage_file() {
   const std::filesystem::path dir = env && *env ? env : NAA_RTL_COVERAGE_DEFAULT_DIR;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  const std::string stem = std::string(program_invocation_short_name) + "-" +
-                           std::to_string(::getpid()) + "-";
+  const std::string stem =
+      std::string(program_invocation_short_name) + "-" + std::to_string(::getpid()) + "-";
   for (unsigned n = 0;; ++n) {
     const std::string path = (dir / (stem + std::to_string(n) + ".dat")).string();
     const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);

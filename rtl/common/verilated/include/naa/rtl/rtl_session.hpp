@@ -111,8 +111,8 @@ class RtlSession {
   bool recording_ = true;
   bool opened_ = false;
   bool closed_ = false;
-  std::uint64_t covered_cycles_ = 0;                 // cycles_ at the last write_coverage()
-  std::vector<std::shared_ptr<void>> retired_;       // see retire()
+  std::uint64_t covered_cycles_ = 0;            // cycles_ at the last write_coverage()
+  std::vector<std::shared_ptr<void>> retired_;  // see retire()
 };
 
 }  // namespace naa::rtl
