@@ -19,6 +19,8 @@ packages=(
   gtkwave
   # synthesis and timing of the RTL blocks (scripts/synth.sh, docs/rtl/synthesis.md)
   yosys
+  # RTL coverage report: genhtml (scripts/coverage.sh, docs/rtl/coverage.md)
+  lcov
   # benchmarks: plots
   gnuplot-nox
   # the Soft-RoCE test VM of testbench/softroce/vm (its build-image.sh would install these too)

@@ -4,7 +4,9 @@
 # registered); "dev" builds in build-dev/. Each stage prints how long it took. With the default
 # preset the host, ofi and cosim suites then run once more under ThreadSanitizer (preset tsan in
 # build-tsan/, label tsan; docs/building.md "ThreadSanitizer"): only the targets they need
-# (naa_tsan), about 5 minutes on 2 cores.
+# (naa_tsan), about 5 minutes on 2 cores. Last comes stage "coverage": scripts/coverage.sh
+# (preset coverage in build-coverage/), which fails when an RTL block misses its coverage goals
+# (docs/rtl/coverage.md).
 #
 # A test that cannot run on this machine reports "Skipped" with its reason, never "Passed": the
 # Soft-RoCE VM test without root, QEMU or a VM image it can build; the interop, fuzz and lint
@@ -35,4 +37,5 @@ if [ "$preset" = ci ]; then
   stage "tsan configure" cmake --preset tsan
   stage "tsan build" cmake --build --preset tsan  # the target naa_tsan, not the whole tree
   stage "tsan tests" ctest --preset tsan -L tsan --no-tests=error
+  stage coverage scripts/coverage.sh
 fi
