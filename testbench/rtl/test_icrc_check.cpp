@@ -10,12 +10,16 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "naa/protocol/icrc.hpp"
 #include "naa/rtl/icrc_check.hpp"
 #include "naa/rtl/icrc_check_broken_rtl.hpp"
 #include "naa/rtl/icrc_check_headers.hpp"
 #include "naa/rtl/icrc_check_rtl.hpp"
+#include "naa/rtl/rtl_session.hpp"
+#include "support/captured_stdout.hpp"
 #include "support/receive_lockstep.hpp"
 #include "support/roce_traffic.hpp"
 #include "support/verilated_widths.hpp"
@@ -218,5 +222,114 @@ TEST_CASE("icrc_check: lockstep catches the broken variant at the right block, p
     CHECK(d.cycle == cycle + 128 / w + 1);  // two cycles after the last beat (latency 2)
     CHECK(handler_calls == 1);
     CHECK(checker.stats().divergences == 1);
+  }
+}
+
+// A reset in the middle of a datagram (issue 25 item 4): model and RTL in lockstep through resets
+// after part of a datagram and while a result waits, the headers changing per datagram; every
+// datagram a reset did not cut gets protocol's ICRC verdict. The covers c_reset_mid_packet and
+// c_reset_result_waits of rtl/icrc_check/icrc_check_sva.sv count these resets.
+TEST_CASE("icrc_check: resets in the middle of a datagram, the datagrams after them check right",
+          "[rtl][icrc_check]") {
+  for (const std::uint32_t w : naa::testbench::verilated(icrc_check_rtl_widths())) {
+    DYNAMIC_SECTION("W=" << w) {
+      Rng rng = seeded_rng("icrc_check resets W=" + std::to_string(w));
+      RtlOptions options;
+      options.x_seed = static_cast<std::uint32_t>(rng());
+      IcrcCheckLockstep dut(std::make_unique<IcrcCheckModel>(w), make_icrc_check_rtl(w, options));
+      std::vector<std::vector<StreamBeat>> packets;
+      std::vector<IpUdpHeaderBytes> headers;
+      std::vector<IcrcResult> expected;
+      for (int p = 0; p < 600; ++p) {
+        const Datagram d = random_checked_datagram(rng, 8 * w);
+        packets.push_back(to_beats(d.bytes, w, BeatShape::full, rng));
+        headers.push_back(ip_udp_header_bytes(d.headers));
+        expected.push_back(reference(d.headers, d.bytes));
+      }
+      IcrcCheckInputs in;
+      reset_randomly(dut, in, rng);
+      std::vector<std::pair<std::size_t, IcrcResult>> results;
+      const ResetRunStats stats =
+          run_with_resets(dut, in, rng, packets, results, [&](IcrcCheckInputs& i, std::size_t k) {
+            if (k < headers.size()) i.ip_udp = headers[k];
+          });
+      INFO((dut.checker().diverged() ? dut.checker().divergence()->to_string() : "no divergence"));
+      REQUIRE_FALSE(dut.checker().diverged());
+      std::cout << "  W=" << w << ": " << stats.mid_packet << " resets mid-datagram, "
+                << stats.result_waits << " with a result waiting, " << results.size()
+                << " results\n";
+      CHECK(stats.mid_packet >= 50);
+      CHECK(stats.result_waits >= 5);
+      CHECK(results.size() >= packets.size() / 2);
+      std::size_t last = 0;
+      for (const auto& [i, r] : results) {
+        INFO("datagram " << i);
+        CHECK((i >= last));  // in order, none twice
+        last = i + 1;
+        CHECK(disagreement(expected[i], r).empty());
+      }
+    }
+  }
+}
+
+// The largest datagram (65535 bytes: the cover c_maximal of icrc_check_sva.sv) with its correct
+// ICRC, through the packet-level driver over model and RTL in lockstep.
+TEST_CASE("icrc_check: a 65535-byte datagram, model and RTL in lockstep", "[rtl][icrc_check]") {
+  Rng rng = seeded_rng("icrc_check maximal");
+  const naa::protocol::Ipv4UdpHeaders h = vector_datagrams().front().headers;
+  Bytes big = random_bytes(rng, 65535);
+  naa::protocol::write_icrc(h, big);
+  for (const std::uint32_t w : naa::testbench::verilated(icrc_check_rtl_widths())) {
+    INFO("W=" << w);
+    const std::unique_ptr<IcrcCheck> checker = icrc_check::make_lockstep(w);
+    REQUIRE(checker != nullptr);
+    const IcrcCheckResult r = checker->check(ip_udp_header_bytes(h), big);
+    CHECK(r.result.ok);
+    CHECK(disagreement(reference(h, big), r.result).empty());
+    CHECK(checker->divergence() == nullptr);
+  }
+}
+
+// Illegal input (issue 25 item 4): beats that break the port contract (README "Ports": every beat
+// but the last full, the last a prefix) fail icrc_check_sva's assertions on the real block, named
+// in Verilator's message, instead of being checked silently.
+TEST_CASE("icrc_check: an input beat that breaks the contract fails the block's assertion",
+          "[rtl][icrc_check]") {
+  const std::uint32_t w = naa::testbench::verilated(icrc_check_rtl_widths()).front();
+  const struct {
+    const char* assertion;
+    std::uint32_t bytes;  // keep = a prefix of this many bytes ...
+    std::uint64_t hole;   // ... with these bits cleared
+    bool last;
+  } cases[] = {
+      {"icrc_check_sva a_in_keep_full", 1, 0, false},
+      {"icrc_check_sva a_in_keep_prefix", 3, 1, true},
+  };
+  for (const auto& c : cases) {
+    DYNAMIC_SECTION(c.assertion) {
+      auto session = std::make_shared<RtlSession>(RtlSessionOptions{{}, 1, 4000, false});
+      RtlOptions options;
+      options.session = session;
+      const std::unique_ptr<IcrcCheckPort> port = make_icrc_check_rtl(w, options);
+      REQUIRE(port != nullptr);
+      const std::string out = captured_stdout([&] {
+        IcrcCheckInputs in;
+        in.rst_n = false;
+        port->step(in);
+        in.rst_n = true;
+        in.out_ready = true;
+        port->step(in);
+        port->step(in);
+        in.in_valid = true;
+        in.in.keep = keep_mask(c.bytes) & ~c.hole;
+        in.in.last = c.last;
+        port->step(in);
+        in.in_valid = false;
+        port->step(in);
+      });
+      INFO("Verilator printed:\n" << out);
+      CHECK(session->assertion_failed());
+      CHECK(out.find(std::string(c.assertion) + ":") != std::string::npos);
+    }
   }
 }

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "naa/rtl/crc32.hpp"
 #include "naa/rtl/crc32_broken_rtl.hpp"
 #include "naa/rtl/crc32_rtl.hpp"
+#include "naa/rtl/kernel_driver.hpp"
 #include "naa/rtl/kernel_testbench.hpp"
 #include "naa/rtl/rtl_session.hpp"
 #include "naa/rtl/sum_u64.hpp"
@@ -262,4 +264,35 @@ TEST_CASE("sum_u64: the generic kernel testbench passes", "[rtl][kernels][sum_u6
 }
 TEST_CASE("sum_u64: the broken variant is caught", "[rtl][kernels][sum_u64]") {
   check_caught(sum_u64_config(make_sum_u64_broken_rtl));
+}
+
+// vadd_i32's buffer at its limit (the covers c_in0_max and c_refused of rtl/vadd_i32/vadd_i32_sva.sv;
+// README "Behaviour"): an in0 of exactly MaxBytes (1 MiB) is added, 4 bytes more are consumed and
+// refused with 0x10 and an empty out0, and the kernel keeps its contract (the bound assertions).
+TEST_CASE("vadd_i32: an in0 filling the 1 MiB buffer is added, a larger one refused with 0x10",
+          "[rtl][kernels][vadd_i32]") {
+  const std::uint32_t w = widths(vadd_i32_rtl_widths()).back();
+  const std::unique_ptr<KernelPort> port = make_vadd_i32_rtl(w, RtlOptions{});
+  REQUIRE(port != nullptr);
+  reset_kernel(*port);
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  for (const std::size_t n : {kMiB, kMiB + 4}) {
+    INFO("in0 of " << n << " bytes, W=" << w);
+    const std::vector<std::uint8_t> in0(n, 0x01);
+    const std::vector<std::uint8_t> in1(n, 0x02);
+    std::vector<std::uint8_t> out(n, 0);
+    const std::span<const std::uint8_t> src[] = {in0, in1};
+    const std::span<std::uint8_t> dst[] = {out};
+    const KernelInvocation r = run_kernel(*port, 0, src, dst);
+    INFO(r.error);
+    REQUIRE(r.error.empty());
+    if (n == kMiB) {
+      CHECK(r.rc == 0);
+      CHECK(r.lengths.at(0) == n);
+      CHECK((out.front() == 0x03 && out.back() == 0x03));
+    } else {
+      CHECK(r.rc == 0x10);
+      CHECK(r.lengths.at(0) == 0);
+    }
+  }
 }

@@ -10,6 +10,8 @@
 
 #include "naa/rtl/mr_table.hpp"
 #include "naa/rtl/mr_table_rtl.hpp"
+#include "naa/rtl/rtl_session.hpp"
+#include "support/captured_stdout.hpp"
 #include "support/mr_traffic.hpp"
 
 using namespace naa::rtl;
@@ -269,5 +271,27 @@ TEST_CASE("mr_table: the read port and the free-entry search answer from the tab
     CHECK(o.free_any);
     CHECK(o.free_index == 17);
     CHECK(o.free_count == 1);
+  }
+}
+
+// A reset with a lookup's answer due (the cover c_reset_answer_due of mr_table_sva.sv): the
+// answer is dropped and the table is empty again, in the model and the RTL alike.
+TEST_CASE("mr_table: a reset with an answer due drops it and empties the table",
+          "[rtl][mr_table]") {
+  auto ports = implementations();
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    INFO(name(i));
+    Driver d(*ports[i]);
+    const std::uint32_t rkey = 0x45600000U | 3U;
+    d.program(rkey, 0x3000, 0x100, kR, 4);
+    REQUIRE(d.lookup(rkey, 0x3000, 8, kR, 4) == MrStatus::ok);
+    MrTableInputs in;
+    in.lookup = {true, rkey, 0x3000, 8, kR, 4};
+    (void)d.port().step(in);
+    MrTableInputs reset;
+    reset.rst_n = false;
+    CHECK_FALSE(d.port().step(reset).rsp_valid);  // the answer that was due
+    CHECK_FALSE(d.port().step(MrTableInputs{}).rsp_valid);
+    CHECK(d.lookup(rkey, 0x3000, 8, kR, 4) == MrStatus::no_entry);
   }
 }

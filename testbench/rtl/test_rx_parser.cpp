@@ -9,12 +9,16 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "naa/protocol/packet.hpp"
 #include "naa/protocol/result.hpp"
 #include "naa/rtl/rx_parser.hpp"
 #include "naa/rtl/rx_parser_broken_rtl.hpp"
 #include "naa/rtl/rx_parser_rtl.hpp"
+#include "naa/rtl/rtl_session.hpp"
+#include "support/captured_stdout.hpp"
 #include "support/receive_lockstep.hpp"
 #include "support/roce_traffic.hpp"
 #include "support/verilated_widths.hpp"
@@ -325,5 +329,114 @@ TEST_CASE("rx_parser: lockstep catches the broken variant at the right block, po
     CHECK(parser.stats().divergences == 1);
     (void)parser.parse(culprit);  // reported once only
     CHECK(handler_calls == 1);
+  }
+}
+
+// A reset in the middle of a datagram (issue 25 item 4): model and RTL in lockstep through resets
+// after part of a datagram and while a result waits; every datagram a reset did not cut is parsed
+// as decode_packet says. The covers c_reset_mid_packet and c_reset_result_waits of
+// rtl/rx_parser/rx_parser_sva.sv count these resets.
+TEST_CASE("rx_parser: resets in the middle of a datagram, the datagrams after them parse correctly",
+          "[rtl][rx_parser]") {
+  for (const std::uint32_t w : naa::testbench::verilated(rx_parser_rtl_widths())) {
+    DYNAMIC_SECTION("W=" << w) {
+      Rng rng = seeded_rng("rx_parser resets W=" + std::to_string(w));
+      RtlOptions options;
+      options.x_seed = static_cast<std::uint32_t>(rng());
+      RxParserLockstep dut(std::make_unique<RxParserModel>(w), make_rx_parser_rtl(w, options));
+      std::vector<std::vector<StreamBeat>> packets;
+      std::vector<RxParsed> expected;
+      for (int p = 0; p < 600; ++p) {
+        const Datagram d = random_datagram(rng, 8 * w);
+        packets.push_back(to_beats(d.bytes, w, BeatShape::full, rng));
+        expected.push_back(reference(d.bytes));
+      }
+      RxParserInputs in;
+      reset_randomly(dut, in, rng);
+      std::vector<std::pair<std::size_t, RxParsed>> results;
+      const ResetRunStats stats =
+          run_with_resets(dut, in, rng, packets, results, [](RxParserInputs&, std::size_t) {});
+      INFO((dut.checker().diverged() ? dut.checker().divergence()->to_string() : "no divergence"));
+      REQUIRE_FALSE(dut.checker().diverged());
+      std::cout << "  W=" << w << ": " << stats.mid_packet << " resets mid-datagram, "
+                << stats.result_waits << " with a result waiting, " << results.size()
+                << " results\n";
+      CHECK(stats.mid_packet >= 50);
+      CHECK(stats.result_waits >= 5);
+      CHECK(results.size() >= packets.size() / 2);
+      std::size_t last = 0;
+      for (const auto& [i, r] : results) {
+        INFO("datagram " << i);
+        CHECK((i >= last));  // in order, none twice
+        last = i + 1;
+        CHECK(disagreement(expected[i], r).empty());
+      }
+    }
+  }
+}
+
+// The largest datagram the port takes (65535 bytes: the cover c_maximal of rx_parser_sva.sv) and
+// an empty one, through the packet-level driver over model and RTL in lockstep.
+TEST_CASE("rx_parser: a 65535-byte datagram and an empty one, model and RTL in lockstep",
+          "[rtl][rx_parser]") {
+  Rng rng = seeded_rng("rx_parser maximal");
+  Bytes big = random_bytes(rng, kRxMaxDatagram);
+  big[0] = 0x04;  // SEND Only
+  big[1] = 0x00;  // TVer 0, no pad
+  for (const std::uint32_t w : naa::testbench::verilated(rx_parser_rtl_widths())) {
+    INFO("W=" << w);
+    const std::unique_ptr<RxParser> parser = rx_parser::make_lockstep(w);
+    REQUIRE(parser != nullptr);
+    for (const Bytes& d : {big, Bytes{}}) {
+      const RxParseResult r = parser->parse(d);
+      CHECK(disagreement(reference(d), r.parsed).empty());
+      CHECK(r.parsed.length == d.size());
+    }
+    CHECK(parser->divergence() == nullptr);
+  }
+}
+
+// Illegal input (issue 25 item 4): beats that break the port contract (README "Ports": every beat
+// but the last full, the last a prefix) fail rx_parser_sva's assertions on the real block, named
+// in Verilator's message, instead of being parsed silently.
+TEST_CASE("rx_parser: an input beat that breaks the contract fails the block's assertion",
+          "[rtl][rx_parser]") {
+  const auto widths = naa::testbench::verilated(rx_parser_rtl_widths());
+  const std::uint32_t w = widths.front();
+  const struct {
+    const char* assertion;
+    std::uint32_t bytes;  // keep = a prefix of this many bytes ...
+    std::uint64_t hole;   // ... with these bits cleared
+    bool last;
+  } cases[] = {
+      {"rx_parser_sva a_in_keep_full", w - 1, 0, false},
+      {"rx_parser_sva a_in_keep_prefix", w, 2, true},
+  };
+  for (const auto& c : cases) {
+    DYNAMIC_SECTION(c.assertion) {
+      auto session = std::make_shared<RtlSession>(RtlSessionOptions{{}, 1, 4000, false});
+      RtlOptions options;
+      options.session = session;
+      const std::unique_ptr<RxParserPort> port = make_rx_parser_rtl(w, options);
+      REQUIRE(port != nullptr);
+      const std::string out = captured_stdout([&] {
+        RxParserInputs in;
+        in.rst_n = false;
+        port->step(in);
+        in.rst_n = true;
+        in.out_ready = true;
+        port->step(in);
+        port->step(in);
+        in.in_valid = true;
+        in.in.keep = keep_mask(c.bytes) & ~c.hole;
+        in.in.last = c.last;
+        port->step(in);
+        in.in_valid = false;
+        port->step(in);
+      });
+      INFO("Verilator printed:\n" << out);
+      CHECK(session->assertion_failed());
+      CHECK(out.find(std::string(c.assertion) + ":") != std::string::npos);
+    }
   }
 }

@@ -8,11 +8,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "naa/rtl/add_const_rtl.hpp"
 #include "naa/rtl/kernel_driver.hpp"
 #include "naa/rtl/kernel_port.hpp"
 #include "naa/rtl/rtl_session.hpp"
+#include "support/captured_stdout.hpp"
 
 using namespace naa::rtl;
 
@@ -119,4 +121,52 @@ TEST_CASE("stream assertions: a driver that keeps the rules under back-pressure 
     ready = dut.port->step(in).ap_ready;
   CHECK(ready);
   CHECK_FALSE(dut.session->assertion_failed());
+}
+
+// Illegal input (issue 25 item 4): the kernel contract's own rules (docs/rtl/kernel-shell.md
+// "Streams", "Control"), which the built-in kernels' bind files check (naa_kernel_sva,
+// rtl/kernel_shell/naa_kernel_sva.sv): each breach fails its assertion, named in Verilator's
+// message, instead of the kernel taking it silently.
+TEST_CASE("stream assertions: a src beat before the last that is not full fails naa_kernel_sva") {
+  Dut dut;
+  StreamBeat b = beat(0x10);
+  b.keep = keep_mask(kWidth - 1);
+  const std::string out = naa::testbench::rtl::captured_stdout([&] {
+    REQUIRE(dut.offer(true, b).src_ready);
+    (void)dut.offer(false, StreamBeat{});
+  });
+  INFO("Verilator printed:\n" << out);
+  CHECK(dut.session->assertion_failed());
+  CHECK(out.find("naa_kernel_sva a_src_keep_full:") != std::string::npos);
+}
+
+TEST_CASE("stream assertions: a last src beat whose TKEEP is no prefix fails naa_kernel_sva") {
+  Dut dut;
+  StreamBeat b = beat(0x10);
+  b.keep = keep_mask(kWidth) & ~std::uint64_t{4};
+  b.last = true;
+  const std::string out = naa::testbench::rtl::captured_stdout([&] {
+    REQUIRE(dut.offer(true, b).src_ready);
+    (void)dut.offer(false, StreamBeat{});
+  });
+  INFO("Verilator printed:\n" << out);
+  CHECK(dut.session->assertion_failed());
+  CHECK(out.find("naa_kernel_sva a_src_keep_prefix:") != std::string::npos);
+}
+
+TEST_CASE("stream assertions: user changed while ap_start waits fails naa_kernel_sva") {
+  Dut dut;
+  // The call runs, so a new ap_start is not accepted; ap_start stays (naa_ap_ctrl_assert is
+  // content) but user changes before ap_ready.
+  const std::string out = naa::testbench::rtl::captured_stdout([&] {
+    KernelInputs in;
+    in.ap_start = true;
+    in.user = 1;
+    REQUIRE_FALSE(dut.port->step(in).ap_ready);
+    in.user = 2;
+    (void)dut.port->step(in);
+  });
+  INFO("Verilator printed:\n" << out);
+  CHECK(dut.session->assertion_failed());
+  CHECK(out.find("naa_kernel_sva a_start_hold:") != std::string::npos);
 }

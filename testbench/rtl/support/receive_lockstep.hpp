@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stream_traffic.hpp"
@@ -61,6 +62,87 @@ void check_lockstep_results(const Dut& dut, std::uint32_t w, const std::vector<R
     INFO("datagram " << i);
     CHECK(disagreement(expected[i], results[i]).empty());
   }
+}
+
+// Resets in the middle of the traffic (issue 25 item 4): streams `packets` (one datagram's beats
+// each) through `dut` at random valid and ready rates, and resets it (1 to 3 cycles, random valid
+// and ready) after a random number of a datagram's beats (0 < k < its beats) for about one
+// datagram in four, and while a finished datagram's result waits for about one in twenty. A
+// datagram cut so has no result; the results of all others are returned with their index, in
+// order. extra(in, i) sets the block's other inputs while datagram i is offered.
+struct ResetRunStats {
+  std::size_t mid_packet = 0;     // resets after some, not all, of a datagram's beats
+  std::size_t result_waits = 0;   // resets while a result waited for out_ready
+};
+
+template <class Dut, class Inputs, class Result, class Extra>
+ResetRunStats run_with_resets(Dut& dut, Inputs& in, Rng& rng,
+                              const std::vector<std::vector<naa::rtl::StreamBeat>>& packets,
+                              std::vector<std::pair<std::size_t, Result>>& results,
+                              Extra&& extra) {
+  ResetRunStats stats;
+  std::vector<std::size_t> in_flight;  // datagrams whose last beat went in, results not taken
+  const auto step = [&](std::size_t i) {
+    extra(in, i);
+    const auto o = dut.step(in);
+    if (in.rst_n && o.out_valid && in.out_ready && !in_flight.empty()) {
+      results.emplace_back(in_flight.front(), o.out);
+      in_flight.erase(in_flight.begin());
+    }
+    return o;
+  };
+  const auto reset = [&](std::size_t i) {
+    const int cycles = uniform(rng, 1, 3);
+    for (int c = 0; c < cycles; ++c) {
+      in.rst_n = false;
+      in.in_valid = chance(rng, 0.5);
+      in.out_ready = chance(rng, 0.5);
+      step(i);
+    }
+    in.rst_n = true;
+    in.in_valid = false;
+    in_flight.clear();  // every result not yet taken is lost
+  };
+  for (std::size_t i = 0; i < packets.size() && !dut.checker().diverged(); ++i) {
+    const std::vector<naa::rtl::StreamBeat>& beats = packets[i];
+    const std::size_t cut =
+        beats.size() > 1 && chance(rng, 0.25) ? uniform<std::size_t>(rng, 1, beats.size() - 1) : 0;
+    std::size_t taken = 0;
+    in.in_valid = false;
+    while (taken < beats.size() && !dut.checker().diverged()) {
+      if (!in.in_valid) in.in_valid = chance(rng, 0.8);  // held until taken
+      in.in = beats[taken];
+      in.out_ready = chance(rng, 0.7);
+      const auto o = step(i);
+      if (in.in_valid && o.in_ready) {
+        in.in_valid = false;
+        if (++taken == cut) {
+          reset(i);
+          ++stats.mid_packet;
+          break;
+        }
+      }
+    }
+    if (taken < beats.size()) continue;
+    in_flight.push_back(i);
+    if (chance(rng, 0.05)) {
+      // Hold the output until this datagram's result waits on it, then reset.
+      in.in_valid = false;
+      for (int c = 0; c < 8 && !dut.checker().diverged(); ++c) {
+        in.out_ready = false;
+        if (step(i).out_valid) {
+          reset(i);
+          ++stats.result_waits;
+          break;
+        }
+      }
+    }
+  }
+  in.in_valid = false;
+  in.out_ready = true;
+  for (int c = 0; c < 8 && !in_flight.empty() && !dut.checker().diverged(); ++c)
+    step(packets.size());
+  return stats;
 }
 
 }  // namespace naa::testbench::rtl
