@@ -10,8 +10,6 @@
 
 #include "naa/rtl/mr_table.hpp"
 #include "naa/rtl/mr_table_rtl.hpp"
-#include "naa/rtl/rtl_session.hpp"
-#include "support/captured_stdout.hpp"
 #include "support/mr_traffic.hpp"
 
 using namespace naa::rtl;
