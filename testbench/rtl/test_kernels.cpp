@@ -266,9 +266,10 @@ TEST_CASE("sum_u64: the broken variant is caught", "[rtl][kernels][sum_u64]") {
   check_caught(sum_u64_config(make_sum_u64_broken_rtl));
 }
 
-// vadd_i32's buffer at its limit (the covers c_in0_max and c_refused of rtl/vadd_i32/vadd_i32_sva.sv;
-// README "Behaviour"): an in0 of exactly MaxBytes (1 MiB) is added, 4 bytes more are consumed and
-// refused with 0x10 and an empty out0, and the kernel keeps its contract (the bound assertions).
+// vadd_i32's buffer at its limit (the covers c_in0_max and c_refused of
+// rtl/vadd_i32/vadd_i32_sva.sv; README "Behaviour"): an in0 of exactly MaxBytes (1 MiB) is added, 4
+// bytes more are consumed and refused with 0x10 and an empty out0, and the kernel keeps its
+// contract (the bound assertions).
 TEST_CASE("vadd_i32: an in0 filling the 1 MiB buffer is added, a larger one refused with 0x10",
           "[rtl][kernels][vadd_i32]") {
   const std::uint32_t w = widths(vadd_i32_rtl_widths()).back();

@@ -14,10 +14,10 @@
 
 #include "naa/protocol/packet.hpp"
 #include "naa/protocol/result.hpp"
+#include "naa/rtl/rtl_session.hpp"
 #include "naa/rtl/rx_parser.hpp"
 #include "naa/rtl/rx_parser_broken_rtl.hpp"
 #include "naa/rtl/rx_parser_rtl.hpp"
-#include "naa/rtl/rtl_session.hpp"
 #include "support/captured_stdout.hpp"
 #include "support/receive_lockstep.hpp"
 #include "support/roce_traffic.hpp"

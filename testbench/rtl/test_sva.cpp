@@ -379,4 +379,3 @@ TEST_CASE("sva: every mr_table_sva assertion fires on a trace that breaks it", "
     b.cycle();
   });
 }
-

@@ -71,15 +71,14 @@ void check_lockstep_results(const Dut& dut, std::uint32_t w, const std::vector<R
 // datagram cut so has no result; the results of all others are returned with their index, in
 // order. extra(in, i) sets the block's other inputs while datagram i is offered.
 struct ResetRunStats {
-  std::size_t mid_packet = 0;     // resets after some, not all, of a datagram's beats
-  std::size_t result_waits = 0;   // resets while a result waited for out_ready
+  std::size_t mid_packet = 0;    // resets after some, not all, of a datagram's beats
+  std::size_t result_waits = 0;  // resets while a result waited for out_ready
 };
 
 template <class Dut, class Inputs, class Result, class Extra>
 ResetRunStats run_with_resets(Dut& dut, Inputs& in, Rng& rng,
                               const std::vector<std::vector<naa::rtl::StreamBeat>>& packets,
-                              std::vector<std::pair<std::size_t, Result>>& results,
-                              Extra&& extra) {
+                              std::vector<std::pair<std::size_t, Result>>& results, Extra&& extra) {
   ResetRunStats stats;
   std::vector<std::size_t> in_flight;  // datagrams whose last beat went in, results not taken
   const auto step = [&](std::size_t i) {
