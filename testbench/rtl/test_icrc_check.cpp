@@ -19,7 +19,7 @@
 #include "naa/rtl/icrc_check_headers.hpp"
 #include "naa/rtl/icrc_check_rtl.hpp"
 #include "naa/rtl/rtl_session.hpp"
-#include "support/captured_stdout.hpp"
+#include "support/illegal_beat.hpp"
 #include "support/receive_lockstep.hpp"
 #include "support/roce_traffic.hpp"
 #include "support/verilated_widths.hpp"
@@ -296,40 +296,13 @@ TEST_CASE("icrc_check: a 65535-byte datagram, model and RTL in lockstep", "[rtl]
 TEST_CASE("icrc_check: an input beat that breaks the contract fails the block's assertion",
           "[rtl][icrc_check]") {
   const std::uint32_t w = naa::testbench::verilated(icrc_check_rtl_widths()).front();
-  const struct {
-    const char* assertion;
-    std::uint32_t bytes;  // keep = a prefix of this many bytes ...
-    std::uint64_t hole;   // ... with these bits cleared
-    bool last;
-  } cases[] = {
+  const IllegalBeat cases[] = {
       {"icrc_check_sva a_in_keep_full", 1, 0, false},
       {"icrc_check_sva a_in_keep_prefix", 3, 1, true},
   };
-  for (const auto& c : cases) {
+  for (const IllegalBeat& c : cases) {
     DYNAMIC_SECTION(c.assertion) {
-      auto session = std::make_shared<RtlSession>(RtlSessionOptions{{}, 1, 4000, false});
-      RtlOptions options;
-      options.session = session;
-      const std::unique_ptr<IcrcCheckPort> port = make_icrc_check_rtl(w, options);
-      REQUIRE(port != nullptr);
-      const std::string out = captured_stdout([&] {
-        IcrcCheckInputs in;
-        in.rst_n = false;
-        port->step(in);
-        in.rst_n = true;
-        in.out_ready = true;
-        port->step(in);
-        port->step(in);
-        in.in_valid = true;
-        in.in.keep = keep_mask(c.bytes) & ~c.hole;
-        in.in.last = c.last;
-        port->step(in);
-        in.in_valid = false;
-        port->step(in);
-      });
-      INFO("Verilator printed:\n" << out);
-      CHECK(session->assertion_failed());
-      CHECK(out.find(std::string(c.assertion) + ":") != std::string::npos);
+      check_illegal_beat(c, [w](const RtlOptions& o) { return make_icrc_check_rtl(w, o); });
     }
   }
 }

@@ -18,7 +18,7 @@
 #include "naa/rtl/rx_parser.hpp"
 #include "naa/rtl/rx_parser_broken_rtl.hpp"
 #include "naa/rtl/rx_parser_rtl.hpp"
-#include "support/captured_stdout.hpp"
+#include "support/illegal_beat.hpp"
 #include "support/receive_lockstep.hpp"
 #include "support/roce_traffic.hpp"
 #include "support/verilated_widths.hpp"
@@ -403,40 +403,13 @@ TEST_CASE("rx_parser: an input beat that breaks the contract fails the block's a
           "[rtl][rx_parser]") {
   const auto widths = naa::testbench::verilated(rx_parser_rtl_widths());
   const std::uint32_t w = widths.front();
-  const struct {
-    const char* assertion;
-    std::uint32_t bytes;  // keep = a prefix of this many bytes ...
-    std::uint64_t hole;   // ... with these bits cleared
-    bool last;
-  } cases[] = {
+  const IllegalBeat cases[] = {
       {"rx_parser_sva a_in_keep_full", w - 1, 0, false},
       {"rx_parser_sva a_in_keep_prefix", w, 2, true},
   };
-  for (const auto& c : cases) {
+  for (const IllegalBeat& c : cases) {
     DYNAMIC_SECTION(c.assertion) {
-      auto session = std::make_shared<RtlSession>(RtlSessionOptions{{}, 1, 4000, false});
-      RtlOptions options;
-      options.session = session;
-      const std::unique_ptr<RxParserPort> port = make_rx_parser_rtl(w, options);
-      REQUIRE(port != nullptr);
-      const std::string out = captured_stdout([&] {
-        RxParserInputs in;
-        in.rst_n = false;
-        port->step(in);
-        in.rst_n = true;
-        in.out_ready = true;
-        port->step(in);
-        port->step(in);
-        in.in_valid = true;
-        in.in.keep = keep_mask(c.bytes) & ~c.hole;
-        in.in.last = c.last;
-        port->step(in);
-        in.in_valid = false;
-        port->step(in);
-      });
-      INFO("Verilator printed:\n" << out);
-      CHECK(session->assertion_failed());
-      CHECK(out.find(std::string(c.assertion) + ":") != std::string::npos);
+      check_illegal_beat(c, [w](const RtlOptions& o) { return make_rx_parser_rtl(w, o); });
     }
   }
 }
