@@ -144,4 +144,27 @@ ResetRunStats run_with_resets(Dut& dut, Inputs& in, Rng& rng,
   return stats;
 }
 
+// The end of a run_with_resets(): no divergence, enough resets of both kinds, about half the
+// datagrams or more with results, in order and none twice, each agreeing with its expected one.
+template <class Dut, class Expected, class Result, class Disagreement>
+void check_reset_run(const Dut& dut, std::uint32_t w, const ResetRunStats& stats,
+                     const std::vector<Expected>& expected,
+                     const std::vector<std::pair<std::size_t, Result>>& results,
+                     Disagreement&& disagreement) {
+  INFO((dut.checker().diverged() ? dut.checker().divergence()->to_string() : "no divergence"));
+  REQUIRE_FALSE(dut.checker().diverged());
+  std::cout << "  W=" << w << ": " << stats.mid_packet << " resets mid-datagram, "
+            << stats.result_waits << " with a result waiting, " << results.size() << " results\n";
+  CHECK(stats.mid_packet >= 50);
+  CHECK(stats.result_waits >= 5);
+  CHECK(results.size() >= expected.size() / 2);
+  std::size_t last = 0;
+  for (const auto& [i, r] : results) {
+    INFO("datagram " << i);
+    CHECK((i >= last));  // in order, none twice
+    last = i + 1;
+    CHECK(disagreement(expected[i], r).empty());
+  }
+}
+
 }  // namespace naa::testbench::rtl
