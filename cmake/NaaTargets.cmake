@@ -4,8 +4,10 @@
 # naa_project_target(<target>): warnings (as errors when NAA_WARNINGS_AS_ERRORS) and sanitizers.
 function(naa_project_target tgt)
   target_compile_options(${tgt} PRIVATE
-    -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Wnon-virtual-dtor
-    -Wold-style-cast -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough
+    -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Wcast-align
+    -Wimplicit-fallthrough
+    # C++ only (a target may have C sources too: testbench/rtl's HPU programs)
+    $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual>
     # Not -Wnull-dereference: at -O2 GCC 12 reports it inside Boost.Asio headers after inlining
     # (scheduler.ipp), where system-header suppression does not apply.
     $<$<BOOL:${NAA_WARNINGS_AS_ERRORS}>:-Werror>)

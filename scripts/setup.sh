@@ -15,6 +15,8 @@ packages=(
   catch2 tshark python3 python3-scapy
   # code quality and debugging
   clang clang-14 clang-format clang-tidy libclang-rt-14-dev valgrind
+  # sPIN handlers and HPU test programs: clang-14 links riscv32 images with lld (rtl/hpu)
+  lld-14
   # waveforms: fst2vcd reads the FST traces in the trace-window tests
   gtkwave
   # synthesis and timing of the RTL blocks (scripts/synth.sh, docs/rtl/synthesis.md)
