@@ -202,6 +202,7 @@ Options parse_options(int argc, char* argv[]) {
     kMrTable,
     kKernels,
     kRxPipe,
+    kHpu,
     kBlocks
   };
   static const option kOptions[] = {{"fn", required_argument, nullptr, 'f'},
@@ -236,6 +237,7 @@ Options parse_options(int argc, char* argv[]) {
                                     {"mr-table", required_argument, nullptr, kMrTable},
                                     {"kernels", required_argument, nullptr, kKernels},
                                     {"rx-pipe", required_argument, nullptr, kRxPipe},
+                                    {"hpu", required_argument, nullptr, kHpu},
                                     {"blocks", required_argument, nullptr, kBlocks},
                                     {"in", required_argument, nullptr, kIn},
                                     {"out", required_argument, nullptr, kOut},
@@ -372,6 +374,7 @@ Options parse_options(int argc, char* argv[]) {
       case kMrTable:
       case kKernels:
       case kRxPipe:
+      case kHpu:
       case kBlocks:
         if (!o.blocks.set(kOptions[option_index].name, optarg, &why)) usage_error(why);
         break;

@@ -31,9 +31,11 @@ constexpr const char* kHelp =
                      opcode; rtl/icrc_check: the ICRC) as the C++ model, the Verilated RTL or
                      both in lockstep: model, rtl or lockstep (default @RX_DEFAULT@); in rtl
                      mode the drop counters take the RTL's reasons
+  --hpu=MODE         the HPU cores that run sPIN handler images (--handler; rtl/hpu, RV32IM) as
+                     the C++ model, the Verilated RTL or both in lockstep (default @DEFAULT_MODE@)
   --blocks=MODE      every block with RTL in MODE (model, rtl or lockstep) as a default: a block
                      not Verilated at --width stays the C++ model (a note says so); an explicit
-                     --mr-table, --kernels or --rx-pipe wins
+                     --mr-table, --kernels, --rx-pipe or --hpu wins
 )";
 
 }  // namespace
@@ -41,7 +43,8 @@ constexpr const char* kHelp =
 BlockModes::BlockModes(bool rtl_built)
     : mr_table(default_mode(rtl_built)),
       kernels(default_mode(rtl_built)),
-      rx_pipe(kRxPipeDefault) {}
+      rx_pipe(kRxPipeDefault),
+      hpu(default_mode(rtl_built)) {}
 
 bool BlockModes::set(std::string_view name, std::string_view mode, std::string* why) {
   if (!valid_mode(mode)) {
@@ -58,6 +61,9 @@ bool BlockModes::set(std::string_view name, std::string_view mode, std::string* 
   } else if (name == "rx-pipe") {
     rx_pipe = mode;
     rx_pipe_given = true;
+  } else if (name == "hpu") {
+    hpu = mode;
+    hpu_given = true;
   } else if (name == "blocks") {
     blocks = mode;
   } else {
@@ -72,6 +78,7 @@ void BlockModes::resolve() {
   if (!mr_table_given) mr_table = blocks;
   if (!kernels_given) kernels = blocks;
   if (!rx_pipe_given) rx_pipe = blocks;
+  if (!hpu_given) hpu = blocks;
 }
 
 bool BlockModes::any_rtl() const {
@@ -92,7 +99,7 @@ std::string BlockModes::help(bool rtl_built) {
 std::string BlockModes::without_rtl(std::string_view program) {
   return "this " + std::string(program) +
          " was built without the RTL blocks (NAA_BUILD_RTL=OFF): --mr-table, --kernels, "
-         "--rx-pipe and --blocks take only model";
+         "--rx-pipe, --hpu and --blocks take only model";
 }
 
 }  // namespace naa::sim

@@ -1,6 +1,7 @@
 #include "naa/sim/naa.hpp"
 
 #include "naa/sim/block_factory.hpp"
+#include "naa/sim/hpu_handler.hpp"
 
 namespace naa::sim {
 
@@ -54,8 +55,8 @@ Naa::Naa(sc_core::sc_module_name name, const SimConfig& cfg, const Log& log, Pee
   transport_ = std::make_unique<Transport>("transport", ctx_);
   mrsp_ = std::make_unique<MrspHandler>("mrsp_handler", ctx_);
   kernels_ = std::make_unique<KernelEngine>("kernel_engine", ctx_, std::move(registry));
-  handlers_ = std::make_unique<HandlerEngine>(
-      "handler_engine", ctx_, HandlerRegistry::with_builtins(), kernels_->registry());
+  handlers_ = std::make_unique<HandlerEngine>("handler_engine", ctx_, handler_registry(),
+                                              kernels_->registry());
   tx_ = std::make_unique<TxPipe>("tx_pipe", ctx_);
   mr_ports_ = std::make_unique<MrTablePorts>(*mr_);
   bind_ports();
@@ -120,10 +121,44 @@ void Naa::report(std::ostream& os) const {
   mem_->report(os);
   kernels_->report(os);
   handlers_->report(os);
+  for (const HpuHandler* h : hpu_handlers_) {
+    const std::string key = "hpu.fn" + std::to_string(h->function_code());
+    os << key << ".invocations=" << h->invocations() << '\n'
+       << key << ".cycles=" << h->cycles() << '\n'
+       << key << ".traps=" << h->traps() << '\n';
+  }
   tx_->report(os);
   if (cfg_.blocks) cfg_.blocks->report(os);
   os << "packet_pool.available=" << pool_.available() << '\n'
      << "packet_pool.exhausted=" << pool_.exhausted() << '\n';
+}
+
+// The built-in handlers, and --handler's images on the HPU cores (docs/spin.md).
+HandlerRegistry Naa::handler_registry() {
+  HandlerRegistry registry = HandlerRegistry::with_builtins();
+  if (cfg_.handler_images.empty()) return registry;
+  std::vector<std::unique_ptr<rtl::HpuPort>> cores;
+  for (std::uint32_t i = 0; i < cfg_.hpus; ++i) {
+    auto core = cfg_.blocks ? cfg_.blocks->make_hpu(cfg_, i) : nullptr;
+    cores.push_back(core ? std::move(core) : std::make_unique<rtl::HpuModel>());
+  }
+  auto shared = std::make_shared<HpuCores>(std::move(cores));
+  // The watchdog's limit (HandlerEngine::watchdog): the smaller of the two that are set.
+  std::uint64_t max_cycles = kHpuDefaultMaxCycles;
+  for (const std::uint64_t limit : {cfg_.hpu_max_cycles, cfg_.kernel_timeout_cycles}) {
+    if (limit != 0) max_cycles = std::min(max_cycles, limit);
+  }
+  for (const HandlerImageFile& image : cfg_.handler_images) {
+    auto loaded = HpuHandler::load(image.bytes, image.name, shared, max_cycles);
+    if (!loaded.handler) model_fatal("naa", "--handler " + image.name + ": " + loaded.message);
+    if (registry.find(loaded.handler->function_code()) != nullptr) {
+      model_fatal("naa", "--handler " + image.name + ": function code " +
+                             std::to_string(loaded.handler->function_code()) + " is taken");
+    }
+    hpu_handlers_.push_back(loaded.handler.get());
+    registry.register_handler(std::move(loaded.handler));
+  }
+  return registry;
 }
 
 }  // namespace naa::sim

@@ -132,6 +132,11 @@ std::optional<std::string> lockstep_problem(const std::string& stats,
              " (rx_pipe.packets - rx_pipe.runts)";
     }
   }
+  // The HPU cores (rtl/hpu) exist only with --handler images: checked when the run built them.
+  if (value("rtl.hpu.verilated") > 0) {
+    ++families;
+    if (auto problem = must_lockstep("hpu")) return problem;
+  }
   if (families == 0) return std::string("no block with RTL at its width was asked for it");
   const std::uint64_t work = value("mr_table.lookups") + value("mrsp.requests") +
                              value("kernel.dispatches") + value("rtl.rx_pipe.packets");

@@ -18,6 +18,7 @@
 #include "naa/rtl/add_const_rtl.hpp"
 #include "naa/rtl/crc32.hpp"
 #include "naa/rtl/crc32_rtl.hpp"
+#include "naa/rtl/hpu_rtl.hpp"
 #include "naa/rtl/icrc_check.hpp"
 #include "naa/rtl/icrc_check_rtl.hpp"
 #include "naa/rtl/kernel_driver.hpp"
@@ -325,7 +326,9 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
       throw std::invalid_argument("--trace: cannot write " + options_.trace_fst);
     }
   }
-  if (!mr_rtl && !kernels_rtl && !rx_rtl) return;  // nothing Verilated
+  // The HPU cores: only when there are handler images to run (naa-sim --handler).
+  const bool hpu_rtl = options_.hpu != BlockMode::model && !cfg.handler_images.empty();
+  if (!mr_rtl && !kernels_rtl && !rx_rtl && !hpu_rtl) return;  // nothing Verilated
 
   // ---- the Verilated blocks, all in one session, all created before the first cycle ----
   // With --trace-window the session naa-sim uses is not traced; every block gets a shadow in a
@@ -395,6 +398,17 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
     }
   }
 
+  for (std::uint32_t i = 0; hpu_rtl && i < cfg.hpus; ++i) {
+    std::unique_ptr<rtl::HpuPort> rtl = verilate(
+        "hpu" + std::to_string(i), [](const rtl::RtlOptions& o) { return rtl::make_hpu_rtl(o); });
+    if (options_.hpu == BlockMode::lockstep) {
+      rtl = std::make_unique<rtl::HpuLockstep>(std::make_unique<rtl::HpuModel>(), std::move(rtl),
+                                               on_divergence);
+    }
+    hpu_ports_.push_back(std::move(rtl));
+  }
+  hpu_cores_ = hpu_ports_.size();
+
   // ---- reset: one cycle with rst_n low each, at simulated time 0 ----
   if (mr_port_) {
     rtl::MrTableInputs in;
@@ -413,6 +427,11 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
 }
 
 RtlBlocks::~RtlBlocks() = default;
+
+std::unique_ptr<rtl::HpuPort> RtlBlocks::make_hpu(const SimConfig& /*cfg*/, std::uint32_t index) {
+  if (index >= hpu_ports_.size()) return nullptr;
+  return std::move(hpu_ports_[index]);  // each HPU's core once; the HpuCores reset them
+}
 
 std::unique_ptr<MrTableIf> RtlBlocks::make_mr_table(const SimConfig& cfg) {
   if (!mr_port_) return nullptr;
@@ -465,6 +484,8 @@ void RtlBlocks::report(std::ostream& os) const {
      << "rtl.last_cycle_ps=" << (session_ && session_->cycles() ? session_->last_cycle_ps() : 0)
      << '\n'
      << "rtl.trace.window=" << (window_ ? window_->cycles() : 0) << '\n'
+     << "rtl.hpu.verilated=" << hpu_cores_ << '\n'
+     << "rtl.hpu.lockstep=" << flag(hpu_cores_ != 0 && options_.hpu == BlockMode::lockstep) << '\n'
      << "rtl.lockstep.divergences=" << flag(report_.has_value()) << '\n';
 }
 

@@ -8,7 +8,7 @@
 
 #include "programs.h"
 
-static uint32_t xorshift(uint32_t *s) {
+static uint32_t xorshift(uint32_t* s) {
   uint32_t x = *s;
   x ^= x << 13;
   x ^= x >> 17;
@@ -17,7 +17,7 @@ static uint32_t xorshift(uint32_t *s) {
   return x;
 }
 
-uint32_t hpu_prog_arith(uint32_t *buf, uint32_t n, uint32_t seed) {
+uint32_t hpu_prog_arith(uint32_t* buf, uint32_t n, uint32_t seed) {
   uint32_t s = seed | 1u, acc = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t a = xorshift(&s), b = xorshift(&s);
@@ -38,22 +38,25 @@ uint32_t hpu_prog_arith(uint32_t *buf, uint32_t n, uint32_t seed) {
   return acc;
 }
 
-uint32_t hpu_prog_crc32(uint32_t *buf, uint32_t n, uint32_t seed) {
+uint32_t hpu_prog_crc32(uint32_t* buf, uint32_t n, uint32_t seed) {
   uint32_t s = seed | 1u;
-  for (uint32_t i = 0; i < n; ++i) buf[i] = xorshift(&s);
-  const uint8_t *p = (const uint8_t *)buf;
+  for (uint32_t i = 0; i < n; ++i)
+    buf[i] = xorshift(&s);
+  const uint8_t* p = (const uint8_t*)buf;
   uint32_t crc = 0xFFFFFFFFu;
   for (uint32_t i = 0; i < 4 * n; ++i) {
     crc ^= p[i];
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    for (int k = 0; k < 8; ++k)
+      crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
   }
   return ~crc;
 }
 
-uint32_t hpu_prog_sort(uint32_t *buf, uint32_t n, uint32_t seed) {
+uint32_t hpu_prog_sort(uint32_t* buf, uint32_t n, uint32_t seed) {
   uint32_t s = seed | 1u;
-  int32_t *v = (int32_t *)buf;
-  for (uint32_t i = 0; i < n; ++i) v[i] = (int32_t)(xorshift(&s) >> 4) - (1 << 26);
+  int32_t* v = (int32_t*)buf;
+  for (uint32_t i = 0; i < n; ++i)
+    v[i] = (int32_t)(xorshift(&s) >> 4) - (1 << 26);
   for (uint32_t i = 1; i < n; ++i) {
     const int32_t x = v[i];
     uint32_t j = i;
@@ -64,25 +67,30 @@ uint32_t hpu_prog_sort(uint32_t *buf, uint32_t n, uint32_t seed) {
     v[j] = x;
   }
   uint32_t digest = 0;
-  for (uint32_t i = 0; i < n; ++i) digest = digest * 33u ^ (uint32_t)v[i];
+  for (uint32_t i = 0; i < n; ++i)
+    digest = digest * 33u ^ (uint32_t)v[i];
   return digest;
 }
 
-uint32_t hpu_prog_bytes(uint32_t *buf, uint32_t n, uint32_t seed) {
+uint32_t hpu_prog_bytes(uint32_t* buf, uint32_t n, uint32_t seed) {
   uint32_t s = seed | 1u;
-  for (uint32_t i = 0; i < n; ++i) buf[i] = xorshift(&s);
-  int8_t *b = (int8_t *)buf;
-  int16_t *h = (int16_t *)buf;
+  for (uint32_t i = 0; i < n; ++i)
+    buf[i] = xorshift(&s);
+  int8_t* b = (int8_t*)buf;
+  int16_t* h = (int16_t*)buf;
   int32_t sum = 0;
-  for (uint32_t i = 0; i < 4 * n; ++i) sum += b[i];
-  for (uint32_t i = 0; i < 2 * n; ++i) sum += h[i] / 16;
+  for (uint32_t i = 0; i < 4 * n; ++i)
+    sum += b[i];
+  for (uint32_t i = 0; i < 2 * n; ++i)
+    sum += h[i] / 16;
   /* Reverse the bytes in place, then halve every halfword (arithmetic). */
   for (uint32_t i = 0, j = 4 * n - 1; i < j; ++i, --j) {
     const int8_t t = b[i];
     b[i] = b[j];
     b[j] = t;
   }
-  for (uint32_t i = 0; i < 2 * n; ++i) h[i] = (int16_t)(h[i] >> 1);
+  for (uint32_t i = 0; i < 2 * n; ++i)
+    h[i] = (int16_t)(h[i] >> 1);
   return (uint32_t)sum;
 }
 
@@ -92,7 +100,7 @@ static uint32_t ackermann(uint32_t m, uint32_t k) {
   return ackermann(m - 1, ackermann(m, k - 1));
 }
 
-uint32_t hpu_prog_recursion(uint32_t *buf, uint32_t n, uint32_t seed) {
+uint32_t hpu_prog_recursion(uint32_t* buf, uint32_t n, uint32_t seed) {
   uint32_t r = 0;
   for (uint32_t i = 0; i < n && i < 4; ++i) {
     buf[i] = ackermann(2, (seed + i) % 6u);
@@ -101,7 +109,7 @@ uint32_t hpu_prog_recursion(uint32_t *buf, uint32_t n, uint32_t seed) {
   return r;
 }
 
-uint32_t hpu_prog_mul64(uint32_t *buf, uint32_t n, uint32_t seed) {
+uint32_t hpu_prog_mul64(uint32_t* buf, uint32_t n, uint32_t seed) {
   uint32_t s = seed | 1u;
   uint64_t h = 0xCBF29CE484222325ull;
   for (uint32_t i = 0; i < n; ++i) {
@@ -115,17 +123,19 @@ uint32_t hpu_prog_mul64(uint32_t *buf, uint32_t n, uint32_t seed) {
 
 #ifdef __riscv
 /* The compiler may call these for loops and copies (freestanding C still needs them). */
-void *memset(void *d, int c, unsigned long len);
-void *memcpy(void *d, const void *src, unsigned long len);
-void *memset(void *d, int c, unsigned long len) {
-  uint8_t *p = (uint8_t *)d;
-  while (len--) *p++ = (uint8_t)c;
+void* memset(void* d, int c, unsigned long len);
+void* memcpy(void* d, const void* src, unsigned long len);
+void* memset(void* d, int c, unsigned long len) {
+  uint8_t* p = (uint8_t*)d;
+  while (len--)
+    *p++ = (uint8_t)c;
   return d;
 }
-void *memcpy(void *d, const void *src, unsigned long len) {
-  uint8_t *p = (uint8_t *)d;
-  const uint8_t *q = (const uint8_t *)src;
-  while (len--) *p++ = *q++;
+void* memcpy(void* d, const void* src, unsigned long len) {
+  uint8_t* p = (uint8_t*)d;
+  const uint8_t* q = (const uint8_t*)src;
+  while (len--)
+    *p++ = *q++;
   return d;
 }
 #endif

@@ -8,6 +8,7 @@
 #include <memory>
 #include <ostream>
 
+#include "naa/rtl/hpu.hpp"
 #include "naa/sim/config.hpp"
 #include "naa/sim/kernels.hpp"
 #include "naa/sim/mr_table.hpp"
@@ -26,6 +27,12 @@ class BlockFactory {
   // The receive path's ICRC and structural checks (rx_checks.hpp); nullptr (the default) = the
   // protocol library in RxPipe, the C++ model.
   [[nodiscard]] virtual std::unique_ptr<RxChecksIf> make_rx_checks(const SimConfig& /*cfg*/) {
+    return nullptr;
+  }
+  // The core of HPU `index` that runs sPIN handler images (rtl/hpu); nullptr (the default) = the
+  // C++ model (rtl::HpuModel). Called once per HPU while the Naa is built.
+  [[nodiscard]] virtual std::unique_ptr<rtl::HpuPort> make_hpu(const SimConfig& /*cfg*/,
+                                                               std::uint32_t /*index*/) {
     return nullptr;
   }
   // Statistics of the implementations, `key=value` lines (docs/sim/naa-sim.md).

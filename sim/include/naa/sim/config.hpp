@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <systemc>
 
@@ -14,6 +16,12 @@
 namespace naa::sim {
 
 class BlockFactory;  // block_factory.hpp: RTL / lockstep implementations of blocks
+
+// A sPIN handler image as the command line named it (naa-sim --handler) and its bytes.
+struct HandlerImageFile {
+  std::string name;
+  std::vector<std::uint8_t> bytes;
+};
 
 // Network fault injection at NetPort, one direction (docs/reliability.md): the impairment model
 // shared with the host endpoint (naa::impair, docs/adr/0003). Probabilities per datagram, drawn
@@ -88,6 +96,8 @@ struct SimConfig {
   std::uint64_t hpu_mem = 256 * 1024;  // --hpu-mem: handler state + packets waiting for an HPU
   std::uint32_t hpu_width = 8;         // --hpu-width: bytes per cycle of an HPU's cost models
   std::uint64_t hpu_max_cycles = 0;    // --hpu-max-cycles: per invocation, 0 = the watchdog only
+  // --handler: sPIN handler images (naa/spin.h) run on the HPU cores (docs/spin.md), in order.
+  std::vector<HandlerImageFile> handler_images;
 
   [[nodiscard]] sc_core::sc_time cycle() const {
     return sc_core::sc_time(1000.0 / clock_mhz, sc_core::SC_NS);

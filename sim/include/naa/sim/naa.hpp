@@ -44,6 +44,7 @@ class Naa : public sc_core::sc_module {
  private:
   class MrTablePorts;  // MrTable behind RemoteAccessCheck and MrRegistration (naa.cpp)
   void bind_ports();
+  HandlerRegistry handler_registry();
 
   const SimConfig& cfg_;
   SecretSource rng_;
@@ -60,6 +61,7 @@ class Naa : public sc_core::sc_module {
   std::unique_ptr<MrspHandler> mrsp_;
   std::unique_ptr<KernelEngine> kernels_;
   std::unique_ptr<HandlerEngine> handlers_;
+  std::vector<const class HpuHandler*> hpu_handlers_;  // --handler images, for report()
   std::unique_ptr<TxPipe> tx_;
 };
 

@@ -63,6 +63,8 @@ struct RtlBlocksOptions {
   BlockMode rx_pipe = BlockMode::model;
   // The receive path's mode is naa-sim's default: at a width without a build it stays the model.
   bool rx_pipe_by_default = false;
+  // --hpu: the HPU cores that run --handler images (rtl/hpu); built only when there are images.
+  BlockMode hpu = BlockMode::model;
   // --trace: FST waveform of every Verilated block; empty = none.
   std::string trace_fst;
   // --trace-window: keep only the last N Verilated cycles (0 = all); --trace-start: record from
@@ -98,6 +100,8 @@ class RtlBlocks final : public BlockFactory {
   [[nodiscard]] std::unique_ptr<MrTableIf> make_mr_table(const SimConfig& cfg) override;
   void install_kernels(KernelRegistry& registry, const SimConfig& cfg) override;
   [[nodiscard]] std::unique_ptr<RxChecksIf> make_rx_checks(const SimConfig& cfg) override;
+  [[nodiscard]] std::unique_ptr<rtl::HpuPort> make_hpu(const SimConfig& cfg,
+                                                       std::uint32_t index) override;
   void report(std::ostream& os) const override;
   // The run is over (stopped by a signal or a divergence): writes the --trace-window and closes
   // the waveform, so the file is complete. Idempotent.
@@ -149,6 +153,8 @@ class RtlBlocks final : public BlockFactory {
   std::shared_ptr<rtl::IcrcCheck> icrc_check_;
   [[nodiscard]] std::uint64_t rx_parser_cycles() const;
   [[nodiscard]] std::uint64_t icrc_check_cycles() const;
+  std::vector<std::unique_ptr<rtl::HpuPort>> hpu_ports_;  // until make_hpu() takes each
+  std::size_t hpu_cores_ = 0;
   std::vector<std::string> notes_;
   std::optional<std::string> report_;
 };

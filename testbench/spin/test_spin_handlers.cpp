@@ -1,0 +1,144 @@
+// sPIN handlers written in C (testbench/spin/handlers, built by naa_add_handler) installed with
+// naa-sim --handler and run on the HPU cores as the model, the RTL and both in lockstep, called
+// from the host library: result bytes, the handlers' own counters, naa-sim's statistics; a fault,
+// the watchdog, FAIL and ECALL answered with their return codes; images naa-sim must refuse.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "naa/host/session.hpp"
+#include "naa/protocol/bytes.hpp"
+#include "naa_sim.hpp"
+#include "seed.hpp"
+#include "test_addresses.hpp"
+
+using namespace std::chrono_literals;
+using naa::host::Region;
+using naa::testbench::NaaSim;
+namespace host = naa::host;
+
+namespace {
+
+std::string sim_ip() {
+  return naa::testbench::test_addresses().ip(1);
+}
+std::string host_ip(int m = 1) {
+  return naa::testbench::test_addresses().ip(10 + m);
+}
+
+host::SessionOptions opts(std::uint8_t fn, std::uint64_t arg, int m = 1) {
+  host::SessionOptions o;
+  o.naa_address = sim_ip();
+  o.local_address = host_ip(m);
+  o.connect_timeout = 3000ms;
+  o.mrsp_timeout = 3000ms;
+  o.call_timeout = 60000ms;
+  o.stream_function = fn;
+  o.stream_argument = arg;
+  return o;
+}
+
+std::vector<std::uint8_t> random_bytes(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::uint8_t> v(n);
+  for (auto& b : v)
+    b = static_cast<std::uint8_t>(rng());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("spin: a C handler on the HPU cores (model, rtl, lockstep) gives the bytes and counts") {
+  const std::uint64_t seed = naa::testbench::test_seed();
+  INFO("NAA_TEST_SEED=" << seed);
+  for (const std::string mode : {"model", "rtl", "lockstep"}) {
+    SECTION(mode) {
+      NaaSim sim(sim_ip(), {"--handler", SPIN_XOR_COUNT_ELF, "--hpu=" + mode, "--hpus", "4"});
+      REQUIRE(sim.ready());
+      const std::uint64_t key = 0x5A + (seed & 0xFF00);  // the handler uses the low byte
+      const auto in = random_bytes(64 * 1024 + 13, seed);
+      auto io = in;
+      std::vector<std::uint8_t> counts(8);
+      host::Session s(opts(20, key), {Region::inout(io).stream(), Region::output(counts)});
+      const auto r = s.call(20);
+      REQUIRE(r.return_code == 0);
+      INFO("bytes received " << r.bytes_received << ", per region " << r.output_bytes.at(0) << " "
+                             << r.output_bytes.at(1));
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        REQUIRE(io[i] == static_cast<std::uint8_t>(in[i] ^ 0x5A));
+      }
+      const std::string st = sim.stats_text();
+      INFO(st);
+      const std::uint64_t payloads = NaaSim::stat_in(st, "handler.payloads");
+      CHECK(payloads >= 16);  // 64 KiB in packets of at most 4 KiB
+      CHECK(naa::protocol::load_le32(counts.data()) == payloads);
+      CHECK(naa::protocol::load_le32(counts.data() + 4) == in.size());
+      CHECK(NaaSim::stat_in(st, "hpu.fn20.invocations") == payloads + 1);
+      CHECK(NaaSim::stat_in(st, "hpu.fn20.traps") == 0);
+      // The cycles are executed instructions: at least 3 per byte XORed (load, xor, store).
+      CHECK(NaaSim::stat_in(st, "hpu.fn20.cycles") > 3 * in.size());
+      CHECK(NaaSim::stat_in(st, "handler.segv") == 0);
+      CHECK(NaaSim::stat_in(st, "rtl.hpu.verilated") == (mode == "model" ? 0U : 4U));
+      if (mode == "lockstep") {
+        CHECK(NaaSim::stat_in(st, "rtl.hpu.lockstep") == 1);
+        CHECK(NaaSim::stat_in(st, "rtl.lockstep.divergences") == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("spin: a fault, the watchdog, FAIL and ECALL end the call with their return codes") {
+  struct Case {
+    const char* image;
+    std::uint8_t fn;
+    std::uint32_t rc;
+    const char* counter;
+  };
+  // PROTOCOL.md 5.2 / docs/protocol.md "Streaming regions": 0x7E SEGV, 0x02 timeout, 0x7F FAIL.
+  const Case cases[] = {{SPIN_SEGV_ELF, 21, 0x7E, "handler.segv"},
+                        {SPIN_LOOP_ELF, 22, 0x02, "handler.timeouts"},
+                        {SPIN_FAIL_ELF, 23, 0x7F, "handler.failed"},
+                        {SPIN_ECALL_ELF, 24, 0x7F, "handler.failed"}};
+  NaaSim sim(sim_ip(), {"--handler", SPIN_SEGV_ELF, "--handler", SPIN_LOOP_ELF, "--handler",
+                        SPIN_FAIL_ELF, "--handler", SPIN_ECALL_ELF, "--hpu-max-cycles", "20000"});
+  REQUIRE(sim.ready());
+  int m = 1;
+  for (const Case& c : cases) {
+    INFO(c.image);
+    auto io = random_bytes(4096, c.fn);
+    host::Session s(opts(c.fn, 0, m++), {Region::inout(io).stream()});
+    CHECK(s.call(c.fn).return_code == c.rc);
+    CHECK(NaaSim::stat_in(sim.stats_text(), c.counter) >= 1);
+  }
+  const std::string st = sim.stats_text();
+  CHECK(NaaSim::stat_in(st, "hpu.fn21.traps") >= 1);
+  CHECK(NaaSim::stat_in(st, "hpu.fn24.traps") >= 1);
+}
+
+TEST_CASE("spin: naa-sim refuses an image that cannot run, with the reason (exit 2)") {
+  struct Case {
+    std::vector<std::string> args;
+    const char* why;
+  };
+  const Case cases[] = {
+      {{"--handler", NAA_SIM_PATH}, "not ELF32"},  // an x86-64 program
+      {{"--handler", "/nonexistent.elf"}, "cannot read it"},
+      {{"--handler", SPIN_NOT_A_HANDLER_ELF}, "naa_spin_info"},
+      {{"--handler", SPIN_XOR_COUNT_FN1_ELF}, "function code 1 is a built-in handler's"},
+      {{"--handler", SPIN_XOR_COUNT_ELF, "--handler", SPIN_XOR_COUNT_ELF}, "is taken by"},
+      {{"--hpu=fast"}, "--hpu must be model, rtl or lockstep"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"--listen", sim_ip()};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const auto r = naa::testbench::run_program(NAA_SIM_PATH, args, {}, 30s);
+    INFO(c.why << "\n" << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.why) != std::string::npos);
+  }
+}
