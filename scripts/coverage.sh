@@ -22,11 +22,11 @@ step() { echo "== coverage.sh: $* ($((SECONDS - t0)) s)"; }
 # sim_integration (MR table and kernels as RTL, naa-sim's default), its lockstep run (every
 # block, the receive path included) and sim_rtl (RTL modes, traces, the broken MR table).
 targets=(rtl_mr_table rtl_rx_parser rtl_icrc_check rtl_kernels rtl_stream_assertions rtl_lockstep
-         rtl_kernel_drivers naa-sim sim_rtl sim_integration)
+         rtl_kernel_drivers rtl_hpu naa-sim sim_rtl sim_integration)
 # rtl_sva (issue 25 item 2: each block's SVA checker alone, every assertion made to fire) when the
 # build has it: its points are the blocks' own (rtl/<block>/<block>_sva.sv).
 optional=(rtl_sva)
-tests='^(rtl_(mr_table|rx_parser|icrc_check|kernels|stream_assertions|lockstep|kernel_drivers|sva)'
+tests='^(rtl_(mr_table|rx_parser|icrc_check|kernels|stream_assertions|lockstep|kernel_drivers|hpu|sva)'
 tests+='|sim_rtl|sim_integration|sim_integration_lockstep):'
 
 step configure
