@@ -12,37 +12,19 @@ scratch=$3
 fake_src=$4
 rm -rf "$scratch"
 mkdir -p "$scratch"
-prefix=$scratch/prefix
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=example_kit.sh
+. "$(dirname "$0")/example_kit.sh"
 
-cmake --install "$build" --prefix "$prefix" >"$scratch/install.log"
-test -f "$prefix/lib/cmake/naa/NaaKernel.cmake" || fail "NaaKernel.cmake not installed"
+install_package lib/cmake/naa/NaaKernel.cmake
 
 # 1. The plug-in, from a copy of the example outside the repository, against the prefix alone.
-cp -r "$example" "$scratch/example"
-cmake -S "$scratch/example" -B "$scratch/plugin" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
-  >"$scratch/plugin-configure.log" 2>&1 || { cat "$scratch/plugin-configure.log"; fail "configure"; }
-cmake --build "$scratch/plugin" >"$scratch/plugin-build.log" 2>&1 ||
-  { tail -40 "$scratch/plugin-build.log"; fail "the example plug-in does not build"; }
+build_example "$example" "$scratch/plugin"
 plugin=$scratch/plugin/xor_const.so
 test -f "$plugin" || fail "no xor_const.so"
-# Its build files name no source folder of the repository (the scratch folder may be inside it).
-if grep -qE "$repo/(cmake|rtl|sim|examples|protocol|impair|host|testbench)/" \
-  "$scratch/plugin/build.ninja" "$scratch/plugin/CMakeCache.txt"; then
-  fail "the plug-in's build refers to the repository $repo, not only to the installed package"
-fi
 # Exactly one exported symbol: the plug-in's Verilator runtime must not bind to naa-sim's.
 exports=$(nm -D --defined-only "$plugin" | awk '{print $3}')
 [ "$exports" = "naa_kernel_plugin_v1" ] || fail "the plug-in exports more than its entry: $exports"
 echo "plug-in built against $prefix, exports: $exports"
-
-# shellcheck source=../support/test_addresses.sh
-. "$(dirname "$0")/../support/test_addresses.sh"
-naa_claim_addresses || exit 1
-naa=$NAA_TEST_BLOCK.1
-sim_pid=""
-trap '[ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; true' EXIT
 
 # Inputs: lengths that are not a multiple of the 64-byte beat, one shorter than a beat.
 python3 - "$scratch" <<'PY'
@@ -54,28 +36,6 @@ PY
 expect() {  # expect <input> <key> <output file>: the input XOR key, computed here
   python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); k=int(sys.argv[2],0)
 open(sys.argv[3],"wb").write(bytes(b ^ k for b in d))' "$1" "$2" "$3"
-}
-
-start_sim() {  # start_sim <log> <naa-sim options...>
-  local log=$1
-  shift
-  "$prefix/bin/naa-sim" --listen "$naa" --seed 1 --stats-file "$log.stats" "$@" >"$log" 2>&1 &
-  sim_pid=$!
-  for _ in $(seq 300); do
-    grep -q "listening on" "$log" 2>/dev/null && return 0
-    kill -0 "$sim_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  cat "$log"
-  fail "naa-sim $* did not start"
-}
-
-stop_sim() {  # stop_sim <log>: SIGTERM, exit status 0 expected (3 = a lockstep divergence)
-  local rc=0
-  kill -TERM "$sim_pid"
-  wait "$sim_pid" || rc=$?
-  sim_pid=""
-  [ "$rc" = 0 ] || { cat "$1"; fail "naa-sim exited $rc"; }
 }
 
 # 2. Calls in each mode, results byte for byte.

@@ -10,34 +10,15 @@ example=$2
 scratch=$3
 rm -rf "$scratch"
 mkdir -p "$scratch"
-prefix=$scratch/prefix
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=example_kit.sh
+. "$(dirname "$0")/example_kit.sh"
 
-cmake --install "$build" --prefix "$prefix" >"$scratch/install.log"
-for f in lib/cmake/naa/NaaHandler.cmake lib/cmake/naa/spin/naa_spin.ld include/naa/spin.h; do
-  test -f "$prefix/$f" || fail "$f not installed"
-done
-
-cp -r "$example" "$scratch/example"
-cmake -S "$scratch/example" -B "$scratch/handler" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
-  >"$scratch/configure.log" 2>&1 || { cat "$scratch/configure.log"; fail "configure"; }
-cmake --build "$scratch/handler" >"$scratch/build.log" 2>&1 ||
-  { tail -40 "$scratch/build.log"; fail "the example handler does not build"; }
+install_package lib/cmake/naa/NaaHandler.cmake lib/cmake/naa/spin/naa_spin.ld include/naa/spin.h
+build_example "$example" "$scratch/handler"
 image=$scratch/handler/xor_stream.elf
 test -f "$image" || fail "no xor_stream.elf"
-if grep -qE "$repo/(cmake|spin|rtl|sim|examples|host|testbench)/" \
-  "$scratch/handler/build.ninja" "$scratch/handler/CMakeCache.txt"; then
-  fail "the handler's build refers to the repository $repo, not only to the installed package"
-fi
 echo "handler built against $prefix: $(file -b "$image" | cut -d, -f1-3)"
 
-# shellcheck source=../support/test_addresses.sh
-. "$(dirname "$0")/../support/test_addresses.sh"
-naa_claim_addresses || exit 1
-naa=$NAA_TEST_BLOCK.1
-sim_pid=""
-trap '[ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; true' EXIT
 python3 -c 'import random,sys; r=random.Random(28)
 open(sys.argv[1],"wb").write(bytes(r.randrange(256) for _ in range(20011)))' "$scratch/in.bin"
 python3 -c 'import sys; d=open(sys.argv[1],"rb").read()
@@ -45,24 +26,13 @@ open(sys.argv[2],"wb").write(bytes(b ^ 0xA5 for b in d))' "$scratch/in.bin" "$sc
 
 for mode in rtl lockstep model; do
   log=$scratch/sim-$mode.log
-  "$prefix/bin/naa-sim" --listen "$naa" --seed 1 --stats-file "$log.stats" --hpus 4 \
-    --handler "$image" --hpu="$mode" >"$log" 2>&1 &
-  sim_pid=$!
-  for _ in $(seq 300); do
-    grep -q "listening on" "$log" 2>/dev/null && break
-    kill -0 "$sim_pid" 2>/dev/null || { cat "$log"; fail "$mode: naa-sim did not start"; }
-    sleep 0.1
-  done
+  start_sim "$log" --hpus 4 --handler "$image" --hpu="$mode"
   out=$scratch/out-$mode.bin
   "$prefix/bin/naa-call" --naa "$naa" --local "$NAA_TEST_BLOCK.2" --fn 30 --stream \
     --stream-arg 0x12A5 --inout "$scratch/in.bin@$out" --quiet >"$scratch/call.log" 2>&1 ||
     { cat "$scratch/call.log" "$log"; fail "$mode: naa-call --fn 30 --stream failed"; }
   cmp "$out" "$scratch/expect.bin" || fail "$mode: the streamed result differs from in XOR 0xA5"
-  kill -TERM "$sim_pid"
-  rc=0
-  wait "$sim_pid" || rc=$?
-  sim_pid=""
-  [ "$rc" = 0 ] || { cat "$log"; fail "$mode: naa-sim exited $rc"; }
+  stop_sim "$log"
   payloads=$(sed -n 's/^handler.payloads=//p' "$log.stats")
   invocations=$(sed -n 's/^hpu.fn30.invocations=//p' "$log.stats")
   [ -n "$payloads" ] && [ "$payloads" -ge 5 ] && [ "$invocations" = "$payloads" ] ||
