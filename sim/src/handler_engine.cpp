@@ -168,6 +168,23 @@ void HandlerEngine::dma_thread() {
   }
 }
 
+std::function<bool(std::size_t, std::uint64_t, std::span<std::uint8_t>)> HandlerEngine::dma_reader(
+    const std::vector<Region>& regions, CycleMeter& meter) {
+  return [this, &regions, &meter](std::size_t region, std::uint64_t offset,
+                                  std::span<std::uint8_t> out) {
+    if (region >= regions.size()) return false;
+    const Region& r = regions[region];
+    if ((r.flags & protocol::kMrspFlagInternal) != 0 &&
+        (r.flags & protocol::kMrspFlagStream) != 0) {
+      return false;  // the descriptor holds no data
+    }
+    if (offset > r.size || out.size() > r.size - offset) return false;
+    wait_deposits();  // earlier invocations' posted writes first
+    ++dma_reads_;
+    return out.empty() || mem.read(r.naa_address + offset, out.data(), out.size(), meter);
+  };
+}
+
 void HandlerEngine::wait_deposits() {
   while (!dma_.empty() || dma_busy_)
     sc_core::wait(dma_idle_);
@@ -271,6 +288,7 @@ void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
   hc.regions = regions;
   hc.kernel = kernels_.find(d->fn);
   hc.kernel_runs = &kernel_runs_[d->fn];
+  hc.read = dma_reader(regions, meter);
   if (t.message_start) {
     const HandlerRun hr = watchdog(h->header(hc, r), call);
     handler_cycles_ += hr.cycles;
@@ -354,6 +372,7 @@ void HandlerEngine::run_completion(std::uint32_t hpu_index, Task& t) {
     hc.regions = regions;
     hc.kernel = kernels_.find(d->fn);
     hc.kernel_runs = &kernel_runs_[d->fn];
+    hc.read = dma_reader(regions, meter);
     const CompletionArgs args{call.flow_control, call.dropped, call.bytes};
     const HandlerRun run = watchdog(h->completion(hc, args), call);
     ++completions_;
@@ -468,6 +487,7 @@ void HandlerEngine::report(std::ostream& os) const {
      << "handler.failed=" << failed_ << '\n'
      << "handler.segv=" << segv_ << '\n'
      << "handler.timeouts=" << timeouts_ << '\n'
+     << "handler.dma_reads=" << dma_reads_ << '\n'
      << "handler.memory_exceeded=" << memory_exceeded_ << '\n'
      << "handler.mismatched_function=" << mismatched_fn_ << '\n'
      << "handler.deposits=" << deposits_ << '\n'

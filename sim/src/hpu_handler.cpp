@@ -32,7 +32,8 @@ enum Action : std::uint32_t {
   kPutFromDevice = 2,
   kPutFromHost = 3,
   kCas = 4,
-  kFadd = 5
+  kFadd = 5,
+  kDmaFromHost = 6,
 };
 constexpr std::uint32_t kCommandOffset = 0x00;
 constexpr std::uint32_t kResultOffset = 0x1C;
@@ -85,6 +86,13 @@ class InvocationBus final : public rtl::HpuBus {
     const auto first = a->bytes.begin() + (addr - a->base);
     return std::vector<std::uint8_t>(first, first + len);
   }
+  // HPU memory an action writes (a writable mapped area).
+  std::uint8_t* writable(std::uint32_t addr, std::uint32_t len) const {
+    if (len > kMaxActionBytes) return nullptr;
+    const Area* a = locate(addr, len);
+    if (a == nullptr || !a->writable) return nullptr;
+    return a->bytes.data() + (addr - a->base);
+  }
   // A word of the handler state for CAS and fetch-and-add (B.6: "on HPU memory").
   std::uint8_t* state_word(std::uint32_t addr) const {
     if ((addr & 3U) != 0 || addr < L::kState) return nullptr;
@@ -131,6 +139,18 @@ class InvocationBus final : public rtl::HpuBus {
           hc_.reply(arg[1], offset, *bytes);
         }
         // The DMA engine reads HPU memory at the HPU width while the blocking call waits.
+        rsp.latency = 1 + (arg[4] + hc_.width - 1) / std::max<std::uint32_t>(1, hc_.width);
+        result = 0;
+        return;
+      }
+      case kDmaFromHost: {
+        std::uint8_t* dst = writable(arg[0], arg[4]);
+        const std::uint64_t offset = arg[2] | std::uint64_t{arg[3]} << 32;
+        if (dst == nullptr || !hc_.read ||
+            !hc_.read(arg[1], offset, std::span<std::uint8_t>(dst, arg[4]))) {
+          rsp.error = true;  // outside the HPU's memory or the region: SEGV
+          return;
+        }
         rsp.latency = 1 + (arg[4] + hc_.width - 1) / std::max<std::uint32_t>(1, hc_.width);
         result = 0;
         return;

@@ -92,6 +92,31 @@ TEST_CASE("spin: a C handler on the HPU cores (model, rtl, lockstep) gives the b
   }
 }
 
+TEST_CASE("spin: accumulate into memory (DMA from and to NAA memory) gives acc + data per word") {
+  const std::uint64_t seed = naa::testbench::test_seed();
+  INFO("NAA_TEST_SEED=" << seed);
+  NaaSim sim(sim_ip(), {"--handler", SPIN_ACCUMULATE_ELF, "--hpus", "4"});
+  REQUIRE(sim.ready());
+  const std::size_t words = 8 * 1024 + 3;  // 32 KiB and a partial packet
+  const auto acc_bytes = random_bytes(4 * words, seed);
+  auto data = random_bytes(4 * words, seed + 1);
+  auto acc = acc_bytes;
+  host::Session s(opts(25, 0), {Region::inout(acc), Region::input(data).stream()});
+  REQUIRE(s.call(25).return_code == 0);
+  for (std::size_t i = 0; i < words; ++i) {
+    const std::uint32_t want = naa::protocol::load_le32(acc_bytes.data() + 4 * i) +
+                               naa::protocol::load_le32(data.data() + 4 * i);
+    REQUIRE(naa::protocol::load_le32(acc.data() + 4 * i) == want);
+  }
+  const std::string st = sim.stats_text();
+  INFO(st);
+  const std::uint64_t payloads = NaaSim::stat_in(st, "handler.payloads");
+  CHECK(payloads >= 8);
+  // One read per 256 words of each packet.
+  CHECK(NaaSim::stat_in(st, "handler.dma_reads") >= payloads);
+  CHECK(NaaSim::stat_in(st, "handler.segv") == 0);
+}
+
 TEST_CASE("spin: a fault, the watchdog, FAIL and ECALL end the call with their return codes") {
   struct Case {
     const char* image;

@@ -135,7 +135,8 @@ enum {
   NAA_SPIN_ACT_PUT_FROM_DEVICE = 2, /* args: local, region, offset lo, offset hi, len */
   NAA_SPIN_ACT_PUT_FROM_HOST = 3,   /* args: region, length lo, length hi */
   NAA_SPIN_ACT_CAS = 4,             /* args: address, cmpval, swapval; result: swapped */
-  NAA_SPIN_ACT_FADD = 5             /* args: address, inc; result: the old value */
+  NAA_SPIN_ACT_FADD = 5,            /* args: address, inc; result: the old value */
+  NAA_SPIN_ACT_DMA_FROM_HOST = 6    /* args: local, region, offset lo, offset hi, len */
 };
 typedef struct {
   uint32_t command; /* +0x00: writing it performs the action */
@@ -168,6 +169,36 @@ static inline void PtlHandlerDMAToHostB(const void* local, uint32_t region, uint
   naa_spin_action(NAA_SPIN_ACT_DMA_TO_HOST, (uint32_t)(uintptr_t)local, region, (uint32_t)offset,
                   (uint32_t)(offset >> 32), len);
 }
+/* Copies len bytes at offset of region `region` of NAA memory into HPU memory (B.6
+ * PtlHandlerDMAFromHostB). It sees every earlier handler's DMA to memory, not the calling
+ * handler's own (those are applied when it returns). */
+static inline void PtlHandlerDMAFromHostB(void* local, uint32_t region, uint64_t offset,
+                                          uint32_t len) {
+  naa_spin_action(NAA_SPIN_ACT_DMA_FROM_HOST, (uint32_t)(uintptr_t)local, region, (uint32_t)offset,
+                  (uint32_t)(offset >> 32), len);
+}
+
+/* The nonblocking variants (B.6) return a handle for PtlHandlerDMATest/Wait. This runtime's DMA
+ * engine has finished when the call returns (the HPU waited for it), so every handle is
+ * complete: the pair is here so that handlers written for sPIN's interface build unchanged. */
+typedef uint32_t ptl_dma_h;
+static inline ptl_dma_h PtlHandlerDMAToHostNB(const void* local, uint32_t region, uint64_t offset,
+                                              uint32_t len) {
+  PtlHandlerDMAToHostB(local, region, offset, len);
+  return 1;
+}
+static inline ptl_dma_h PtlHandlerDMAFromHostNB(void* local, uint32_t region, uint64_t offset,
+                                                uint32_t len) {
+  PtlHandlerDMAFromHostB(local, region, offset, len);
+  return 1;
+}
+static inline int PtlHandlerDMATest(ptl_dma_h handle) {
+  return handle != 0;
+}
+static inline void PtlHandlerDMAWait(ptl_dma_h handle) {
+  (void)handle;
+}
+
 /* A single-packet RDMA WRITE from HPU memory to the host address of OUTPUT region `region`
  * (+ offset), at most one MTU (B.6 PtlHandlerPutFromDevice). */
 static inline void PtlHandlerPutFromDevice(const void* local, uint32_t len, uint32_t region,

@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <set>
@@ -71,6 +72,11 @@ class HandlerContext {
   // of the RTL kernels account for every run they must have done (testbench/support/naa_sim.cpp).
   std::uint64_t* kernel_runs = nullptr;
   std::vector<Action> actions;
+  // DMA from NAA memory (seed B.6 PtlHandlerDMAFromHostB): `out.size()` bytes at `offset` of
+  // region `region`, after every earlier invocation's deposits reached memory (this invocation's
+  // own are applied after it ends, all or none); false, reading nothing, outside the region. The
+  // engine sets it; the read takes the memory's simulated time.
+  std::function<bool(std::size_t region, std::uint64_t offset, std::span<std::uint8_t> out)> read;
 
   // Writes bytes into NAA memory at `offset` of region `region`.
   void deposit(std::size_t region, std::uint64_t offset, std::span<const std::uint8_t> bytes);
@@ -189,6 +195,9 @@ class HandlerEngine : public sc_core::sc_module, public StreamHandlers, public C
              std::vector<HandlerContext::Action>& actions, bool with_imm, std::uint32_t imm,
              CycleMeter& meter);
   HandlerRun watchdog(HandlerRun run, CallState& call);
+  // HandlerContext::read over the call's regions, timed on `meter`.
+  [[nodiscard]] std::function<bool(std::size_t, std::uint64_t, std::span<std::uint8_t>)> dma_reader(
+      const std::vector<Region>& regions, CycleMeter& meter);
   void fail(CallState& call, std::uint32_t rc);
   CallState& call_of(std::uint32_t qp_index, std::uint32_t generation);
   [[nodiscard]] std::uint64_t buffered_bytes() const;
@@ -218,8 +227,8 @@ class HandlerEngine : public sc_core::sc_module, public StreamHandlers, public C
   std::vector<std::uint8_t> scratch_;
   std::uint64_t headers_ = 0, payloads_ = 0, completions_ = 0, duplicates_ = 0, rnr_ = 0, held_ = 0,
                 dropped_packets_ = 0, segv_ = 0, failed_ = 0, timeouts_ = 0, memory_exceeded_ = 0,
-                replies_ = 0, deposits_ = 0, handler_cycles_ = 0, flow_control_calls_ = 0,
-                completions_saw_flow_control_ = 0, mismatched_fn_ = 0;
+                dma_reads_ = 0, replies_ = 0, deposits_ = 0, handler_cycles_ = 0,
+                flow_control_calls_ = 0, completions_saw_flow_control_ = 0, mismatched_fn_ = 0;
   std::array<std::uint64_t, 256> kernel_runs_{};  // per function code (HandlerContext)
   // Simulated time of the first payload handler's start and of its packet's hand-over by the
   // Transport (item "starts within 2 cycles"), and the largest such delay with an HPU idle.
