@@ -117,6 +117,45 @@ TEST_CASE("spin: accumulate into memory (DMA from and to NAA memory) gives acc +
   CHECK(NaaSim::stat_in(st, "handler.segv") == 0);
 }
 
+TEST_CASE("spin: the built-in handlers in C give the C++ built-ins' bytes") {
+  const std::uint64_t seed = naa::testbench::test_seed();
+  INFO("NAA_TEST_SEED=" << seed);
+  NaaSim sim(sim_ip(), {"--handler", SPIN_C_ADD1_ELF, "--handler", SPIN_C_ADD2_ELF, "--handler",
+                        SPIN_C_SUM_U64_ELF, "--handler", SPIN_C_CRC32_ELF, "--handler",
+                        SPIN_C_UNPACK_STRIDED_ELF, "--hpus", "4"});
+  REQUIRE(sim.ready());
+  int m = 1;
+  // One streaming call of `fn` (C++ built-in) and of `fn + 40` (its C image) on the same input:
+  // the output regions must be equal byte for byte.
+  const auto both = [&](std::uint8_t fn, std::uint64_t arg, std::size_t in_size,
+                        std::size_t out_size, bool inout) {
+    INFO("function " << int{fn} << ", " << in_size << " bytes");
+    std::vector<std::vector<std::uint8_t>> results;
+    for (const std::uint8_t f : {fn, static_cast<std::uint8_t>(fn + 40)}) {
+      auto in = random_bytes(in_size, seed + fn);
+      std::vector<std::uint8_t> out(out_size);
+      std::vector<Region> regions;
+      if (inout) {
+        regions = {Region::inout(in).stream()};
+      } else {
+        regions = {Region::input(in).stream(), Region::output(out)};
+      }
+      host::Session s(opts(f, arg, m++), regions);
+      REQUIRE(s.call(f).return_code == 0);
+      results.push_back(inout ? in : out);
+    }
+    CHECK(results[0] == results[1]);
+    return results[0];
+  };
+  const auto add1 = both(1, 0, 40 * 1024 + 7, 0, true);
+  CHECK(add1[0] == static_cast<std::uint8_t>(random_bytes(1, seed + 1)[0] + 1));
+  both(2, 0, 9000, 0, true);
+  both(5, 0, 100 * 1024 + 12, 8, false);
+  both(6, 0, 70 * 1024 + 3, 4, false);
+  both(7, std::uint64_t{96} << 32 | 40, 40 * 500, 96 * 500, false);  // 500 blocks of 40 in 96
+  CHECK(NaaSim::stat_in(sim.stats_text(), "handler.segv") == 0);
+}
+
 TEST_CASE("spin: a fault, the watchdog, FAIL and ECALL end the call with their return codes") {
   struct Case {
     const char* image;
