@@ -16,6 +16,7 @@
 #include "naa/protocol/crc32.hpp"
 #include "naa_sim.hpp"
 #include "seed.hpp"
+#include "session_against_sim.hpp"
 #include "test_addresses.hpp"
 
 using namespace std::chrono_literals;
@@ -25,30 +26,12 @@ namespace host = naa::host;
 
 namespace {
 
-std::string sim_ip() {
-  return naa::testbench::test_addresses().ip(1);
-}
-std::string host_ip(int m = 1) {
-  return naa::testbench::test_addresses().ip(10 + m);
-}
+using naa::testbench::host_ip;
+using naa::testbench::random_bytes;
+using naa::testbench::sim_ip;
 
 host::SessionOptions opts(std::uint8_t stream_fn, int m = 1) {
-  host::SessionOptions o;
-  o.naa_address = sim_ip();
-  o.local_address = host_ip(m);
-  o.connect_timeout = 3000ms;
-  o.mrsp_timeout = 3000ms;
-  o.call_timeout = 20000ms;
-  o.stream_function = stream_fn;
-  return o;
-}
-
-std::vector<std::uint8_t> random_bytes(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::uint8_t> v(n);
-  for (auto& b : v)
-    b = static_cast<std::uint8_t>(rng());
-  return v;
+  return naa::testbench::stream_session_options(stream_fn, m);
 }
 
 std::uint64_t stat(NaaSim& sim, const std::string& key) {
