@@ -103,8 +103,14 @@ module hpu (
 
   // ---- register file: x0 is constant 0; the others are cleared by start (not by reset) ----
   logic [32*32-1:0] regs;
-  logic             rf_we;
-  logic [4:0]       rf_waddr;
+  logic             rf_we;      // a write-back this cycle, to the register rd_oh_q names
+  logic [31:1]      rd_oh_q;    // the instruction's rd, one-hot (x0 is never written)
+  // The write-back is registered and lands in the next cycle (always StFetch): the next
+  // instruction reads registers in its StDecode, at least two cycles later, so no cycle count
+  // changes, and the ALU's path ends at a flop instead of at the register file.
+  logic             wr_pend_q;
+  logic [31:1]      wr_oh_q;
+  logic [31:0]      wr_data_q;
   logic [31:0]      rf_wdata;
   logic             load_call;  // start accepted at this edge
 
@@ -129,8 +135,8 @@ module hpu (
     always_ff @(posedge clk_i) begin
       if (load_call) begin
         q <= init;
-      end else if (rf_we && rf_waddr == 5'(i)) begin
-        q <= rf_wdata;
+      end else if (wr_pend_q && wr_oh_q[i]) begin
+        q <= wr_data_q;
       end
     end
     assign regs[i*32 +: 32] = q;
@@ -246,7 +252,7 @@ module hpu (
   logic [3:0]  lanes;
   assign load_shifted = 16'(mem_rdata_i >> {maddr_q[1:0], 3'b000});
   always_comb begin
-    unique case (f3)
+    unique case (f3_q)
       3'd0:    load_value = {{24{load_shifted[7]}}, load_shifted[7:0]};
       3'd1:    load_value = {{16{load_shifted[15]}}, load_shifted[15:0]};
       3'd4:    load_value = {24'b0, load_shifted[7:0]};
@@ -262,15 +268,67 @@ module hpu (
     endcase
   end
 
+  // ---- write-back, decoded in StDecode (the decode stays off the register-file path) ----
+  typedef enum logic [2:0] {
+    WbAlu   = 3'd0,
+    WbImm   = 3'd1,  // LUI
+    WbPcImm = 3'd2,  // AUIPC
+    WbPc4   = 3'd3,  // JAL, JALR
+    WbMulLo = 3'd4,
+    WbMulHi = 3'd5
+  } wb_sel_e;
+  logic        wb_d, wb_q;  // StExec writes rd
+  logic [2:0]  f3_q;        // funct3, for the load's extension and DIV/REM's choice
+  logic        store_q;     // the instruction is a store
+  wb_sel_e     wsel_d, wsel_q;
+  always_comb begin
+    wb_d   = 1'b0;
+    wsel_d = WbAlu;
+    unique case (opcode)
+      OpLui: begin
+        wb_d   = 1'b1;
+        wsel_d = WbImm;
+      end
+      OpAuipc: begin
+        wb_d   = 1'b1;
+        wsel_d = WbPcImm;
+      end
+      OpJal, OpJalr: begin
+        wb_d   = !illegal;
+        wsel_d = WbPc4;
+      end
+      OpImm: wb_d = !illegal;
+      OpReg: begin
+        wb_d = !illegal && !is_div;
+        if (f7 == 7'h01) wsel_d = (f3 == 3'd0) ? WbMulLo : WbMulHi;
+      end
+      default: ;
+    endcase
+  end
+
+  logic [31:0] exec_value;
+  always_comb begin
+    unique case (wsel_q)
+      WbImm:   exec_value = imm_q;
+      WbPcImm: exec_value = pc_q + imm_q;
+      WbPc4:   exec_value = pc_q + 32'd4;
+      WbMulLo: exec_value = product[31:0];
+      WbMulHi: exec_value = product[63:32];
+      default: exec_value = alu;
+    endcase
+  end
+  logic wb_load, wb_div;
+  assign wb_load  = state_q == StWaitD && mem_rvalid_i && !mem_err_i && !store_q;
+  assign wb_div   = state_q == StDivEnd;
+  assign rf_we    = (state_q == StExec && wb_q) || wb_load || wb_div;
+  assign rf_wdata = wb_load ? load_value : wb_div ? (f3_q[1] ? remainder : quotient) : exec_value;
+
   // ---- next state ----
   always_comb begin
     state_d  = state_q;
     pc_d     = pc_q;
     cause_d  = cause_q;
     tpc_d    = tpc_q;
-    rf_we    = 1'b0;
-    rf_waddr = rd;
-    rf_wdata = alu;
     unique case (state_q)
       StIdle: if (start_i) begin
         state_d = StFetch;
@@ -314,19 +372,7 @@ module hpu (
           cause_d = TrIllegal;
         end else begin
           unique case (opcode)
-            OpLui: begin
-              rf_we = 1'b1;
-              rf_wdata = imm_q;
-            end
-            OpAuipc: begin
-              rf_we = 1'b1;
-              rf_wdata = pc_q + imm_q;
-            end
-            OpJal, OpJalr: begin
-              rf_we = 1'b1;
-              rf_wdata = pc_q + 32'd4;
-              pc_d = (opcode == OpJal) ? pc_q + imm_q : {addr[31:1], 1'b0};
-            end
+            OpJal, OpJalr: pc_d = (opcode == OpJal) ? pc_q + imm_q : {addr[31:1], 1'b0};
             OpBranch: if (taken) pc_d = pc_q + imm_q;
             OpLoad, OpStore: begin
               pc_d = pc_q;
@@ -338,21 +384,15 @@ module hpu (
                 state_d = StMem;
               end
             end
-            OpImm: rf_we = 1'b1;
             OpReg: begin
-              if (f7 == 7'h01) begin
-                if (f3[2]) begin
-                  state_d = StDiv;
-                  pc_d    = pc_q;
-                end else begin
-                  rf_we    = 1'b1;
-                  rf_wdata = (f3 == 3'd0) ? product[31:0] : product[63:32];
-                end
-              end else begin
-                rf_we = 1'b1;
+              if (is_div) begin
+                state_d = StDiv;
+                pc_d    = pc_q;
               end
             end
-            default: ;  // OpMisc: FENCE and FENCE.I order nothing on one core without caches
+            // LUI, AUIPC, OP-IMM, MUL*: write-back only (below). OpMisc: FENCE and FENCE.I order
+            // nothing on one core without caches.
+            default: ;
           endcase
         end
       end
@@ -365,19 +405,23 @@ module hpu (
         end else begin
           state_d  = StFetch;
           pc_d     = pc_q + 32'd4;
-          rf_we    = !is_store;
-          rf_wdata = load_value;
         end
       end
       StDiv: if (cnt_q == 5'd31) state_d = StDivEnd;
       StDivEnd: begin
         state_d  = StFetch;
         pc_d     = pc_q + 32'd4;
-        rf_we    = 1'b1;
-        rf_wdata = f3[1] ? remainder : quotient;
       end
       default: state_d = StIdle;  // StDone, StTrap and the unused encodings
     endcase
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      wr_pend_q <= 1'b0;
+    end else begin
+      wr_pend_q <= rf_we;
+    end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -397,10 +441,17 @@ module hpu (
   // Datapath flops: meaningful only in the states that load them (no reset, docs/rtl/README.md).
   always_ff @(posedge clk_i) begin
     if (state_q == StWaitI && mem_rvalid_i) ir_q <= mem_rdata_i;
+    wr_oh_q   <= rd_oh_q;
+    wr_data_q <= rf_wdata;
     if (state_q == StDecode) begin
-      rs1_q <= regs[rs1*32 +: 32];
-      rs2_q <= regs[rs2*32 +: 32];
-      imm_q <= imm;
+      rs1_q  <= regs[rs1*32 +: 32];
+      rs2_q  <= regs[rs2*32 +: 32];
+      imm_q  <= imm;
+      wb_q    <= wb_d;
+      wsel_q  <= wsel_d;
+      f3_q    <= f3;
+      store_q <= is_store;
+      for (int i = 1; i < 32; i++) rd_oh_q[i] <= rd == 5'(i);
     end
     if (state_q == StExec) maddr_q <= addr;
     if (state_q == StExec && is_div) begin
