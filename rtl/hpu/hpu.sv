@@ -96,7 +96,9 @@ module hpu (
   state_e      state_d, state_q;
   trap_e       cause_d, cause_q;
   logic [31:0] pc_d, pc_q, tpc_d, tpc_q;
-  logic [31:0] ir_q, rs1_q, rs2_q, imm_q, maddr_q;
+  logic [31:0] ir_q, rs1_q, rs2_q, imm_q, maddr_q, op2_q;
+  logic        alt_q;
+  logic [2:0]  f3_q;  // funct3 from StDecode: the ALU operation, a load's extension, DIV or REM
   logic [31:0] quo_q, rem_q, dvs_q;
   logic        negq_q, negr_q;
   logic [4:0]  cnt_q;
@@ -171,12 +173,13 @@ module hpu (
   logic        alt;
   logic signed [63:0] mul_a, mul_b, product;
   logic               mul_a_signed, mul_b_signed;
-  assign op2 = (opcode == OpReg) ? rs2_q : imm_q;
-  // Bit 30 selects SUB (OP only) and SRA/SRAI.
-  assign alt = ir_q[30] && ((opcode == OpReg && f3 == 3'd0) || f3 == 3'd5);
+  // The ALU's second operand and bit 30's meaning are chosen in StDecode (op2_q, alt_q), so the
+  // ALU's path to the write-back starts at flops, not at the instruction's decode.
+  assign op2 = op2_q;
+  assign alt = alt_q;
   assign sum = alt ? rs1_q - op2 : rs1_q + op2;
   always_comb begin
-    unique case (f3)
+    unique case (f3_q)
       3'd0:    alu = sum;
       3'd1:    alu = rs1_q << op2[4:0];
       3'd2:    alu = {31'b0, $signed(rs1_q) < $signed(op2)};
@@ -278,7 +281,6 @@ module hpu (
     WbMulHi = 3'd5
   } wb_sel_e;
   logic        wb_d, wb_q;  // StExec writes rd
-  logic [2:0]  f3_q;        // funct3, for the load's extension and DIV/REM's choice
   logic        store_q;     // the instruction is a store
   wb_sel_e     wsel_d, wsel_q;
   always_comb begin
@@ -447,6 +449,9 @@ module hpu (
       rs1_q  <= regs[rs1*32 +: 32];
       rs2_q  <= regs[rs2*32 +: 32];
       imm_q  <= imm;
+      op2_q  <= (opcode == OpReg) ? regs[rs2*32 +: 32] : imm;
+      // Bit 30 selects SUB (OP only) and SRA/SRAI.
+      alt_q  <= ir_q[30] && ((opcode == OpReg && f3 == 3'd0) || f3 == 3'd5);
       wb_q    <= wb_d;
       wsel_q  <= wsel_d;
       f3_q    <= f3;
