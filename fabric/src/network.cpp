@@ -80,6 +80,24 @@ Network::Impl::Impl(const Topology& t, const NetworkConfig& c) : topo(t), cfg(c)
       }
     }
   }
+  // Buffers and PFC thresholds (topology.hpp SwitchConfig, PfcConfig).
+  const SwitchConfig& sc = topo.switches;
+  constexpr std::uint64_t kMaxFrame = 1100;  // a 1 KB-MTU RoCE frame on the wire, about
+  for (NodeState& n : nodes) {
+    n.buffer_limit = sc.buffer_bytes != 0 ? sc.buffer_bytes : sc.port_buffer_bytes * n.ports.size();
+    for (int pi : n.ports) {
+      Port& p = ports[static_cast<std::size_t>(pi)];
+      const auto in_flight = static_cast<std::uint64_t>(
+          2 * p.gbps / 8 * static_cast<double>(p.latency) / kPsPerNs + 3 * kMaxFrame);
+      p.xoff_bytes = sc.pfc.xoff_bytes != 0
+                         ? sc.pfc.xoff_bytes
+                         : (sc.port_buffer_bytes > in_flight ? sc.port_buffer_bytes - in_flight
+                                                             : sc.port_buffer_bytes / 2);
+      p.xon_bytes = sc.pfc.xon_bytes != 0
+                        ? sc.pfc.xon_bytes
+                        : (p.xoff_bytes > 2 * kMaxFrame ? p.xoff_bytes - 2 * kMaxFrame : 0);
+    }
+  }
   if (!cfg.pcap_dir.empty()) {
     for (std::size_t i = 0; i < ports.size(); ++i) {
       const NodeState& n = nodes[static_cast<std::size_t>(ports[i].node)];
@@ -228,11 +246,18 @@ void Network::Impl::switch_receive(int in_port, FramePtr f) {
   const std::uint32_t wb = f->wire_bytes();
   const std::size_t prio = f->priority;
   const std::uint64_t q = eg.queue_bytes[prio];
-  // Drop-tail: the shared buffer always; the per-queue limit only for lossy traffic (with PFC the
-  // ingress thresholds keep the buffer from filling, and the headroom above XOFF absorbs what is
-  // in flight when the pause goes out).
+  // Admission as shared-buffer switches do it: lossy traffic by its egress queue (drop-tail at
+  // port_buffer_bytes, so losses stay with the congested port), lossless traffic by its ingress
+  // port (PFC's XOFF stops the sender; the headroom above it absorbs what is in flight when the
+  // pause goes out); the shared buffer bounds both.
+  Port& ing = ports[static_cast<std::size_t>(in_port)];
   const bool lossless = sc.pfc.enabled && prio == kDataPriority;
-  if (sw.buffer_used + wb > sc.buffer_bytes || (!lossless && q + wb > sc.port_queue_bytes)) {
+  const std::uint64_t free = sw.buffer_limit - sw.buffer_used;
+  const std::uint64_t egress_limit =
+      sc.dynamic_alpha > 0
+          ? static_cast<std::uint64_t>(sc.dynamic_alpha * static_cast<double>(free))
+          : sc.port_buffer_bytes;
+  if (sw.buffer_used + wb > sw.buffer_limit || (!lossless && q + wb > egress_limit)) {
     ++stats.drops;
     return;
   }
@@ -253,9 +278,8 @@ void Network::Impl::switch_receive(int in_port, FramePtr f) {
   sw.buffer_used += wb;
   stats.max_buffer_bytes = std::max(stats.max_buffer_bytes, sw.buffer_used);
   f->ingress_port = in_port;
-  Port& ing = ports[static_cast<std::size_t>(in_port)];
   ing.ingress_bytes[prio] += wb;
-  if (lossless && !ing.xoff[prio] && ing.ingress_bytes[prio] >= sc.pfc.xoff_bytes) {
+  if (lossless && !ing.xoff[prio] && ing.ingress_bytes[prio] >= ing.xoff_bytes) {
     ing.xoff[prio] = true;
     send_pfc(in_port, static_cast<std::uint8_t>(prio), true);
   }
@@ -271,7 +295,7 @@ void Network::Impl::switch_dequeued(int node, const Frame& f) {
   Port& ing = ports[static_cast<std::size_t>(f.ingress_port)];
   const std::size_t prio = f.priority;
   ing.ingress_bytes[prio] -= wb;
-  if (ing.xoff[prio] && ing.ingress_bytes[prio] <= topo.switches.pfc.xon_bytes) {
+  if (ing.xoff[prio] && ing.ingress_bytes[prio] <= ing.xon_bytes) {
     ing.xoff[prio] = false;
     send_pfc(f.ingress_port, static_cast<std::uint8_t>(prio), false);
   }

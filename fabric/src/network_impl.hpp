@@ -59,6 +59,7 @@ struct Port {
   std::array<std::uint64_t, kPriorities> ingress_bytes{};
   std::array<bool, kPriorities> xoff{};
   std::array<std::uint32_t, kPriorities> xoff_epoch{};
+  std::uint64_t xoff_bytes = 0, xon_bytes = 0;  // PFC thresholds of this ingress port
   std::unique_ptr<protocol::PcapWriter> pcap;
   [[nodiscard]] Ps serialisation(std::uint32_t wire_bytes) const {
     return static_cast<Ps>(static_cast<double>(wire_bytes) * 8000.0 / gbps + 0.5);
@@ -82,7 +83,8 @@ class EndpointNode;  // nic.cpp: the host or NAA behind a NIC
 
 struct Nic {
   std::map<std::uint16_t, NicFlow> flows;
-  std::deque<std::uint16_t> rr;  // flows with frames, in turn
+  std::deque<std::uint16_t> rr;       // flows with frames, in turn
+  std::deque<FramePtr> short_frames;  // ACKs, NAKs, SACKs: ahead of the round robin
   // Learned from what the endpoint sends: (peer IP, our UDP source port) -> the peer's QPN, so a
   // CNP can name the sender's QP (the NP knows it from its QP context on a real NIC).
   std::map<std::pair<std::uint32_t, std::uint16_t>, std::uint32_t> peer_qpn;
@@ -97,6 +99,7 @@ struct NodeState {
   // Switches: per destination endpoint (index into Impl::endpoints), the equal-cost egress ports.
   std::vector<std::vector<int>> routes;
   std::uint64_t buffer_used = 0;
+  std::uint64_t buffer_limit = 0;
   std::uint64_t salt = 0;
   std::unique_ptr<Nic> nic;  // hosts and NAAs
 };

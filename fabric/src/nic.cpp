@@ -27,6 +27,12 @@ std::uint32_t bth_dest_qpn(const std::vector<std::uint8_t>& d) {
   return (std::uint32_t{d[5]} << 16) | (std::uint32_t{d[6]} << 8) | d[7];
 }
 
+// BTH PSN: bytes 9..11.
+std::uint32_t bth_psn(const std::vector<std::uint8_t>& d) {
+  if (d.size() < 12) return 0;
+  return (std::uint32_t{d[9]} << 16) | (std::uint32_t{d[10]} << 8) | d[11];
+}
+
 }  // namespace
 
 void Network::Impl::nic_send(int node, std::span<const std::uint8_t> datagram, std::uint32_t src_ip,
@@ -41,7 +47,28 @@ void Network::Impl::nic_send(int node, std::span<const std::uint8_t> datagram, s
   f->priority = kDataPriority;
   f->ecn = cfg.dcqcn ? kEcnEct0 : kEcnNotEct;
   nic.peer_qpn[{dst_ip, src_port}] = bth_dest_qpn(f->datagram);
+  if (!f->datagram.empty() && (f->datagram[0] == protocol::opcode::kAcknowledge ||
+                               f->datagram[0] == protocol::opcode::kIrnAcknowledge)) {
+    // Acknowledgements (ACK, NAK, IRN SACK) leave ahead of the QPs' requests, as a NIC's
+    // responder path does not queue behind its send queues; they keep their own order.
+    nic.short_frames.push_back(std::move(f));
+    kick(n.ports[0]);
+    return;
+  }
   NicFlow& fl = nic.flows[src_port];
+  // A retransmission of a packet whose first copy still waits here (the endpoint's timer started
+  // when it handed the packet over, not when the packet left: ADR 0005 "Consequences") replaces
+  // that copy, as a NIC that re-reads the WQE would send it once.
+  const std::uint32_t psn = bth_psn(f->datagram);
+  const std::uint8_t op = f->datagram.empty() ? 0 : f->datagram[0];
+  for (auto it = fl.frames.begin(); it != fl.frames.end(); ++it) {
+    const Frame& q = **it;
+    if (bth_psn(q.datagram) == psn && q.datagram[0] == op && q.dst_ip == dst_ip) {
+      fl.frames.erase(it);
+      ++stats.nic_superseded;
+      break;
+    }
+  }
   fl.frames.push_back(std::move(f));
   if (!fl.in_rr) {
     fl.in_rr = true;
@@ -60,10 +87,15 @@ FramePtr Network::Impl::nic_next(int port, Ps& retry_at) {
     cnps.pop_front();
     return f;
   }
-  if (nic.rr.empty()) return nullptr;
+  if (nic.rr.empty() && nic.short_frames.empty()) return nullptr;
   if (p.paused_until[kDataPriority] > now) {
     retry_at = p.paused_until[kDataPriority];
     return nullptr;
+  }
+  if (!nic.short_frames.empty()) {
+    FramePtr f = std::move(nic.short_frames.front());
+    nic.short_frames.pop_front();
+    return f;
   }
   // Round robin over the QPs with frames; a rate-limited QP waits for its next slot.
   for (std::size_t tries = nic.rr.size(); tries > 0; --tries) {

@@ -88,9 +88,11 @@ Topology parse_topology(const std::string& json_text) {
   }
   if (j.contains("switch")) {
     const json& s = j["switch"];
-    check_allowed(s, {"buffer_bytes", "port_queue_bytes", "ecn", "pfc"}, "switch");
+    check_allowed(s, {"buffer_bytes", "port_buffer_bytes", "dynamic_alpha", "ecn", "pfc"},
+                  "switch");
     get_opt(s, "buffer_bytes", t.switches.buffer_bytes, "switch");
-    get_opt(s, "port_queue_bytes", t.switches.port_queue_bytes, "switch");
+    get_opt(s, "port_buffer_bytes", t.switches.port_buffer_bytes, "switch");
+    get_opt(s, "dynamic_alpha", t.switches.dynamic_alpha, "switch");
     if (s.contains("ecn")) {
       check_allowed(s["ecn"], {"enabled", "kmin_bytes", "kmax_bytes", "pmax"}, "switch.ecn");
       get_opt(s["ecn"], "enabled", t.switches.ecn.enabled, "switch.ecn");
@@ -194,7 +196,8 @@ std::string topology_to_json(const Topology& topo) {
   json j;
   const SwitchConfig& s = topo.switches;
   j["switch"] = {{"buffer_bytes", s.buffer_bytes},
-                 {"port_queue_bytes", s.port_queue_bytes},
+                 {"port_buffer_bytes", s.port_buffer_bytes},
+                 {"dynamic_alpha", s.dynamic_alpha},
                  {"ecn",
                   {{"enabled", s.ecn.enabled},
                    {"kmin_bytes", s.ecn.kmin_bytes},

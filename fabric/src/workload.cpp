@@ -106,24 +106,10 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
   std::mt19937_64 rng(cfg.seed);
 
   // The flows, all drawn before anything runs (a seed gives the same list).
-  const Ps t0 = 0;
-  if (cfg.kind == WorkloadKind::incast) {
-    const int receiver = host_nodes[0];
-    if (cfg.incast_senders < 1 || static_cast<std::size_t>(cfg.incast_senders) >= host_nodes.size())
-      throw std::runtime_error("incast: senders must be between 1 and hosts - 1");
-    std::vector<int> others(host_nodes.begin() + 1, host_nodes.end());
-    std::shuffle(others.begin(), others.end(), rng);
-    for (int i = 0; i < cfg.incast_senders; ++i) {
-      FlowRecord f;
-      f.id = i;
-      f.src = others[static_cast<std::size_t>(i)];
-      f.dst = receiver;
-      f.bytes = cfg.incast_bytes;
-      f.start = t0;
-      r.flows.push_back(f);
-    }
-  } else {
-    const Cdf& cdf = cfg.kind == WorkloadKind::websearch ? websearch_cdf() : datamining_cdf();
+  const bool incast = cfg.kind == WorkloadKind::incast;
+  const double poisson_load = incast ? cfg.background_load : cfg.load;
+  if (poisson_load > 0 && cfg.flows > 0) {
+    const Cdf& cdf = cfg.kind == WorkloadKind::datamining ? datamining_cdf() : websearch_cdf();
     double mean = cdf_mean(cdf);
     if (cfg.max_flow_bytes > 0) {
       // The clipped distribution's mean (numerically), so the load stays the target.
@@ -136,7 +122,7 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
     // Poisson arrivals: every host offers `load` of its link on average.
     double rate_per_s = 0;
     for (int h : host_nodes)
-      rate_per_s += cfg.load * net.endpoint_gbps(h) * 1e9 / (mean * 8);
+      rate_per_s += poisson_load * net.endpoint_gbps(h) * 1e9 / (mean * 8);
     std::exponential_distribution<double> gap(rate_per_s);
     std::uniform_real_distribution<double> uni(0, 1);
     std::uniform_int_distribution<std::size_t> pick(0, host_nodes.size() - 1);
@@ -144,7 +130,7 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
     for (int i = 0; i < cfg.flows; ++i) {
       t_s += gap(rng);
       FlowRecord f;
-      f.id = i;
+      f.id = static_cast<int>(r.flows.size());
       f.src = host_nodes[pick(rng)];
       do {
         f.dst = host_nodes[pick(rng)];
@@ -152,10 +138,34 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
       double b = cdf_sample(cdf, uni(rng));
       if (cfg.max_flow_bytes > 0) b = std::min(b, cfg.max_flow_bytes);
       f.bytes = std::max<std::uint64_t>(64, static_cast<std::uint64_t>(b));
-      f.start = t0 + static_cast<Ps>(t_s * 1e12);
+      f.start = static_cast<Ps>(t_s * 1e12);
       r.flows.push_back(f);
     }
   }
+  if (incast) {
+    if (cfg.incast_senders < 1 || static_cast<std::size_t>(cfg.incast_senders) >= host_nodes.size())
+      throw std::runtime_error("incast: senders must be between 1 and hosts - 1");
+    const Ps span = r.flows.empty() ? 0 : r.flows.back().start;
+    std::uniform_int_distribution<std::size_t> pick(0, host_nodes.size() - 1);
+    for (int round = 0; round < cfg.incast_rounds; ++round) {
+      const int receiver = r.flows.empty() && round == 0 ? host_nodes[0] : host_nodes[pick(rng)];
+      std::vector<int> others;
+      for (int h : host_nodes)
+        if (h != receiver) others.push_back(h);
+      std::shuffle(others.begin(), others.end(), rng);
+      const Ps at = span * (2 * round + 1) / (2 * cfg.incast_rounds);
+      for (int i = 0; i < cfg.incast_senders; ++i) {
+        FlowRecord f;
+        f.id = static_cast<int>(r.flows.size());
+        f.src = others[static_cast<std::size_t>(i)];
+        f.dst = receiver;
+        f.bytes = cfg.incast_bytes;
+        f.start = at;
+        r.flows.push_back(f);
+      }
+    }
+  }
+  if (r.flows.empty()) throw std::runtime_error("the workload has no flows");
   for (FlowRecord& f : r.flows)
     f.ideal_ns = ideal_fct_ns(net, f.src, f.dst, f.bytes, cfg.mtu);
 
@@ -233,7 +243,7 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
     p.remote_ip = net.topology().nodes[static_cast<std::size_t>(f.dst)].ip;
     p.cm_port = kCmPort;
     p.path_mtu = cfg.mtu;
-    p.local_ack_timeout = cfg.rto_exponent;
+    p.local_ack_timeout = cfg.irn ? cfg.rto_exponent : cfg.gbn_rto_exponent;
     p.retry_count = 7;
     std::error_code ec;
     std::string detail;

@@ -29,16 +29,20 @@ topology (one of):
   --latency-ns NS          generated links' one-way latency (default 1000)
   --write-topology FILE    write the topology as JSON and exit
 switches:
-  --buffer-bytes B         shared buffer per switch (default 12000000)
-  --port-queue-bytes B     drop-tail limit per egress queue without PFC (default 240000)
-  --xoff-bytes B, --xon-bytes B   PFC thresholds per ingress port and priority
+  --port-buffer-bytes B    buffer per ingress port, drop-tail beyond (default 240000)
+  --buffer-bytes B         shared buffer per switch (default: ports x port buffer)
+  --dynamic-alpha A        lossy egress limit alpha x free buffer instead (default 0: off)
+  --xoff-bytes B, --xon-bytes B   PFC thresholds per ingress port and priority (default: the
+                           port buffer less 2 x rate x latency + 3 frames; xoff - 2 frames)
 run:
   --workload W             websearch | datamining | incast (default websearch)
   --load L                 Poisson load per host link, 0..1 (default 0.7)
   --flows N                Poisson flows (default 200)
   --max-flow-bytes B       clip sampled flow sizes (default: none)
-  --incast-senders M       incast: M senders to the first host (default 8)
+  --incast-senders M       incast: M senders to one receiver (default 8)
   --incast-bytes B         incast: bytes per sender (default 262144)
+  --incast-rounds R        incast: rounds (default 1)
+  --background-load L      incast: Poisson web-search background (--flows of them) at load L
   --transport T            gbn | irn (default gbn)
   --pfc 0|1                PFC on the switches (default 0)
   --dcqcn 0|1              ECN marking, CNPs and DCQCN rate limiting (default 0)
@@ -108,10 +112,12 @@ Options parse(int argc, char** argv) {
       o.latency_ns = number(a, v);
     } else if (a == "--write-topology") {
       o.write_topology = v;
+    } else if (a == "--dynamic-alpha") {
+      o.sw.dynamic_alpha = number(a, v);
     } else if (a == "--buffer-bytes") {
       o.sw.buffer_bytes = static_cast<std::uint64_t>(number(a, v));
-    } else if (a == "--port-queue-bytes") {
-      o.sw.port_queue_bytes = static_cast<std::uint64_t>(number(a, v));
+    } else if (a == "--port-buffer-bytes") {
+      o.sw.port_buffer_bytes = static_cast<std::uint64_t>(number(a, v));
     } else if (a == "--xoff-bytes") {
       o.sw.pfc.xoff_bytes = static_cast<std::uint64_t>(number(a, v));
       o.xoff_set = true;
@@ -128,6 +134,10 @@ Options parse(int argc, char** argv) {
       o.wl.max_flow_bytes = number(a, v);
     } else if (a == "--incast-senders") {
       o.wl.incast_senders = static_cast<int>(number(a, v));
+    } else if (a == "--incast-rounds") {
+      o.wl.incast_rounds = static_cast<int>(number(a, v));
+    } else if (a == "--background-load") {
+      o.wl.background_load = number(a, v);
     } else if (a == "--incast-bytes") {
       o.wl.incast_bytes = static_cast<std::uint64_t>(number(a, v));
     } else if (a == "--transport") {
@@ -165,8 +175,12 @@ Options parse(int argc, char** argv) {
   o.wl.irn = o.transport == "irn";
   if (!(o.wl.load > 0 && o.wl.load <= 1)) usage_error("--load must be in (0, 1]");
   if (o.wl.flows < 1) usage_error("--flows must be >= 1");
+  if (o.wl.incast_rounds < 1) usage_error("--incast-rounds must be >= 1");
+  if (o.wl.background_load < 0 || o.wl.background_load > 1)
+    usage_error("--background-load must be in [0, 1]");
   if (o.xoff_set && !o.xon_set) o.sw.pfc.xon_bytes = o.sw.pfc.xoff_bytes - 2200;
-  if (o.sw.pfc.xon_bytes > o.sw.pfc.xoff_bytes) usage_error("--xon-bytes must be <= --xoff-bytes");
+  if (o.xon_set && o.sw.pfc.xon_bytes > o.sw.pfc.xoff_bytes)
+    usage_error("--xon-bytes must be <= --xoff-bytes");
   return o;
 }
 

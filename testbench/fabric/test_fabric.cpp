@@ -20,9 +20,9 @@ struct Run {
 };
 
 Run run_incast(int senders, std::uint64_t bytes, bool pfc, bool dcqcn, bool irn,
-               std::uint64_t port_queue = 240'000, std::uint64_t seed = 1) {
+               std::uint64_t port_buffer = 240'000, std::uint64_t seed = 1) {
   Topology t = star(senders + 1, 40, 1000);
-  t.switches.port_queue_bytes = port_queue;
+  t.switches.port_buffer_bytes = port_buffer;
   t.switches.pfc.xoff_bytes = 30'000;
   t.switches.pfc.xon_bytes = 27'800;
   NetworkConfig nc;

@@ -70,6 +70,7 @@ struct NetworkStats {
   std::uint64_t rate_cuts = 0;         // DCQCN rate decreases
   std::uint64_t max_buffer_bytes = 0;  // highest shared-buffer occupancy of any switch
   std::uint64_t unroutable = 0;        // frames for an address no endpoint has (dropped)
+  std::uint64_t nic_superseded = 0;    // queued copies a retransmission replaced (nic.cpp)
 };
 
 struct QueueSample {

@@ -24,15 +24,24 @@ struct EcnConfig {
 
 // IEEE 802.1Qbb priority flow control, per ingress port and priority: PAUSE (quanta 0xFFFF, so
 // refreshed) when the bytes buffered from that port cross xoff, RESUME (quanta 0) below xon.
+// xoff 0 (the default): the port's buffer less the headroom that what is in flight when the
+// pause goes out needs (2 x rate x latency + 3 maximum frames); xon 0: xoff - 2 frames.
 struct PfcConfig {
   bool enabled = false;
-  std::uint64_t xoff_bytes = 96 * 1000;
-  std::uint64_t xon_bytes = 96 * 1000 - 2 * 1100;
+  std::uint64_t xoff_bytes = 0;
+  std::uint64_t xon_bytes = 0;
 };
 
 struct SwitchConfig {
-  std::uint64_t buffer_bytes = 12'000'000;   // shared by all ports
-  std::uint64_t port_queue_bytes = 240'000;  // drop-tail limit of one egress queue (no PFC)
+  // Bytes per port (the IRN paper: 240 KB, twice the 120 KB bandwidth-delay product of its fat
+  // tree): lossy traffic is dropped beyond it on its egress queue; lossless traffic is counted
+  // on its ingress port for PFC (PfcConfig).
+  std::uint64_t port_buffer_bytes = 240'000;
+  // The shared buffer of the whole switch; 0: ports x port_buffer_bytes.
+  std::uint64_t buffer_bytes = 0;
+  // > 0: lossy egress queues are limited by the dynamic threshold alpha x (free shared buffer)
+  // (Choudhury and Hahne 1998, as shared-buffer switch ASICs do) instead of port_buffer_bytes.
+  double dynamic_alpha = 0;
   EcnConfig ecn;
   PfcConfig pfc;
 };

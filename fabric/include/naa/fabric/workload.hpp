@@ -30,14 +30,25 @@ using Cdf = std::vector<std::pair<double, double>>;
 
 struct WorkloadConfig {
   WorkloadKind kind = WorkloadKind::websearch;
-  double load = 0.7;       // of every host's link rate (Poisson)
-  int flows = 200;         // flows to generate (Poisson)
-  int incast_senders = 8;  // incast: M senders to host 0 ... or `incast_receiver`
+  double load = 0.7;  // of every host's link rate (Poisson)
+  int flows = 200;    // flows to generate (Poisson)
+  // Incast: `incast_rounds` rounds of M senders to one receiver (the first host when there is
+  // no background, else a random one per round), each sending incast_bytes at once; with
+  // background_load > 0 also Poisson web-search flows (`flows` of them) at that load, the rounds
+  // spread evenly over their arrivals (the victims of PFC's congestion spreading).
+  int incast_senders = 8;
   std::uint64_t incast_bytes = 256 * 1024;
+  int incast_rounds = 1;
+  double background_load = 0;
   double max_flow_bytes = 0;  // > 0: larger samples are clipped (documented per scale)
   bool irn = false;
-  std::uint32_t mtu = 1024;               // the IRN paper's MTU
-  std::uint8_t rto_exponent = 6;          // 4.096 us x 2^6 = 262 us (RoCE timeout, IRN RTO_high)
+  std::uint32_t mtu = 1024;  // the IRN paper's MTU
+  // Retransmit timeouts, exponents e of 4.096 us x 2^e. IRN: RTO_high 2^6 = 262 us and RTO_low
+  // 2^5 = 131 us (the IRN paper's 320 and 100 us, to the nearest the CM can carry). Go-back-N
+  // (RoCE): 2^10 = 4.2 ms (RoCE NICs default far higher, 2^14 and more; a short one fires
+  // spuriously while a PFC pause or a rate limiter holds the window in the NIC).
+  std::uint8_t rto_exponent = 6;
+  std::uint8_t gbn_rto_exponent = 10;
   std::uint8_t irn_rto_low_exponent = 5;  // 131 us (IRN RTO_low)
   std::uint16_t irn_bdp_cap = 110;        // packets (IRN paper section 4.1)
   std::uint64_t seed = 1;
