@@ -112,6 +112,7 @@ Network::Impl::Impl(const Topology& t, const NetworkConfig& c) : topo(t), cfg(c)
     }
   }
   if (cfg.queue_sample_ps > 0) schedule(cfg.queue_sample_ps, [this] { sample_queues(); });
+  create_naas();
 }
 
 void Network::Impl::schedule(Ps at, std::function<void()> fn) {
@@ -122,7 +123,20 @@ void Network::Impl::schedule(Ps at, std::function<void()> fn) {
 bool Network::Impl::run(Ps until, const std::function<bool()>& done) {
   ++depth;
   bool stopped = false;
-  while (!heap.empty() && heap.front().t <= until) {
+  for (;;) {
+    if (!naa_nodes.empty()) {
+      // The models run up to the next event (or `until`); one that sends (or arms a timer)
+      // stops them there, and what it did may make an earlier event than the one waited for.
+      // Events run only once the models have reached their time.
+      const Ps next = heap.empty() ? until : std::min(heap.front().t, until);
+      advance_naas(next);
+      if (done && done()) {
+        stopped = true;
+        break;
+      }
+      if (now < next) continue;
+    }
+    if (heap.empty() || heap.front().t > until) break;
     std::pop_heap(heap.begin(), heap.end(), later);
     Event ev = std::move(heap.back());
     heap.pop_back();
@@ -423,6 +437,18 @@ const NetworkStats& Network::stats() const {
 
 const std::vector<QueueSample>& Network::queue_samples() const {
   return impl_->samples;
+}
+
+void Network::clear_events() {
+  impl_->heap.clear();
+  for (Port& p : impl_->ports)
+    p.tx_at = -1;
+  for (NodeState& n : impl_->nodes)
+    if (n.nic) n.nic->wake_at = -1;
+}
+
+void Network::report_naas(std::ostream& os) const {
+  impl_->report_naas(os);
 }
 
 void Network::close_pcaps() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <random>
@@ -80,6 +81,7 @@ struct NicFlow {
 };
 
 class EndpointNode;  // nic.cpp: the host or NAA behind a NIC
+class NaaEndpoint;   // naa_node.cpp
 
 struct Nic {
   std::map<std::uint16_t, NicFlow> flows;
@@ -157,6 +159,14 @@ struct Network::Impl {
   void dcqcn_catch_up(NicFlow& fl, double line);
   void request_wake(int node, Ps at);
   void wake(int node);
+
+  // NAAs (naa_node.cpp): the models, and SystemC's time kept equal to the loop's.
+  std::vector<NaaEndpoint*> naa_nodes;
+  bool sc_running = false;  // inside sc_start
+  Ps sc_stop = 0;           // where that sc_start stops
+  void create_naas();
+  void advance_naas(Ps target);  // runs the models to `target` or their next output
+  void report_naas(std::ostream& os) const;
 
   // Frames (frames.cpp).
   void capture(int port, const Frame& f);

@@ -278,6 +278,27 @@ Topology leaf_spine(int leaves, int spines, int hosts_per_leaf, double gbps, dou
   return t;
 }
 
+void add_naas(Topology& topo, int count, double gbps, double latency_ns) {
+  if (count <= 0) return;
+  std::string sw;  // the switch the first host hangs off
+  for (const LinkSpec& l : topo.links) {
+    for (const NodeSpec& n : topo.nodes) {
+      if (n.kind == NodeKind::host && (n.name == l.a || n.name == l.b)) {
+        sw = n.name == l.a ? l.b : l.a;
+        break;
+      }
+    }
+    if (!sw.empty()) break;
+  }
+  if (sw.empty()) throw std::runtime_error("no switch with hosts to attach NAAs to");
+  for (int i = 0; i < count; ++i) {
+    const std::string name = "naa" + std::to_string(i);
+    topo.nodes.push_back({name, NodeKind::naa, 0});
+    topo.links.push_back({name, sw, gbps, latency_ns});
+  }
+  assign_addresses(topo);
+}
+
 Topology star(int n, double gbps, double latency_ns) {
   if (n < 2) throw std::runtime_error("star: needs at least 2 hosts");
   Topology t;

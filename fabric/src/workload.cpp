@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "naa/host/session.hpp"
 #include "naa/host/udp_listen.hpp"
 #include "naa/sim/link_model.hpp"
 
@@ -95,6 +96,73 @@ double ideal_fct_ns(const Network& net, int src, int dst, std::uint64_t bytes, s
   const double ack_ns = static_cast<double>(sim::ethernet_wire_bytes(20)) * 8 / gbps;
   return wire * 8 / gbps + (hops - 1) * per_packet_ns + hops * ack_ns +
          net.path_latency_ns(src, dst) + net.path_latency_ns(dst, src);
+}
+
+// The NAA calls (WorkloadConfig::naa_calls): each a blocking Session::call at top level, which
+// runs the whole fabric (ADR 0005) until its reply is there.
+template <class TransportOf>
+void run_naa_calls(Network& net, const WorkloadConfig& cfg, WorkloadResult& r, Ps base,
+                   TransportOf transport_of) {
+  if (cfg.naa_calls <= 0) return;
+  const std::vector<int> naas = net.nodes_of(NodeKind::naa);
+  const std::vector<int> hosts = net.nodes_of(NodeKind::host);
+  if (naas.empty()) throw std::runtime_error("NAA calls need an NAA in the topology");
+  Ps span = 0;
+  for (const FlowRecord& f : r.flows)
+    span = std::max(span, f.start - base);
+  struct Client {
+    std::vector<std::int32_t> a, b, sum;
+    std::unique_ptr<host::Session> session;
+  };
+  std::map<std::pair<int, int>, Client> clients;
+  std::map<int, std::uint64_t> sessions_at;  // per NAA
+  std::mt19937_64 rng(cfg.seed ^ 0xCA11CA11ULL);
+  const std::size_t n = cfg.naa_call_bytes / 4;
+  for (int i = 0; i < cfg.naa_calls; ++i) {
+    NaaCallRecord rec;
+    rec.id = i;
+    rec.client = hosts[static_cast<std::size_t>(i) % hosts.size()];
+    rec.naa = naas[static_cast<std::size_t>(i) % naas.size()];
+    rec.bytes = static_cast<std::uint32_t>(n * 4);
+    net.run_until(base + span * (2 * i + 1) / (2 * cfg.naa_calls), {});
+    Client& c = clients[{rec.client, rec.naa}];
+    if (!c.session) {
+      c.a.assign(n, 0);
+      c.b.assign(n, 0);
+      c.sum.assign(n, 0);
+      host::SessionOptions so;
+      const std::uint32_t ip = net.topology().nodes[static_cast<std::size_t>(rec.naa)].ip;
+      so.naa_address = std::to_string(ip >> 24) + "." + std::to_string((ip >> 16) & 255) + "." +
+                       std::to_string((ip >> 8) & 255) + "." + std::to_string(ip & 255);
+      so.path_mtu = cfg.mtu;
+      so.local_ack_timeout = cfg.irn ? cfg.rto_exponent : cfg.gbn_rto_exponent;
+      // Sessions at one NAA must not overlap in its memory: each gets its own window.
+      const std::uint64_t window = 3 * ((std::uint64_t{n} * 4 + 4095) / 4096 * 4096);
+      so.naa_base_address = window * sessions_at[rec.naa]++;
+      c.session = std::make_unique<host::Session>(
+          transport_of(rec.client), so,
+          std::vector<host::Region>{host::Region::input(c.a), host::Region::input(c.b),
+                                    host::Region::output(c.sum)});
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      c.a[k] = static_cast<std::int32_t>(rng());
+      c.b[k] = static_cast<std::int32_t>(rng());
+      c.sum[k] = 0;
+    }
+    rec.start = net.now();
+    const host::CallResult res = c.session->call(4);  // vadd_i32
+    rec.end = net.now();
+    rec.return_code = res.return_code;
+    rec.verified = res.return_code == 0;
+    for (std::size_t k = 0; k < n && rec.verified; ++k) {
+      const auto want = static_cast<std::int32_t>(static_cast<std::uint32_t>(c.a[k]) +
+                                                  static_cast<std::uint32_t>(c.b[k]));
+      rec.verified = c.sum[k] == want;
+    }
+    r.naa_calls.push_back(rec);
+  }
+  for (auto& [key, c] : clients)
+    c.session->disconnect();
 }
 
 }  // namespace
@@ -203,6 +271,14 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
   std::vector<FlowState> state(r.flows.size());
   std::vector<int> ready;  // flows whose QP reported completions
   std::size_t finished = 0;
+  // However this function ends, nothing the loop may still run refers to its locals.
+  struct Detach {
+    Network& net;
+    ~Detach() {
+      net.set_delivery_hook({});
+      net.clear_events();
+    }
+  } detach{net};
   net.set_delivery_hook([&](int node) {
     if (setup) {
       auto it = hosts.find(node);
@@ -287,12 +363,15 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
       src.t->progress(std::chrono::seconds(10));
     });
   }
+  run_naa_calls(net, cfg, r, base, [&](int node) { return hosts.at(node).t; });
   const std::size_t total = r.flows.size();
   net.run_until(std::numeric_limits<Ps>::max() / 2, [&] { return finished == total; });
   r.end = net.now();
   r.all_finished = finished == total;
   for (const FlowRecord& f : r.flows)
     r.all_finished = r.all_finished && !f.failed;
+  for (const NaaCallRecord& c : r.naa_calls)
+    r.all_finished = r.all_finished && c.verified;
   for (auto& [node, hs] : hosts) {
     const host::TransportStats s = hs.t->stats();
     r.retransmitted += s.retransmitted_packets;
@@ -380,6 +459,15 @@ void write_results(const std::string& dir, const Network& net, const WorkloadRes
         static_cast<unsigned long long>(ns.cnps_sent),
         static_cast<unsigned long long>(ns.frames_sent), static_cast<double>(r.end) / kPsPerNs);
     o << line;
+  }
+  if (!r.naa_calls.empty()) {
+    std::ofstream o = open("naa_calls.csv");
+    o << "id,client,naa,bytes,start_ns,call_ns,return_code,verified\n";
+    for (const NaaCallRecord& c : r.naa_calls)
+      o << c.id << ',' << nodes[static_cast<std::size_t>(c.client)].name << ','
+        << nodes[static_cast<std::size_t>(c.naa)].name << ',' << c.bytes << ','
+        << c.start / kPsPerNs << ',' << (c.end - c.start) / kPsPerNs << ',' << c.return_code << ','
+        << (c.verified ? 1 : 0) << '\n';
   }
   {
     std::ofstream o = open("queues.csv");

@@ -43,6 +43,10 @@ run:
   --incast-bytes B         incast: bytes per sender (default 262144)
   --incast-rounds R        incast: rounds (default 1)
   --background-load L      incast: Poisson web-search background (--flows of them) at load L
+  --naa-calls N            vadd_i32 calls from the hosts to the topology's NAAs, mixed in,
+                           each result verified (naa_calls.csv)
+  --naa-call-bytes B       bytes per input of each call (default 16384)
+  --naas N                 with a generator: N NAAs on the first host's switch
   --transport T            gbn | irn (default gbn)
   --pfc 0|1                PFC on the switches (default 0)
   --dcqcn 0|1              ECN marking, CNPs and DCQCN rate limiting (default 0)
@@ -63,6 +67,7 @@ struct Options {
   std::string workload = "websearch", transport = "gbn";
   bool pfc = false, dcqcn = false;
   double sample_us = 10;
+  int naas = 0;
 };
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -138,6 +143,12 @@ Options parse(int argc, char** argv) {
       o.wl.incast_rounds = static_cast<int>(number(a, v));
     } else if (a == "--background-load") {
       o.wl.background_load = number(a, v);
+    } else if (a == "--naa-calls") {
+      o.wl.naa_calls = static_cast<int>(number(a, v));
+    } else if (a == "--naa-call-bytes") {
+      o.wl.naa_call_bytes = static_cast<std::uint32_t>(number(a, v));
+    } else if (a == "--naas") {
+      o.naas = static_cast<int>(number(a, v));
     } else if (a == "--incast-bytes") {
       o.wl.incast_bytes = static_cast<std::uint64_t>(number(a, v));
     } else if (a == "--transport") {
@@ -193,6 +204,7 @@ int run(const Options& o) {
     if (o.star) topo = star(o.star, o.gbps, o.latency_ns);
     if (o.leaves) topo = leaf_spine(o.leaves, o.spines, o.hosts_per_leaf, o.gbps, o.latency_ns);
     topo.switches = o.sw;
+    add_naas(topo, o.naas, o.gbps, o.latency_ns);
   }
   if (!o.write_topology.empty()) {
     std::ofstream(o.write_topology) << topology_to_json(topo) << '\n';
@@ -215,6 +227,11 @@ int run(const Options& o) {
   net.close_pcaps();
   const RunLabels labels{o.workload, o.transport, o.pfc, o.dcqcn};
   if (!o.out.empty()) write_results(o.out, net, r, labels);
+  std::size_t verified = 0;
+  for (const NaaCallRecord& c : r.naa_calls)
+    verified += c.verified ? 1 : 0;
+  if (!r.naa_calls.empty())
+    std::printf("fabric.naa: %zu of %zu NAA calls verified\n", verified, r.naa_calls.size());
   const Summary s = summarize(r);
   const NetworkStats& ns = net.stats();
   std::printf(

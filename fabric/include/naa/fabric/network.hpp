@@ -29,6 +29,7 @@
 #include "naa/fabric/topology.hpp"
 #include "naa/host/transport.hpp"
 #include "naa/host/udp_roce.hpp"
+#include "naa/sim/config.hpp"
 
 namespace naa::fabric {
 
@@ -56,6 +57,8 @@ struct NetworkConfig {
   DcqcnConfig dcqcn_params;
   std::string pcap_dir;    // non-empty: one pcap per port, <dir>/<node>-p<port>.pcap
   Ps queue_sample_ps = 0;  // > 0: sample switch queues that often (queue_samples())
+  // Every NAA's model configuration (its seed, link model and idle timeout are the fabric's).
+  sim::SimConfig naa;
 };
 
 struct NetworkStats {
@@ -110,9 +113,13 @@ class Network {
   // Called after every datagram delivered to an endpoint of `node` (workloads accept connections
   // and poll completions here).
   void set_delivery_hook(std::function<void(int node)> hook);
+  // Drops every pending event (a workload's end: its callbacks refer to state it frees).
+  void clear_events();
 
   [[nodiscard]] const NetworkStats& stats() const;
   [[nodiscard]] const std::vector<QueueSample>& queue_samples() const;
+  // The NAA models' statistics (naa-sim's keys), one block per NAA.
+  void report_naas(std::ostream& os) const;
   void close_pcaps();
 
   struct Impl;

@@ -80,6 +80,9 @@ void assign_addresses(Topology& topo);
 // one of `spines` spine switches.
 [[nodiscard]] Topology leaf_spine(int leaves, int spines, int hosts_per_leaf, double gbps,
                                   double latency_ns);
+// Adds `count` NAAs ("naa0", ...), each on the switch of the first host (the first edge or
+// leaf switch, or the star's switch).
+void add_naas(Topology& topo, int count, double gbps, double latency_ns);
 // N:1 incast: n hosts on one switch.
 [[nodiscard]] Topology star(int n, double gbps, double latency_ns);
 

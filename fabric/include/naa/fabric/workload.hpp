@@ -53,6 +53,11 @@ struct WorkloadConfig {
   std::uint16_t irn_bdp_cap = 110;        // packets (IRN paper section 4.1)
   std::uint64_t seed = 1;
   double start_us = 0;  // arrivals start this long after setup
+  // NAA calls mixed in: this many vadd_i32 calls (kernel 4) of naa_call_bytes per input, spread
+  // evenly over the flows' arrivals, host i % hosts calling NAA i % NAAs through a host::Session
+  // (one per pair, its connect and MRSP before its first call); every result checked.
+  int naa_calls = 0;
+  std::uint32_t naa_call_bytes = 16 * 1024;
 };
 
 struct FlowRecord {
@@ -65,8 +70,18 @@ struct FlowRecord {
   bool failed = false;
 };
 
+struct NaaCallRecord {
+  int id = 0;
+  int client = 0, naa = 0;  // node indices
+  std::uint32_t bytes = 0;  // per input
+  Ps start = 0, end = 0;    // the call alone (the session was set up before)
+  std::uint32_t return_code = 0;
+  bool verified = false;  // every output element equals the sum of its inputs
+};
+
 struct WorkloadResult {
   std::vector<FlowRecord> flows;
+  std::vector<NaaCallRecord> naa_calls;
   std::uint64_t retransmitted = 0;  // host library counters, summed over hosts
   std::uint64_t timeouts = 0;
   std::uint64_t setup_ps = 0;  // simulated time of connection setup
