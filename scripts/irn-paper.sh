@@ -7,6 +7,7 @@
 # plots if gnuplot is there, and prints the paper's table: IRN without PFC over RoCE with PFC.
 #
 #   scripts/irn-paper.sh [--scale small|paper] [--seed N] [--out DIR] [--fabric PATH] [--jobs N]
+#                        [--dcqcn 0|1|both]
 #
 # small: 16 hosts in two tiers (4 leaves x 4 hosts, 4 spines), 40 Gb/s, 2 us links, about a
 #        minute on 2 cores (the CTest, label fabric).
@@ -17,10 +18,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
-  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
 }
 
-scale=small seed=1 out="" fabric="" jobs=2
+scale=small seed=1 out="" fabric="" jobs=2 dcqcn_set="0 1"
 while [ $# -gt 0 ]; do
   case "$1" in
     --scale) scale=${2:?}; shift 2 ;;
@@ -28,6 +29,10 @@ while [ $# -gt 0 ]; do
     --out) out=${2:?}; shift 2 ;;
     --fabric) fabric=${2:?}; shift 2 ;;
     --jobs) jobs=${2:?}; shift 2 ;;
+    --dcqcn)
+      case "${2:-}" in 0|1) dcqcn_set=$2 ;; both) dcqcn_set="0 1" ;;
+        *) echo "irn-paper.sh: --dcqcn is 0, 1 or both" >&2; exit 2 ;; esac
+      shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "irn-paper.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -63,7 +68,7 @@ configs=()
 for workload in websearch incast; do
   for transport in gbn irn; do
     for pfc in 1 0; do
-      for dcqcn in 0 1; do
+      for dcqcn in $dcqcn_set; do
         configs+=("$workload $transport $pfc $dcqcn")
       done
     done
