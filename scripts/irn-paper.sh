@@ -7,8 +7,9 @@
 # plots if gnuplot is there, and prints the paper's table: IRN without PFC over RoCE with PFC.
 #
 #   scripts/irn-paper.sh [--scale small|paper] [--seed N] [--out DIR] [--fabric PATH] [--jobs N]
-#                        [--dcqcn 0|1|both]
+#                        [--dcqcn 0|1|both] [--resume]
 #
+# --resume keeps the configurations of DIR that already have a summary.csv (an interrupted run).
 # small: 16 hosts in two tiers (4 leaves x 4 hosts, 4 spines), 40 Gb/s, 2 us links, about a
 #        minute on 2 cores (the CTest, label fabric).
 # paper: the paper's 54-host three-tier fat tree (k = 6), 40 Gb/s, 2 us links, 70 % load.
@@ -18,10 +19,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
 }
 
-scale=small seed=1 out="" fabric="" jobs=2 dcqcn_set="0 1"
+scale=small seed=1 out="" fabric="" jobs=2 dcqcn_set="0 1" resume=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --scale) scale=${2:?}; shift 2 ;;
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
     --out) out=${2:?}; shift 2 ;;
     --fabric) fabric=${2:?}; shift 2 ;;
     --jobs) jobs=${2:?}; shift 2 ;;
+    --resume) resume=1; shift ;;
     --dcqcn)
       case "${2:-}" in 0|1) dcqcn_set=$2 ;; both) dcqcn_set="0 1" ;;
         *) echo "irn-paper.sh: --dcqcn is 0, 1 or both" >&2; exit 2 ;; esac
@@ -39,7 +41,7 @@ while [ $# -gt 0 ]; do
 done
 case "$scale" in
   small)
-    topo=(--leaf-spine 4,4,4 --latency-ns 2000)
+    topo=(--leaf-spine "4,4,4" --latency-ns 2000)
     websearch=(--workload websearch --load 0.7 --flows 200)
     incast=(--workload incast --background-load 0.5 --flows 150 --incast-rounds 8
             --incast-senders 15 --incast-bytes 100000) ;;
@@ -57,10 +59,10 @@ if [ -z "$fabric" ]; then
     [ -x "$f" ] && { fabric=$f; break; }
   done
 fi
-[ -n "$fabric" ] && [ -x "$fabric" ] || {
+if [ -z "$fabric" ] || [ ! -x "$fabric" ]; then
   echo "irn-paper.sh: naa-fabric not found; build it (cmake --build build --target naa-fabric) or give --fabric" >&2
   exit 2
-}
+fi
 [ -n "$out" ] || out=irn-paper-$scale-seed$seed
 mkdir -p "$out"
 
@@ -78,6 +80,10 @@ done
 run_one() {  # workload transport pfc dcqcn
   local w=$1 t=$2 p=$3 d=$4 dir args
   dir="$out/$w-$t-pfc$p-dcqcn$d"
+  if [ "$resume" = 1 ] && [ -f "$dir/summary.csv" ]; then
+    grep '^fabric' "$dir/run.log" | sed "s|^|  |"
+    return 0
+  fi
   mkdir -p "$dir"
   if [ "$w" = websearch ]; then args=("${websearch[@]}"); else args=("${incast[@]}"); fi
   local cmd=("$fabric" "${topo[@]}" "${args[@]}" --transport "$t" --pfc "$p" --dcqcn "$d"

@@ -17,7 +17,7 @@ rm -rf "$dir"
 "$root/scripts/irn-paper.sh" --scale small --seed 1 --fabric "$fabric" --out "$dir/seed1" --jobs 2 \
   > "$dir.log" 2>&1
 rc=$?
-cat "$dir.log" | grep -v '^  fabric.speed'
+grep -v '^  fabric.speed' "$dir.log"
 [ $rc -eq 0 ] || { echo "FAIL: irn-paper.sh exited $rc"; exit 1; }
 csv=$dir/seed1/comparison.csv
 fail=0

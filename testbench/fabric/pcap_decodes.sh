@@ -24,7 +24,7 @@ out=$("$fabric" --star 5 --workload incast --incast-senders 4 --incast-bytes 300
 echo "$out" | grep '^fabric:'
 pauses=$(echo "$out" | sed -n 's/.*pauses \([0-9]*\),.*/\1/p')
 cnps=$(echo "$out" | sed -n 's/.*CNPs \([0-9]*\),.*/\1/p')
-[ -n "$pauses" ] && [ -n "$cnps" ] || { echo "cannot read the counts from naa-fabric"; exit 1; }
+if [ -z "$pauses" ] || [ -z "$cnps" ]; then echo "cannot read the counts from naa-fabric"; exit 1; fi
 fail=0
 count() {  # count PCAP FILTER
   local n
