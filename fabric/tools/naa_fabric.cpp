@@ -159,7 +159,9 @@ Options parse(int argc, char** argv) {
     } else if (a == "--dcqcn") {
       o.dcqcn = flag(a, v);
     } else if (a == "--seed") {
-      o.wl.seed = static_cast<std::uint64_t>(std::stoull(v));
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 19)
+        usage_error("--seed takes a decimal number, not '" + v + "'");
+      o.wl.seed = std::stoull(v);
     } else if (a == "--out") {
       o.out = v;
     } else if (a == "--pcap-dir") {
