@@ -116,6 +116,7 @@ void Network::Impl::create_naas() {
     sc.link_gbps = 0;  // the fabric's link and NIC (above)
     sc.link_latency_ns = 0;
     sc.idle_timeout_ms = 0;
+    if (const auto& irn = topo.nodes[static_cast<std::size_t>(n.index)].irn) sc.irn = *irn;
     auto ep = std::make_unique<NaaEndpoint>(*this, n.index, sc);
     naa_nodes.push_back(ep.get());
     n.nic->endpoint = std::move(ep);

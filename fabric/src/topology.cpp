@@ -114,7 +114,7 @@ Topology parse_topology(const std::string& json_text) {
   std::size_t i = 0;
   for (const json& n : j["nodes"]) {
     const std::string where = "nodes[" + std::to_string(i++) + "]";
-    check_allowed(n, {"name", "kind", "ip"}, where);
+    check_allowed(n, {"name", "kind", "ip", "irn"}, where);
     NodeSpec spec;
     if (!n.contains("name") || !n["name"].is_string())
       throw std::runtime_error(where + ": needs a string 'name'");
@@ -126,6 +126,11 @@ Topology parse_topology(const std::string& json_text) {
       if (spec.kind == NodeKind::switch_)
         throw std::runtime_error(where + ": a switch has no 'ip'");
       spec.ip = parse_ip(n["ip"].get<std::string>());
+    }
+    if (n.contains("irn")) {
+      if (spec.kind == NodeKind::switch_ || !n["irn"].is_boolean())
+        throw std::runtime_error(where + ": 'irn' is true or false, on a host or an NAA");
+      spec.irn = n["irn"].get<bool>();
     }
     t.nodes.push_back(spec);
   }
@@ -211,6 +216,7 @@ std::string topology_to_json(const Topology& topo) {
   for (const NodeSpec& n : topo.nodes) {
     json o = {{"name", n.name}, {"kind", kind_name(n.kind)}};
     if (n.kind != NodeKind::switch_ && n.ip != 0) o["ip"] = ip_text(n.ip);
+    if (n.irn) o["irn"] = *n.irn;
     j["nodes"].push_back(o);
   }
   j["links"] = json::array();
@@ -224,7 +230,7 @@ Topology fat_tree(int k, double gbps, double latency_ns) {
   Topology t;
   const int h = k / 2;
   auto add = [&](std::string name, NodeKind kind) {
-    t.nodes.push_back({std::move(name), kind, 0});
+    t.nodes.push_back({std::move(name), kind, 0, std::nullopt});
   };
   auto link = [&](const std::string& a, const std::string& b) {
     t.links.push_back({a, b, gbps, latency_ns});
@@ -261,16 +267,16 @@ Topology leaf_spine(int leaves, int spines, int hosts_per_leaf, double gbps, dou
     throw std::runtime_error("leaf-spine: leaves, spines and hosts per leaf must be >= 1");
   Topology t;
   for (int s = 0; s < spines; ++s)
-    t.nodes.push_back({"spine" + std::to_string(s), NodeKind::switch_, 0});
+    t.nodes.push_back({"spine" + std::to_string(s), NodeKind::switch_, 0, std::nullopt});
   int host = 0;
   for (int l = 0; l < leaves; ++l) {
     const std::string leaf = "leaf" + std::to_string(l);
-    t.nodes.push_back({leaf, NodeKind::switch_, 0});
+    t.nodes.push_back({leaf, NodeKind::switch_, 0, std::nullopt});
     for (int s = 0; s < spines; ++s)
       t.links.push_back({leaf, "spine" + std::to_string(s), gbps, latency_ns});
     for (int x = 0; x < hosts_per_leaf; ++x) {
       const std::string name = "h" + std::to_string(host++);
-      t.nodes.push_back({name, NodeKind::host, 0});
+      t.nodes.push_back({name, NodeKind::host, 0, std::nullopt});
       t.links.push_back({name, leaf, gbps, latency_ns});
     }
   }
@@ -293,7 +299,7 @@ void add_naas(Topology& topo, int count, double gbps, double latency_ns) {
   if (sw.empty()) throw std::runtime_error("no switch with hosts to attach NAAs to");
   for (int i = 0; i < count; ++i) {
     const std::string name = "naa" + std::to_string(i);
-    topo.nodes.push_back({name, NodeKind::naa, 0});
+    topo.nodes.push_back({name, NodeKind::naa, 0, std::nullopt});
     topo.links.push_back({name, sw, gbps, latency_ns});
   }
   assign_addresses(topo);
@@ -302,10 +308,10 @@ void add_naas(Topology& topo, int count, double gbps, double latency_ns) {
 Topology star(int n, double gbps, double latency_ns) {
   if (n < 2) throw std::runtime_error("star: needs at least 2 hosts");
   Topology t;
-  t.nodes.push_back({"sw0", NodeKind::switch_, 0});
+  t.nodes.push_back({"sw0", NodeKind::switch_, 0, std::nullopt});
   for (int x = 0; x < n; ++x) {
     const std::string name = "h" + std::to_string(x);
-    t.nodes.push_back({name, NodeKind::host, 0});
+    t.nodes.push_back({name, NodeKind::host, 0, std::nullopt});
     t.links.push_back({name, "sw0", gbps, latency_ns});
   }
   assign_addresses(t);

@@ -98,6 +98,11 @@ double ideal_fct_ns(const Network& net, int src, int dst, std::uint64_t bytes, s
          net.path_latency_ns(src, dst) + net.path_latency_ns(dst, src);
 }
 
+// Go-back-N or IRN for a host: its topology entry, else the run's choice.
+bool node_irn(const Network& net, const WorkloadConfig& cfg, int node) {
+  return net.topology().nodes[static_cast<std::size_t>(node)].irn.value_or(cfg.irn);
+}
+
 // The NAA calls (WorkloadConfig::naa_calls): each a blocking Session::call at top level, which
 // runs the whole fabric (ADR 0005) until its reply is there.
 template <class TransportOf>
@@ -135,7 +140,8 @@ void run_naa_calls(Network& net, const WorkloadConfig& cfg, WorkloadResult& r, P
       so.naa_address = std::to_string(ip >> 24) + "." + std::to_string((ip >> 16) & 255) + "." +
                        std::to_string((ip >> 8) & 255) + "." + std::to_string(ip & 255);
       so.path_mtu = cfg.mtu;
-      so.local_ack_timeout = cfg.irn ? cfg.rto_exponent : cfg.gbn_rto_exponent;
+      so.local_ack_timeout =
+          node_irn(net, cfg, rec.client) ? cfg.rto_exponent : cfg.gbn_rto_exponent;
       // Sessions at one NAA must not overlap in its memory: each gets its own window.
       const std::uint64_t window = 3 * ((std::uint64_t{n} * 4 + 4095) / 4096 * 4096);
       so.naa_base_address = window * sessions_at[rec.naa]++;
@@ -234,8 +240,10 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
     }
   }
   if (r.flows.empty()) throw std::runtime_error("the workload has no flows");
-  for (FlowRecord& f : r.flows)
+  for (FlowRecord& f : r.flows) {
     f.ideal_ns = ideal_fct_ns(net, f.src, f.dst, f.bytes, cfg.mtu);
+    f.irn = node_irn(net, cfg, f.src) && node_irn(net, cfg, f.dst);
+  }
 
   // Endpoints: one per host, each listening; a source and a sink buffer per host (flows write
   // from the one into the other; larger flows are several WRITEs of at most kChunk).
@@ -249,7 +257,7 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
     hs.node = h;
     host::UdpRoceOptions o;
     o.seed = cfg.seed * std::uint64_t{1000003} + static_cast<std::uint64_t>(h + 1);
-    o.irn = cfg.irn;
+    o.irn = node_irn(net, cfg, h);
     o.irn_bdp_cap = cfg.irn_bdp_cap;
     o.irn_rto_low = cfg.irn_rto_low_exponent;
     hs.t = net.open_host(h, o);
@@ -319,7 +327,7 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
     p.remote_ip = net.topology().nodes[static_cast<std::size_t>(f.dst)].ip;
     p.cm_port = kCmPort;
     p.path_mtu = cfg.mtu;
-    p.local_ack_timeout = cfg.irn ? cfg.rto_exponent : cfg.gbn_rto_exponent;
+    p.local_ack_timeout = node_irn(net, cfg, f.src) ? cfg.rto_exponent : cfg.gbn_rto_exponent;
     p.retry_count = 7;
     std::error_code ec;
     std::string detail;
@@ -434,7 +442,7 @@ void write_results(const std::string& dir, const Network& net, const WorkloadRes
                     nodes[static_cast<std::size_t>(f.dst)].name.c_str(),
                     static_cast<unsigned long long>(f.bytes),
                     static_cast<double>(f.start) / kPsPerNs, fct, f.ideal_ns,
-                    done ? fct / f.ideal_ns : -1.0, labels.transport.c_str(), labels.pfc ? 1 : 0,
+                    done ? fct / f.ideal_ns : -1.0, f.irn ? "irn" : "gbn", labels.pfc ? 1 : 0,
                     labels.dcqcn ? 1 : 0);
       o << line;
     }

@@ -201,6 +201,44 @@ TEST_CASE("fabric: a Poisson web-search run is deterministic per seed", "[fabric
   CHECK(a != once(seed + 1));
 }
 
+TEST_CASE("fabric: go-back-N or IRN per node from the topology file", "[fabric]") {
+  // One 300 KB flow h1 -> h0. IRN acknowledges every packet, go-back-N every 64: the IRN
+  // connection puts about twice the frames on the wires, so the negotiation really happened.
+  auto frames_with = [](const char* h0_irn, const char* h1_irn, bool& flow_irn) {
+    const std::string json = std::string(R"({"nodes": [{"name": "s", "kind": "switch"},
+        {"name": "h0", "irn": )") +
+                             h0_irn + R"(}, {"name": "h1", "irn": )" + h1_irn + R"(}],
+        "links": [{"a": "h0", "b": "s"}, {"a": "h1", "b": "s"}]})";
+    Network net(parse_topology(json), NetworkConfig{});
+    WorkloadConfig wc;
+    wc.kind = WorkloadKind::incast;
+    wc.incast_senders = 1;
+    wc.incast_bytes = 300'000;
+    wc.irn = false;  // the run's default; the nodes decide
+    const WorkloadResult r = run_workload(net, wc);
+    REQUIRE(r.all_finished);
+    flow_irn = r.flows.at(0).irn;
+    return net.stats().frames_sent;
+  };
+  bool irn = false;
+  const std::uint64_t both = frames_with("true", "true", irn);
+  CHECK(irn);
+  const std::uint64_t one = frames_with("true", "false", irn);
+  CHECK_FALSE(irn);
+  CHECK(static_cast<double>(both) > 1.8 * static_cast<double>(one));
+  CHECK_THAT(
+      [] {
+        try {
+          (void)parse_topology(
+              R"({"nodes": [{"name": "s", "kind": "switch", "irn": true}], "links": []})");
+        } catch (const std::runtime_error& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      }(),
+      Catch::Contains("'irn' is true or false, on a host or an NAA"));
+}
+
 // libsystemc's own main() refers to sc_main (naa::sim links SystemC); Catch brings this test's
 // main, so this one is never called.
 int sc_main(int /*argc*/, char* /*argv*/[]) {

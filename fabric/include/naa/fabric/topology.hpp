@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct NodeSpec {
   std::string name;
   NodeKind kind = NodeKind::host;
   std::uint32_t ip = 0;  // hosts and NAAs (host order); 0: assigned 10.0.0.1 + endpoint index
+  // Hosts and NAAs: go-back-N or IRN for this node ("irn": true|false); unset: the run's choice
+  // (--transport). A connection is IRN when both ends are (the CM negotiation, ADR 0005).
+  std::optional<bool> irn;
 };
 
 struct LinkSpec {

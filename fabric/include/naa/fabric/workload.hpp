@@ -68,6 +68,7 @@ struct FlowRecord {
   Ps end = -1;  // -1: not finished
   double ideal_ns = 0;
   bool failed = false;
+  bool irn = false;  // both ends IRN (the connection negotiated it)
 };
 
 struct NaaCallRecord {
