@@ -13,6 +13,8 @@ packages=(
   libibverbs-dev librdmacm-dev libfabric-dev libfabric-bin
   # tests and their independent oracles
   catch2 tshark python3 python3-scapy
+  # the fabric's topology files (fabric/, docs/adr/0005-fabric.md)
+  nlohmann-json3-dev
   # code quality and debugging
   clang clang-14 clang-format clang-tidy libclang-rt-14-dev valgrind
   # sPIN handlers and HPU test programs: clang-14 links riscv32 images with lld (rtl/hpu)

@@ -3,6 +3,7 @@
 // each phase. The same arguments give the same packets at the same simulated times (--pcap).
 #include <getopt.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -47,6 +48,9 @@ constexpr const char* kUsage = R"USAGE(usage: naa-cosim [options] --fn FN REGION
 Runs one session of the host library (UdpRoce endpoint) against the NAA model in this process,
 both on one simulated clock (docs/adr/0004): connect + MRSP, --repeat calls, disconnect. Prints
 the simulated time of each phase; nothing depends on wall time.
+
+With --topology FILE, runs naa-fabric instead (many hosts and NAAs behind switches; every
+argument goes to it: naa-fabric --help, docs/fabric.md).
 
 Options:
   -f, --fn FN             function code 1..127, or add1, add2, nop, vadd_i32, sum_u64, crc32
@@ -579,6 +583,24 @@ int run(Options o) {
 
 }  // namespace
 
+// `naa-cosim --topology FILE ...` (issue 27): many hosts and NAAs behind switches are the
+// fabric's (fabric/, docs/adr/0005-fabric.md); naa-cosim hands the whole command line to the
+// naa-fabric next to it, so cosim/ does not depend on fabric/.
+[[noreturn]] void exec_fabric(char* argv[]) {
+  std::string self(4096, '\0');
+  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+  std::string dir = n > 0 ? self.substr(0, static_cast<std::size_t>(n)) : std::string(argv[0]);
+  dir = dir.substr(0, dir.find_last_of('/') + 1);
+  const std::string fabric = dir + "naa-fabric";
+  argv[0] = const_cast<char*>(fabric.c_str());
+  ::execv(fabric.c_str(), argv);
+  std::cerr << "naa-cosim: --topology needs naa-fabric (" << fabric << "): " << std::strerror(errno)
+            << '\n';
+  std::exit(2);
+}
+
 int sc_main(int argc, char* argv[]) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--topology") == 0) exec_fabric(argv);
   return run(parse_options(argc, argv));
 }

@@ -4,8 +4,10 @@
 // naa/host/udp_listen.hpp; locking as udp_endpoint.hpp says.
 #include <algorithm>
 
+#include "irn_qp.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/udp_listen.hpp"
+#include "naa/protocol/irn.hpp"
 #include "udp_endpoint.hpp"
 
 namespace naa::host {
@@ -153,7 +155,23 @@ std::unique_ptr<QueuePair> Endpoint::accept(std::uint64_t id, const AcceptParams
   cfg.retry_count = req.retry_count;
   cfg.rnr_retry = req.rnr_retry_count;
   cfg.max_reads_outstanding = e->params.initiator_depth;
-  e->rc = std::make_unique<RcQp>(cfg, mrs_, *this, rc_counters_);
+  // IRN (docs/protocol.md "IRN: negotiation"), as the NAA's CM agent answers: only a REQ with our
+  // capability block and the IRN flag, and only with UdpRoceOptions::irn; we grant
+  // min(offered, irn_bdp_cap) and adopt the active side's timeouts. Anything else: go-back-N and
+  // the REP as before, byte for byte.
+  const auto offer =
+      protocol::find_capability_block(req.private_data, protocol::kCapabilityReqOffset);
+  const bool irn = opts_.irn && offer && offer->irn();
+  protocol::CapabilityBlock caps;
+  if (irn) {
+    caps = *offer;
+    caps.version = protocol::kCapabilityVersion;
+    caps.flags = protocol::kCapabilityIrn;
+    caps.bdp_cap = std::min(offer->bdp_cap, opts_.irn_bdp_cap);
+    e->rc = std::make_unique<IrnQp>(cfg, caps, mrs_, *this, rc_counters_);
+  } else {
+    e->rc = std::make_unique<RcQp>(cfg, mrs_, *this, rc_counters_);
+  }
   e->state = CmState::established;
   protocol::CmRep rep;
   rep.local_comm_id = e->local_comm_id;
@@ -169,7 +187,15 @@ std::unique_ptr<QueuePair> Endpoint::accept(std::uint64_t id, const AcceptParams
   rep.local_ca_guid = (std::uint64_t{mac[0]} << 56) | (std::uint64_t{mac[1]} << 48) |
                       (std::uint64_t{mac[2]} << 40) | (0xFFFEULL << 24) |
                       (std::uint64_t{mac[3]} << 16) | (std::uint64_t{mac[4]} << 8) | mac[5];
-  std::copy(params.private_data.begin(), params.private_data.end(), rep.private_data.begin());
+  std::size_t user_at = 0;
+  if (irn) {
+    (void)protocol::encode_capability_block(
+        caps, std::span(rep.private_data).subspan(protocol::kCapabilityRepOffset));
+    user_at = protocol::kCapabilityRepOffset + protocol::kCapabilityBlockSize;
+  }
+  std::copy_n(params.private_data.begin(),
+              std::min(params.private_data.size(), rep.private_data.size() - user_at),
+              rep.private_data.begin() + static_cast<std::ptrdiff_t>(user_at));
   e->pending_mad.header.transaction_id = r.tid;
   e->pending_mad.body = rep;
   QpEntry& ref = *e;

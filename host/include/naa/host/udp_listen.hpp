@@ -6,7 +6,10 @@
 // request is held until accepted or rejected; a duplicate REQ (the active side retrying) is not a
 // new request, and once accepted it is answered with the same REP. The accepted QP is usable at
 // once: the RTU, or the first packet from the active side, is not waited for (PROTOCOL.md 4 counts
-// either as the RTU; our REP resends cover a lost REP).
+// either as the RTU; our REP resends cover a lost REP). With UdpRoceOptions::irn, a REQ that
+// offers IRN (docs/protocol.md "IRN: negotiation") is answered with the capability block first in
+// the REP's private data (the application's bytes after it, at most 180) and gets an IRN QP, as
+// the NAA's CM agent does; any other REQ gets go-back-N.
 //
 // All functions take a UdpRoce Transport (open_udp_roce) and answer Errc::invalid_argument for any
 // other. Thread-safe like the rest of the endpoint. In manual progress mode requests arrive only

@@ -1,0 +1,246 @@
+// The fabric (fabric/, docs/adr/0005-fabric.md, docs/fabric.md): topology parsing and
+// generators, the flow-size distributions, and small runs whose outcome is known: two flows
+// sharing a link, PFC making an incast lossless, drop-tail losing and go-back-N and IRN
+// recovering, DCQCN marking and answering with CNPs, and determinism per seed.
+#include <catch2/catch.hpp>
+#include <systemc>
+
+#include "naa/fabric/network.hpp"
+#include "naa/fabric/topology.hpp"
+#include "naa/fabric/workload.hpp"
+#include "seed.hpp"
+
+using namespace naa::fabric;
+
+namespace {
+
+struct Run {
+  WorkloadResult result;
+  NetworkStats stats;
+};
+
+Run run_incast(int senders, std::uint64_t bytes, bool pfc, bool dcqcn, bool irn,
+               std::uint64_t port_buffer = 240'000, std::uint64_t seed = 1) {
+  Topology t = star(senders + 1, 40, 1000);
+  t.switches.port_buffer_bytes = port_buffer;
+  t.switches.pfc.xoff_bytes = 30'000;
+  t.switches.pfc.xon_bytes = 27'800;
+  NetworkConfig nc;
+  nc.seed = seed;
+  nc.pfc = pfc;
+  nc.dcqcn = dcqcn;
+  Network net(t, nc);
+  WorkloadConfig wc;
+  wc.kind = WorkloadKind::incast;
+  wc.incast_senders = senders;
+  wc.incast_bytes = bytes;
+  wc.irn = irn;
+  wc.seed = seed;
+  Run r{run_workload(net, wc), {}};
+  r.stats = net.stats();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("fabric topology: a JSON file parses and bad files are refused with the reason",
+          "[fabric]") {
+  const Topology t = parse_topology(R"({
+    "link": {"gbps": 100, "latency_ns": 500},
+    "switch": {"buffer_bytes": 1000000, "ecn": {"kmin_bytes": 1000}, "pfc": {"xoff_bytes": 5000}},
+    "nodes": [{"name": "s", "kind": "switch"}, {"name": "a"}, {"name": "b", "ip": "10.1.0.9"},
+              {"name": "n", "kind": "naa"}],
+    "links": [{"a": "a", "b": "s"}, {"a": "b", "b": "s", "gbps": 25}, {"a": "n", "b": "s"}]})");
+  REQUIRE(t.nodes.size() == 4);
+  CHECK(t.nodes[1].ip == 0x0A000001);
+  CHECK(t.nodes[2].ip == 0x0A010009);
+  CHECK(t.nodes[3].kind == NodeKind::naa);
+  CHECK(t.links[0].gbps == 100);
+  CHECK(t.links[1].gbps == 25);
+  CHECK(t.links[1].latency_ns == 500);
+  CHECK(t.switches.buffer_bytes == 1000000);
+  CHECK(t.switches.ecn.kmin_bytes == 1000);
+  CHECK(t.switches.pfc.xoff_bytes == 5000);
+  // Round trip through the writer.
+  const Topology back = parse_topology(topology_to_json(t));
+  CHECK(back.nodes.size() == 4);
+  CHECK(back.nodes[2].ip == 0x0A010009);
+  CHECK(back.links[1].gbps == 25);
+
+  auto error_of = [](const char* text) {
+    try {
+      (void)parse_topology(text);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  CHECK_THAT(error_of("{"), Catch::Contains("not JSON"));
+  CHECK_THAT(error_of(R"({"nodes": [], "links": [], "colour": 1})"),
+             Catch::Contains("unknown key 'colour'"));
+  CHECK_THAT(error_of(R"({"nodes": [{"name": "a"}], "links": [{"a": "a", "b": "x"}]})"),
+             Catch::Contains("unknown node"));
+  CHECK_THAT(error_of(R"({"nodes": [{"name": "a"}, {"name": "s", "kind": "switch"}],
+                          "links": []})"),
+             Catch::Contains("exactly one link"));
+  CHECK_THAT(error_of(R"({"nodes": [{"name": "a", "kind": "router"}], "links": []})"),
+             Catch::Contains("kind must be"));
+  CHECK_THAT(error_of(R"({"nodes": [{"name": "a", "ip": "10.0.0.300"}], "links": []})"),
+             Catch::Contains("bad IPv4"));
+  CHECK_THAT(error_of(R"({"nodes": [{"name": "a"}, {"name": "a"}], "links": []})"),
+             Catch::Contains("appears twice"));
+}
+
+TEST_CASE("fabric topology: generators (fat tree k=6 is the IRN paper's 54 hosts)", "[fabric]") {
+  const Topology ft = fat_tree(6, 40, 1000);
+  int hosts = 0, switches = 0;
+  for (const NodeSpec& n : ft.nodes)
+    (n.kind == NodeKind::host ? hosts : switches) += 1;
+  CHECK(hosts == 54);
+  CHECK(switches == 45);  // 9 core + 6 pods x (3 aggregation + 3 edge)
+  CHECK(ft.links.size() == 54 + 6 * 9 + 6 * 9);
+  const Topology ls = leaf_spine(4, 2, 4, 40, 1000);
+  CHECK(ls.nodes.size() == 4 + 2 + 16);
+  CHECK(ls.links.size() == 16 + 8);
+  CHECK_THROWS(fat_tree(5, 40, 1000));
+  // Paths: hosts under one edge switch are 2 hops apart, in another pod 6.
+  Network net(ft, NetworkConfig{});
+  const std::vector<int> h = net.nodes_of(NodeKind::host);
+  CHECK(net.hops(h[0], h[1]) == 2);
+  CHECK(net.hops(h[0], h[3]) == 4);
+  CHECK(net.hops(h[0], h[53]) == 6);
+  CHECK(net.path_latency_ns(h[0], h[53]) == Approx(6000));
+}
+
+TEST_CASE("fabric workloads: the flow-size distributions", "[fabric]") {
+  // Web search: mean about 1.6 MB (the IRN and HPCC papers quote ~1.6 MB), median about 73 KB.
+  CHECK(cdf_mean(websearch_cdf()) == Approx(1.6e6).epsilon(0.1));
+  // u = 0.5 lies between (50 KB, 0.40) and (80 KB, 0.53): 50 KB + 10/13 of 30 KB.
+  CHECK(cdf_sample(websearch_cdf(), 0.5) == Approx(73'077).epsilon(0.001));
+  CHECK(cdf_sample(websearch_cdf(), 0.0) == 0);
+  CHECK(cdf_sample(websearch_cdf(), 0.999) <= 30e6);
+  // Data mining: half the flows are one packet, the largest about 1 GB.
+  CHECK(cdf_sample(datamining_cdf(), 0.3) == 1460);
+  CHECK(cdf_sample(datamining_cdf(), 0.9999) > 5e8);
+}
+
+TEST_CASE("fabric: two flows into one 40 Gb/s link share it (FCT twice the ideal)", "[fabric]") {
+  const Run r = run_incast(2, 200'000, false, false, false);
+  REQUIRE(r.result.all_finished);
+  for (const FlowRecord& f : r.result.flows) {
+    const double slowdown = static_cast<double>(f.end - f.start) / kPsPerNs / f.ideal_ns;
+    CHECK(slowdown > 1.8);
+    CHECK(slowdown < 2.2);
+  }
+  CHECK(r.stats.drops == 0);
+  // One flow alone: its ideal.
+  const Run one = run_incast(1, 200'000, false, false, false);
+  const FlowRecord& f = one.result.flows.at(0);
+  CHECK(static_cast<double>(f.end - f.start) / kPsPerNs / f.ideal_ns == Approx(1).epsilon(0.05));
+}
+
+TEST_CASE(
+    "fabric: PFC makes an 8:1 incast lossless and without it drop-tail loses and both "
+    "go-back-N and IRN recover",
+    "[fabric]") {
+  const Run pfc = run_incast(8, 300'000, true, false, false, 60'000);
+  REQUIRE(pfc.result.all_finished);
+  CHECK(pfc.stats.drops == 0);
+  CHECK(pfc.stats.pause_frames > 0);
+  CHECK(pfc.stats.resume_frames > 0);
+  CHECK(pfc.result.retransmitted == 0);
+
+  const Run gbn = run_incast(8, 300'000, false, false, false, 60'000);
+  REQUIRE(gbn.result.all_finished);
+  CHECK(gbn.stats.drops > 0);
+  CHECK(gbn.stats.pause_frames == 0);
+  CHECK(gbn.result.retransmitted > 0);
+
+  const Run irn = run_incast(8, 300'000, false, false, true, 60'000);
+  REQUIRE(irn.result.all_finished);
+  CHECK(irn.stats.drops > 0);
+  // Selective repeat resends (about) what was lost; go-back-N resends whole windows.
+  CHECK(irn.result.retransmitted < gbn.result.retransmitted);
+}
+
+TEST_CASE("fabric: DCQCN marks and answers with CNPs that cut rates", "[fabric]") {
+  const Run r = run_incast(8, 300'000, true, true, false, 60'000);
+  REQUIRE(r.result.all_finished);
+  CHECK(r.stats.ecn_marks > 0);
+  CHECK(r.stats.cnps_sent > 0);
+  CHECK(r.stats.cnps_received == r.stats.cnps_sent);
+  CHECK(r.stats.rate_cuts == r.stats.cnps_received);
+  // Without DCQCN nothing is ECN-capable: no marks, no CNPs.
+  const Run off = run_incast(8, 300'000, true, false, false, 60'000);
+  CHECK(off.stats.ecn_marks == 0);
+  CHECK(off.stats.cnps_sent == 0);
+}
+
+TEST_CASE("fabric: a Poisson web-search run is deterministic per seed", "[fabric]") {
+  const std::uint64_t seed = naa::testbench::seed_for("fabric determinism") % 1000 + 1;
+  auto once = [&](std::uint64_t s) {
+    NetworkConfig nc;
+    nc.seed = s;
+    nc.dcqcn = true;
+    Topology t = leaf_spine(2, 2, 3, 40, 1000);
+    Network net(t, nc);
+    WorkloadConfig wc;
+    wc.flows = 20;
+    wc.max_flow_bytes = 300'000;
+    wc.seed = s;
+    wc.irn = true;
+    WorkloadResult r = run_workload(net, wc);
+    REQUIRE(r.all_finished);
+    std::vector<std::pair<std::uint64_t, Ps>> out;
+    for (const FlowRecord& f : r.flows)
+      out.emplace_back(f.bytes, f.end - f.start);
+    return out;
+  };
+  const auto a = once(seed);
+  CHECK(a == once(seed));
+  CHECK(a != once(seed + 1));
+}
+
+TEST_CASE("fabric: go-back-N or IRN per node from the topology file", "[fabric]") {
+  // One 300 KB flow h1 -> h0. IRN acknowledges every packet, go-back-N every 64: the IRN
+  // connection puts about twice the frames on the wires, so the negotiation really happened.
+  auto frames_with = [](const char* h0_irn, const char* h1_irn, bool& flow_irn) {
+    const std::string json = std::string(R"({"nodes": [{"name": "s", "kind": "switch"},
+        {"name": "h0", "irn": )") +
+                             h0_irn + R"(}, {"name": "h1", "irn": )" + h1_irn + R"(}],
+        "links": [{"a": "h0", "b": "s"}, {"a": "h1", "b": "s"}]})";
+    Network net(parse_topology(json), NetworkConfig{});
+    WorkloadConfig wc;
+    wc.kind = WorkloadKind::incast;
+    wc.incast_senders = 1;
+    wc.incast_bytes = 300'000;
+    wc.irn = false;  // the run's default; the nodes decide
+    const WorkloadResult r = run_workload(net, wc);
+    REQUIRE(r.all_finished);
+    flow_irn = r.flows.at(0).irn;
+    return net.stats().frames_sent;
+  };
+  bool irn = false;
+  const std::uint64_t both = frames_with("true", "true", irn);
+  CHECK(irn);
+  const std::uint64_t one = frames_with("true", "false", irn);
+  CHECK_FALSE(irn);
+  CHECK(static_cast<double>(both) > 1.8 * static_cast<double>(one));
+  CHECK_THAT(
+      [] {
+        try {
+          (void)parse_topology(
+              R"({"nodes": [{"name": "s", "kind": "switch", "irn": true}], "links": []})");
+        } catch (const std::runtime_error& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      }(),
+      Catch::Contains("'irn' is true or false, on a host or an NAA"));
+}
+
+// libsystemc's own main() refers to sc_main (naa::sim links SystemC); Catch brings this test's
+// main, so this one is never called.
+int sc_main(int /*argc*/, char* /*argv*/[]) {
+  return 0;
+}
