@@ -289,8 +289,11 @@ TEST_CASE(
         "NAK 0x62 (remote access error)");
 
   // A second connection whose server nobody progresses any more: the send is retried until the
-  // retry count is used up (PROTOCOL.md 3) and completes with FI_ETIMEDOUT.
+  // retry count is used up (PROTOCOL.md 3) and completes with FI_ETIMEDOUT. Without
+  // FI_NAA_PROGRESS_THREAD=0 the server's domain would acknowledge on its own thread (issue 29).
+  ::setenv("FI_NAA_PROGRESS_THREAD", "0", 1);
   Pair q(false, true, 0, FI_WAIT_NONE, 5);
+  ::unsetenv("FI_NAA_PROGRESS_THREAD");
   REQUIRE(fi_send(q.client.ep, q.client.at(0), 10, q.client.desc(), 0, &ctx) == 0);
   REQUIRE(read_one(q.client.cq, e, 30000) == -FI_EAVAIL);
   REQUIRE(fi_cq_readerr(q.client.cq, &err, 0) == 1);
