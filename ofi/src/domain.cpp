@@ -176,7 +176,7 @@ void Domain::dispatch(Ep& ep) {
 
 void Domain::progress() {
   last_call_ns.store(now_ns(), std::memory_order_relaxed);
-  progress_work(true);
+  progress_work();
 }
 
 // The part of the domain a NIC does whatever the application does (issue 29): with manual data
@@ -185,8 +185,8 @@ void Domain::progress() {
 // epoll_wait on a CQ's fd. Once the application has not called in for kNicIdle, this thread
 // drives the transport (receive, ACK, retransmit, CM) and dispatches completions into the CQs, so
 // their fds wake; while the application calls, it stays parked and adds nothing to the data path.
-// What the application posted still waits for its next call (docs/host/libfabric.md "Why manual
-// progress holds sends back"): the thread moves the wire, not the transmit queue.
+// It submits the transmit queue too, as a NIC sends what was posted: ofi_rxm posts from its
+// connection handling and then waits without reading that CQ, so held sends hung it.
 void Domain::nic_main() {
   for (;;) {
     {
@@ -200,7 +200,7 @@ void Domain::nic_main() {
       }
     }
     transport->progress(kNicSlice);  // returns after the first datagram or timer, or the slice
-    progress_work(false);
+    progress_work();
   }
 }
 
@@ -221,14 +221,10 @@ void Domain::stop_nic() {
   if (nic.joinable()) nic.join();
 }
 
-void Domain::progress_work(bool submit) {
+void Domain::progress_work() {
   std::lock_guard lock(mu);
   for (Ep* ep : eps) {
     if (!ep->qp) continue;
-    if (!submit) {
-      dispatch(*ep);
-      continue;
-    }
     // Manual progress: the transmit queue reaches the wire only now (docs/host/libfabric.md).
     while (!ep->unsubmitted.empty()) {
       const host::SendWr wr = ep->unsubmitted.front();

@@ -144,7 +144,7 @@ struct Domain {
   // progresses the UdpRoce endpoint) and dispatches completions. Automatic: polls only. The
   // application's call (progress) also tells the NIC thread that the application is there.
   void progress();
-  void progress_work(bool submit);  // submit: the transmit queue too
+  void progress_work();
   // Manual progress: the "NIC" thread (domain.cpp) that runs the transport's reliability work when
   // the application has not called in for kNicIdle.
   std::atomic<std::int64_t> last_call_ns{0};
