@@ -2,6 +2,7 @@
 // FI_MR_VIRT_ADDR, FI_MR_ALLOCATED, FI_MR_PROV_KEY; the key is the transport's 4-byte rkey), and
 // progress: the transmit queue submission of manual progress and the completion dispatch into CQs
 // and counters (docs/host/libfabric.md "Progress").
+#include <algorithm>
 #include <cstring>
 
 #include "enosys.hpp"
@@ -160,6 +161,14 @@ void Domain::dispatch(Ep& ep) {
           cntr = ep.recv_cntr;
         }
       }
+      if (op.bounce) {
+        // Several iovecs: a receive's bytes (not a WRITE WITH IMMEDIATE's, which went to the
+        // peer-named region) or a read's go from the bounce buffer to the application's iovecs.
+        const bool scatter =
+            !op.tx ? wc.opcode != host::WcOpcode::recv_rdma_with_imm : (op.flags & FI_READ) != 0;
+        const std::size_t bytes = op.tx ? op.len : wc.byte_len;
+        finish_bounce(*transport, *op.bounce, scatter ? bytes : 0, !wc.status);
+      }
       if (wc.status) {
         e.error = true;
         e.err = fi_error_of(wc.status);
@@ -172,6 +181,19 @@ void Domain::dispatch(Ep& ep) {
     }
     if (n < wcs.size()) break;
   }
+}
+
+void finish_bounce(host::Transport& t, Bounce& b, std::size_t len, bool ok) {
+  if (ok) {
+    std::size_t at = 0;
+    for (const iovec& v : b.scatter) {
+      if (at >= len) break;
+      const std::size_t n = std::min(v.iov_len, len - at);
+      std::memcpy(v.iov_base, b.data.data() + at, n);
+      at += n;
+    }
+  }
+  (void)t.deregister_memory(b.mr);
 }
 
 void Domain::progress() {
@@ -239,6 +261,7 @@ void Domain::progress_work() {
         e.err = fi_error_of(ec);
         e.prov_errno = prov_errno_of(ec);
         if (it->second.inject_slot >= 0) ep->free_slots.push_back(it->second.inject_slot);
+        if (it->second.bounce) finish_bounce(*transport, *it->second.bounce, 0, false);
         ep->ops.erase(it);
         --ep->tx_outstanding;
         if (ep->tx_cq != nullptr) ep->tx_cq->push(e);

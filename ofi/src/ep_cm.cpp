@@ -345,6 +345,9 @@ int ep_close(fid* f) noexcept {
         if (qp) qp->set_completion_callback({});
         qp.reset();  // DREQ if still connected, then the QP is released
         (void)d->transport->deregister_memory(ep->inject_mr);
+        for (auto& [wr_id, op] : ep->ops) {
+          if (op.bounce) finish_bounce(*d->transport, *op.bounce, 0, false);
+        }
         if (ep->eq != nullptr) {
           std::lock_guard lock(ep->eq->sources_mu);  // not while fi_eq_read looks at it
           auto& v = ep->eq->eps;

@@ -55,8 +55,10 @@ inline constexpr const char* kProviderName = "naa";
 inline constexpr std::uint32_t kProviderVersion = FI_VERSION(0, 1);
 inline constexpr std::size_t kDefaultQueueSize = 256;  // tx and rx queue entries per endpoint
 inline constexpr std::size_t kMaxQueueSize = 4096;
-inline constexpr std::size_t kInjectSize = 64;
-inline constexpr std::size_t kIovLimit = 1;     // iovecs per message (tx and rx)
+// At least one MTU's payload (PROTOCOL.md: 4096-byte path MTU), so every single-packet message can
+// be injected; tx_size slots of it per endpoint.
+inline constexpr std::size_t kInjectSize = 4096;
+inline constexpr std::size_t kIovLimit = 4;     // iovecs per message (tx and rx)
 inline constexpr std::size_t kRmaIovLimit = 1;  // remote iovecs per RMA
 // Every order an RC QP keeps (PROTOCOL.md 3: executed and completed in order).
 inline constexpr std::uint64_t kMsgOrder =
@@ -262,7 +264,19 @@ struct Pep {
 int pep_open(fid_fabric* fabric, fi_info* info, fid_pep** pep, void* context) noexcept;
 
 // A posted operation, by the wr_id the QP knows it under.
+// Several iovecs (iov_limit kIovLimit): the message goes through one registered bounce buffer,
+// gathered at the post (sends, writes) or scattered at the completion (receives, reads), as the
+// host QP takes one SGE per work request.
+struct Bounce {
+  std::vector<std::uint8_t> data;
+  host::MemoryRegion mr;
+  std::vector<iovec> scatter;  // receives and reads: where the bytes go at completion
+};
+// Scatters a completed receive's or read's `len` bytes and releases the registration.
+void finish_bounce(host::Transport& transport, Bounce& b, std::size_t len, bool ok);
+
 struct Op {
+  std::shared_ptr<Bounce> bounce;  // several iovecs: the bounce buffer the QP uses
   void* context = nullptr;
   std::uint64_t flags = 0;  // completion flags (FI_SEND | FI_MSG, FI_RMA | FI_WRITE, ...)
   std::size_t len = 0;
