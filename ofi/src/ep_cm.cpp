@@ -118,7 +118,8 @@ int ep_connect(fid_ep* f, const void* addr, const void* param, size_t paramlen) 
         Ep* ep = as_ep(&f->fid);
         std::uint32_t ip = 0;
         std::uint16_t port = 0;
-        if (!parse_sin(addr, sizeof(sockaddr_in), ip, port) || paramlen > kConnectDataSize) {
+        if (!parse_sin(addr, sizeof(sockaddr_in), ip, port) ||
+            paramlen > connect_data_size(*ep->domain->transport)) {
           return -FI_EINVAL;
         }
         if (ep->eq == nullptr || !ep->enabled) return -FI_EOPBADSTATE;
@@ -371,23 +372,30 @@ int ep_close(fid* f) noexcept {
 ssize_t ep_cancel(fid_t, void*) noexcept {
   return -FI_ENOENT;
 }
-// FI_OPT_CM_DATA_SIZE (size_t): the private data a connect carries (the smallest of connect,
-// accept and reject: what the verbs provider reports, and what ofi_rxm checks its connect data
-// against, prov/rxm/src/rxm_conn.c rxm_init_connect_data). Setting it to at most that is accepted
-// and changes nothing.
-int ep_getopt(fid_t, int level, int optname, void* optval, size_t* optlen) noexcept {
+// FI_OPT_CM_DATA_SIZE (size_t): the private data a connect carries (56, 40 with IRN; the smallest
+// of connect, accept and reject: what the verbs provider reports, and what ofi_rxm checks its
+// connect data against, prov/rxm/src/rxm_conn.c rxm_init_connect_data). Setting it to at most that
+// is accepted and changes nothing.
+const host::Transport& transport_of(fid_t f) {
+  if (f->fclass == FI_CLASS_PEP) return *as_pep(f)->transport;
+  return *as_ep(f)->domain->transport;
+}
+
+int ep_getopt(fid_t f, int level, int optname, void* optval, size_t* optlen) noexcept {
   if (level != FI_OPT_ENDPOINT) return -FI_ENOPROTOOPT;
   if (optname != FI_OPT_CM_DATA_SIZE) return -FI_ENOPROTOOPT;
   if (optval == nullptr || optlen == nullptr || *optlen < sizeof(std::size_t)) return -FI_ETOOSMALL;
-  *static_cast<std::size_t*>(optval) = kConnectDataSize;
+  *static_cast<std::size_t*>(optval) = connect_data_size(transport_of(f));
   *optlen = sizeof(std::size_t);
   return 0;
 }
-int ep_setopt(fid_t, int level, int optname, const void* optval, size_t optlen) noexcept {
+int ep_setopt(fid_t f, int level, int optname, const void* optval, size_t optlen) noexcept {
   if (level != FI_OPT_ENDPOINT) return -FI_ENOPROTOOPT;
   if (optname != FI_OPT_CM_DATA_SIZE) return -FI_ENOPROTOOPT;
   if (optval == nullptr || optlen != sizeof(std::size_t)) return -FI_EINVAL;
-  return *static_cast<const std::size_t*>(optval) <= kConnectDataSize ? 0 : -FI_EINVAL;
+  return *static_cast<const std::size_t*>(optval) <= connect_data_size(transport_of(f))
+             ? 0
+             : -FI_EINVAL;
 }
 ssize_t rx_size_left(fid_ep* f) noexcept {
   return guard(

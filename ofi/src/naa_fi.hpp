@@ -69,6 +69,8 @@ inline constexpr std::uint64_t kMsgOrder =
 inline constexpr std::uint64_t kOfiMrNoCache = 1ULL << 60;
 inline constexpr std::size_t kMaxMsgSize = std::size_t{1} << 31;  // PROTOCOL.md 7: 2 GiB
 inline constexpr std::size_t kConnectDataSize = 56;  // REQ user private data after rdma_cm's
+// With IRN offered (FI_NAA_IRN=1), its capability block takes 16 of those (udp_roce.hpp).
+inline constexpr std::size_t kConnectDataSizeIrn = 40;
 inline constexpr std::size_t kRejectDataSize = 148;
 inline constexpr std::size_t kAcceptDataSize = 196;
 inline constexpr std::uint64_t kCaps =
@@ -115,6 +117,9 @@ const char* param_str(const char* name) noexcept;
 bool param_int(const char* name, int& value) noexcept;
 bool param_bool(const char* name, bool& value) noexcept;
 void define_params() noexcept;
+// The private data a connect on `transport` carries: kConnectDataSize, or kConnectDataSizeIrn when
+// the transport offers IRN.
+std::size_t connect_data_size(const host::Transport& transport) noexcept;
 // FI_NAA_ADDR (the default local address, dotted IPv4), 0 if unset.
 std::uint32_t default_local_ip() noexcept;
 sockaddr_in make_sin(std::uint32_t ip, std::uint16_t port) noexcept;

@@ -21,6 +21,7 @@ std::mutex g_transports_mu;
 struct OpenTransport {
   std::weak_ptr<host::Transport> transport;
   bool auto_progress = false;
+  bool irn = false;  // offers IRN in its REQs: 16 bytes of the private data are the IRN block
 };
 std::map<std::uint32_t, OpenTransport> g_transports;
 
@@ -385,8 +386,15 @@ std::shared_ptr<host::Transport> transport_for(std::uint32_t ip, bool& auto_prog
     err = ec == host::Errc::address_in_use ? -FI_EADDRINUSE : -FI_EADDRNOTAVAIL;
     return nullptr;
   }
-  g_transports[t->local_ip()] = OpenTransport{t, auto_progress};
+  g_transports[t->local_ip()] = OpenTransport{t, auto_progress, o.irn};
   return t;
+}
+
+std::size_t connect_data_size(const host::Transport& transport) noexcept {
+  std::lock_guard lock(g_transports_mu);
+  auto it = g_transports.find(transport.local_ip());
+  const bool irn = it != g_transports.end() && it->second.irn;
+  return irn ? kConnectDataSizeIrn : kConnectDataSize;
 }
 
 int fabric_open(fi_fabric_attr* attr, fid_fabric** fabric, void* context) noexcept {

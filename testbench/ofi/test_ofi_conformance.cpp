@@ -510,3 +510,28 @@ TEST_CASE("ofi conformance: fi_inject of a full MTU payload", "[ofi]") {
   }
   CHECK(fi_inject(p.client.ep, msg.data(), 4097, 0) == -FI_EMSGSIZE);
 }
+
+TEST_CASE("ofi conformance: FI_NAA_IRN=1 offers IRN (40 bytes of connect data) and carries data",
+          "[ofi]") {
+  const bool irn = GENERATE(false, true);
+  INFO("FI_NAA_IRN=" << irn);
+  ::setenv("FI_NAA_IRN", irn ? "1" : "0", 1);
+  Pair p;
+  ::unsetenv("FI_NAA_IRN");
+  // The IRN capability block rides in the REQ's private data (docs/protocol.md "IRN").
+  std::size_t size = 0, len = sizeof size;
+  REQUIRE(fi_getopt(&p.client.ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &size, &len) == 0);
+  CHECK(size == (irn ? 40u : 56u));
+  REQUIRE(fi_getopt(&p.server.pep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &size, &len) == 0);
+  CHECK(size == (irn ? 40u : 56u));
+  for (std::size_t i = 0; i < 60000; ++i)
+    p.client.buf[i] = static_cast<std::uint8_t>(i * 3 + 11);
+  int rx_ctx = 0, tx_ctx = 0;
+  REQUIRE(fi_recv(p.server.ep, p.server.buf.data(), 60000, fi_mr_desc(p.server.mr), 0, &rx_ctx) ==
+          0);
+  REQUIRE(fi_send(p.client.ep, p.client.buf.data(), 60000, fi_mr_desc(p.client.mr), 0, &tx_ctx) ==
+          0);
+  expect_completion(p.client.cq, &tx_ctx);
+  expect_completion(p.server.cq, &rx_ctx, 60000);
+  CHECK(std::memcmp(p.server.buf.data(), p.client.buf.data(), 60000) == 0);
+}
