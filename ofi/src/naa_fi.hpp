@@ -20,6 +20,10 @@
 // Domain::mu, then Cq::mu / Cntr::mu / Eq::mu; Eq::mu is never held with another provider lock
 // except Domain::mu -> Eq::mu. The UdpRoce endpoint's own locks are below all of these; with
 // automatic progress its thread calls our completion callback with none of its locks held.
+// Threads of the provider's own (issue 29): a manually progressed domain's NIC thread and an EQ's
+// CM thread take the same locks in the same order as the application's calls they stand in for
+// (Domain::progress_work, Eq::poll_sources_work); Domain::nic_mu and Eq::cm_mu only guard their
+// stop flags and are held with no other lock.
 #pragma once
 
 #include <netinet/in.h>

@@ -96,6 +96,13 @@ bool hints_ok(std::uint32_t version, const fi_info* hints) {
     if (d.name != nullptr && std::strcmp(d.name, kProviderName) != 0) return false;
     if (d.cq_data_size > 4) return false;
     if (d.caps & ~(FI_LOCAL_COMM | FI_REMOTE_COMM)) return false;
+    // Automatic control progress is the EQ's CM thread (or the transport's own thread): not
+    // there with FI_NAA_PROGRESS_THREAD=0 and manual data progress.
+    bool thread = true;
+    if (d.control_progress == FI_PROGRESS_AUTO && d.data_progress != FI_PROGRESS_AUTO &&
+        param_bool("progress_thread", thread) && !thread) {
+      return false;
+    }
     if (d.max_ep_stx_ctx > 0 || d.max_ep_srx_ctx > 0) return false;
     if (d.max_ep_tx_ctx > 1 || d.max_ep_rx_ctx > 1) return false;
     if (d.mr_key_size > 4 || d.mr_iov_limit > 1) return false;
@@ -327,6 +334,10 @@ fi_info* make_info(const fi_info* hints, std::uint32_t src_ip, std::uint16_t src
     progress = FI_PROGRESS_AUTO;
   }
   d.control_progress = progress;
+  if (hints != nullptr && hints->domain_attr != nullptr &&
+      hints->domain_attr->control_progress == FI_PROGRESS_AUTO) {
+    d.control_progress = FI_PROGRESS_AUTO;  // hints_ok: the EQ's CM thread runs (eq.cpp)
+  }
   d.data_progress = progress;
   d.resource_mgmt = FI_RM_ENABLED;
   d.av_type = FI_AV_UNSPEC;

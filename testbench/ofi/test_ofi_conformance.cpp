@@ -244,6 +244,22 @@ TEST_CASE("ofi conformance: fi_getinfo refuses hints it cannot honour with -FI_E
     if (out != nullptr) fi_freeinfo(out);
     fi_freeinfo(h);
   }
+  // Automatic control progress with manual data progress: the EQ's CM thread, so honoured, and
+  // refused when FI_NAA_PROGRESS_THREAD=0 takes that thread away.
+  {
+    fi_info* c = base_hints();
+    c->domain_attr->control_progress = FI_PROGRESS_AUTO;
+    REQUIRE(fi_getinfo(kVersion, ip(1).c_str(), kPort, FI_SOURCE, c, &out) == 0);
+    CHECK(out->domain_attr->control_progress == FI_PROGRESS_AUTO);
+    CHECK(out->domain_attr->data_progress == FI_PROGRESS_MANUAL);
+    fi_freeinfo(out);
+    ::setenv("FI_NAA_PROGRESS_THREAD", "0", 1);
+    out = nullptr;
+    CHECK(fi_getinfo(kVersion, ip(1).c_str(), kPort, FI_SOURCE, c, &out) == -FI_ENODATA);
+    ::unsetenv("FI_NAA_PROGRESS_THREAD");
+    if (out != nullptr) fi_freeinfo(out);
+    fi_freeinfo(c);
+  }
   // FI_MR_BASIC with FI_LOCAL_MR is the pre-1.5 way of asking for what we need: honoured.
   fi_info* h = base_hints();
   h->domain_attr->mr_mode = FI_MR_BASIC;
