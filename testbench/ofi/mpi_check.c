@@ -44,7 +44,8 @@ static int ping_pong(int rank, int size, int iterations) {
     for (int peer = 1; peer < size; ++peer) {
       for (int it = 0; it < iterations; ++it) {
         if (rank == 0) {
-          for (int i = 0; i < n; ++i) b[i] = pattern(i, peer, n, it);
+          for (int i = 0; i < n; ++i)
+            b[i] = pattern(i, peer, n, it);
           MPI_Send(b, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
           MPI_Status st;
           MPI_Recv(b, n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &st);
@@ -61,7 +62,8 @@ static int ping_pong(int rank, int size, int iterations) {
           }
         } else if (rank == peer) {
           MPI_Recv(b, n, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-          for (int i = 0; i < n; ++i) b[i]++;
+          for (int i = 0; i < n; ++i)
+            b[i]++;
           MPI_Send(b, n, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
         }
       }
@@ -74,7 +76,8 @@ static int ping_pong(int rank, int size, int iterations) {
 static int allreduce(int rank, int size) {
   enum { kCount = 10000 };
   static long v[kCount], r[kCount];
-  for (int i = 0; i < kCount; ++i) v[i] = (long)rank * 1000 + i;
+  for (int i = 0; i < kCount; ++i)
+    v[i] = (long)rank * 1000 + i;
   MPI_Allreduce(v, r, kCount, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   for (int i = 0; i < kCount; ++i) {
     const long want = 1000L * size * (size - 1) / 2 + (long)i * size;
@@ -94,9 +97,11 @@ static int one_sided(int rank, int size) {
   MPI_Win win;
   MPI_Win_allocate(kInts * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
                    &window, &win);
-  for (int i = 0; i < kInts; ++i) window[i] = -1;
+  for (int i = 0; i < kInts; ++i)
+    window[i] = -1;
   static int src[kInts], got[kInts];
-  for (int i = 0; i < kInts; ++i) src[i] = rank * 100000 + i;
+  for (int i = 0; i < kInts; ++i)
+    src[i] = rank * 100000 + i;
   const int right = (rank + 1) % size, left = (rank + size - 1) % size;
   MPI_Win_fence(0, win);
   MPI_Put(src, kInts, MPI_INT, right, 0, kInts, MPI_INT, win);
