@@ -21,6 +21,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -527,27 +528,55 @@ TEST_CASE("ofi conformance: fi_inject of a full MTU payload", "[ofi]") {
   CHECK(fi_inject(p.client.ep, msg.data(), 4097, 0) == -FI_EMSGSIZE);
 }
 
-TEST_CASE("ofi conformance: FI_NAA_IRN=1 offers IRN (40 bytes of connect data) and carries data",
+TEST_CASE("ofi conformance: FI_NAA_IRN=1 offers IRN (the NAAX block on the wire) and carries data",
           "[ofi]") {
   const bool irn = GENERATE(false, true);
   INFO("FI_NAA_IRN=" << irn);
+  char dir[] = "/tmp/naa-ofi-irn-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  const std::string prefix = std::string(dir) + "/cap";
   ::setenv("FI_NAA_IRN", irn ? "1" : "0", 1);
-  Pair p;
-  ::unsetenv("FI_NAA_IRN");
-  // The IRN capability block rides in the REQ's private data (docs/protocol.md "IRN").
-  std::size_t size = 0, len = sizeof size;
-  REQUIRE(fi_getopt(&p.client.ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &size, &len) == 0);
-  CHECK(size == (irn ? 40u : 56u));
-  REQUIRE(fi_getopt(&p.server.pep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &size, &len) == 0);
-  CHECK(size == (irn ? 40u : 56u));
-  for (std::size_t i = 0; i < 60000; ++i)
-    p.client.buf[i] = static_cast<std::uint8_t>(i * 3 + 11);
-  int rx_ctx = 0, tx_ctx = 0;
-  REQUIRE(fi_recv(p.server.ep, p.server.buf.data(), 60000, fi_mr_desc(p.server.mr), 0, &rx_ctx) ==
-          0);
-  REQUIRE(fi_send(p.client.ep, p.client.buf.data(), 60000, fi_mr_desc(p.client.mr), 0, &tx_ctx) ==
-          0);
-  expect_completion(p.client.cq, &tx_ctx);
-  expect_completion(p.server.cq, &rx_ctx, 60000);
-  CHECK(std::memcmp(p.server.buf.data(), p.client.buf.data(), 60000) == 0);
+  ::setenv("FI_NAA_PCAP", prefix.c_str(), 1);
+  {
+    Pair p;
+    ::unsetenv("FI_NAA_IRN");
+    ::unsetenv("FI_NAA_PCAP");
+    // The IRN capability block rides in the REQ's private data (docs/protocol.md 8.1).
+    std::size_t size = 0, len = sizeof size;
+    REQUIRE(fi_getopt(&p.client.ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &size, &len) == 0);
+    CHECK(size == (irn ? 40u : 56u));
+    REQUIRE(fi_getopt(&p.server.pep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &size, &len) == 0);
+    CHECK(size == (irn ? 40u : 56u));
+    for (std::size_t i = 0; i < 60000; ++i)
+      p.client.buf[i] = static_cast<std::uint8_t>(i * 3 + 11);
+    int rx_ctx = 0, tx_ctx = 0;
+    REQUIRE(fi_recv(p.server.ep, p.server.buf.data(), 60000, fi_mr_desc(p.server.mr), 0, &rx_ctx) ==
+            0);
+    REQUIRE(fi_send(p.client.ep, p.client.buf.data(), 60000, fi_mr_desc(p.client.mr), 0, &tx_ctx) ==
+            0);
+    expect_completion(p.client.cq, &tx_ctx);
+    expect_completion(p.server.cq, &rx_ctx, 60000);
+    CHECK(std::memcmp(p.server.buf.data(), p.client.buf.data(), 60000) == 0);
+  }
+  // The captures (both transports, closed with the Pair): the block's magic "NAAX" is on the wire
+  // exactly when FI_NAA_IRN=1 (the host library's UdpRoceOptions::irn got the variable).
+  bool magic = false;
+  int files = 0;
+  for (int n = 0; n < 8; ++n) {
+    const std::string path = prefix + "-" + std::to_string(n) + ".pcap";
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) continue;
+    ++files;
+    std::vector<char> bytes;
+    char chunk[4096];
+    for (std::size_t got = 0; (got = std::fread(chunk, 1, sizeof chunk, f)) > 0;)
+      bytes.insert(bytes.end(), chunk, chunk + got);
+    std::fclose(f);
+    std::remove(path.c_str());
+    const std::string text(bytes.begin(), bytes.end());
+    if (text.find("NAAX") != std::string::npos) magic = true;
+  }
+  ::rmdir(dir);
+  CHECK(files == 2);
+  CHECK(magic == irn);
 }
