@@ -243,6 +243,10 @@ void define_params() noexcept {
   fi_param_define(&g_provider, "irn", FI_PARAM_BOOL,
                   "1: offer IRN selective repeat in every connection request, 0: go-back-N "
                   "(default: the host library's)");
+  fi_param_define(&g_provider, "share_addr", FI_PARAM_BOOL,
+                  "1: share the local address with other processes that set this too, as on a "
+                  "RoCE NIC (SO_REUSEPORT steered by QPN, docs/adr/0006; needs an address, e.g. "
+                  "FI_NAA_ADDR), 0: hold <address>:4791 alone (default: 0)");
 }
 
 std::uint32_t default_local_ip() noexcept {
@@ -391,6 +395,9 @@ std::shared_ptr<host::Transport> transport_for(std::uint32_t ip, bool& auto_prog
   // FI_NAA_IRN=0|1: IRN selective repeat or go-back-N (unset: the host library's default).
   bool irn = false;
   if (param_bool("irn", irn)) o.irn = irn;
+  // FI_NAA_SHARE_ADDR=1: many processes on one address (docs/adr/0006).
+  bool share = false;
+  if (param_bool("share_addr", share)) o.share_address = share;
   std::error_code ec;
   auto t = host::open_udp_roce(o, ec, &detail);
   if (!t) {

@@ -2,9 +2,10 @@
 # Open MPI over libfabric's naa;ofi_rxm (issue 29), label ofi: mpi_check (ping-pong, allreduce,
 # one-sided put/get, every result checked) with NP ranks on this host, through the OFI MTL
 # (pml cm, mtl ofi, mtl_ofi_provider_include naa;ofi_rxm) and one-sided through osc pt2pt (which
-# runs over that MTL: osc rdma needs the OFI BTL, which does not take naa;ofi_rxm). Each rank gets
-# its own loopback address of this test's block (FI_NAA_ADDR from OMPI_COMM_WORLD_RANK): many
-# processes per address (ADR 0006) is not built yet.
+# runs over that MTL: osc rdma needs the OFI BTL, which does not take naa;ofi_rxm). All ranks share
+# ONE loopback address of this test's block (FI_NAA_ADDR, FI_NAA_SHARE_ADDR=1, docs/adr/0006), as
+# ranks share a host's RoCE NIC. Every rank is given the same FI_NAA_ADDR, so without sharing the
+# second rank's domain fails with "Address already in use" and the job with it.
 # Usage: mpi_ofi.sh NP LIBDIR MPI_CHECK
 # Exit 77 (CTest "Skipped") without Open MPI's mpirun or the mpi_check program, unless
 # NAA_REQUIRE_TOOLS=1, which makes that a failure.
@@ -26,10 +27,10 @@ naa_claim_addresses || exit 1
 root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 out=$(timeout 240 mpirun "${root[@]}" --oversubscribe -np "$np" \
-  -x FI_PROVIDER_PATH="$libdir" -x FI_PROVIDER=naa -x NAA_TEST_BLOCK \
+  -x FI_PROVIDER_PATH="$libdir" -x FI_PROVIDER=naa -x FI_NAA_ADDR="$NAA_TEST_BLOCK.1" \
+  -x FI_NAA_SHARE_ADDR=1 \
   --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "naa;ofi_rxm" \
   --mca osc pt2pt --mca btl self --mca mtl_base_verbose 10 \
-  /bin/sh -c 'FI_NAA_ADDR=$NAA_TEST_BLOCK.$((OMPI_COMM_WORLD_RANK + 1)) exec "$0" "$@"' \
   "$check" 2>&1)
 rc=$?
 echo "$out"
