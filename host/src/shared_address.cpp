@@ -138,6 +138,10 @@ void drop_dead(const std::string& dir, SteeringTable& t, std::uint8_t self) {
     }
     ++i;
   }
+  // A listener whose slot is no member (a table left by a crash mid-change) listens no more.
+  std::erase_if(t.listeners, [&](const auto& l) {
+    return l.second != self && std::find(t.order.begin(), t.order.end(), l.second) == t.order.end();
+  });
 }
 
 bool make_dir(const std::string& path) {

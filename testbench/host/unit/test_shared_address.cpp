@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -380,4 +381,56 @@ TEST_CASE("shared address: without SO_ATTACH_REUSEPORT_CBPF the endpoint refuses
   // The refused endpoint left nothing behind: the address can be shared at once.
   auto t = open_shared(39);
   CHECK(t);
+}
+
+TEST_CASE(
+    "shared address: a killed process's place is found by the next joiner, which steers around "
+    "it",
+    "[shared_address]") {
+  (void)test_addresses();  // claimed before the fork: the child inherits the block's lock
+  int go[2];
+  int ready[2];
+  REQUIRE(::pipe(go) == 0);
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t pid = ::fork();  // before any endpoint: the child starts without the parent's threads
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    char c = 0;
+    (void)!::read(go[0], &c, 1);
+    std::error_code ec;
+    std::string detail;
+    auto t = open_shared(40, ec, detail);
+    c = t ? 'y' : 'n';
+    (void)!::write(ready[1], &c, 1);
+    ::pause();  // until SIGKILL: it never leaves the group cleanly
+    ::_exit(0);
+  }
+  ::close(go[0]);
+  ::close(ready[1]);
+  // Join order: first (here), the child, third (here).
+  auto first = open_shared(40);
+  char c = 'g';
+  REQUIRE(::write(go[1], &c, 1) == 1);
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  CHECK(c == 'y');
+  auto third = open_shared(40);
+  // Killed: the kernel closes its socket and moves the third into its index; nobody rewrote the
+  // program, so the next joiner must find the dead slot (its lock is free) and fix the table.
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  auto fourth = open_shared(40);
+  std::vector<std::shared_ptr<host::Transport>> sharers{first, third, fourth};
+  auto peer = open_shared(41);
+  std::vector<std::uint32_t> slot;
+  std::vector<std::unique_ptr<Link>> links;
+  for (std::size_t k = 0; k < sharers.size(); ++k) {
+    const auto port = static_cast<std::uint16_t>(7471 + k);
+    REQUIRE_FALSE(host::udp_roce_listen(*sharers[k], port));
+    links.push_back(connect(peer, sharers[k], port));
+    slot.push_back(links.back()->passive->qp_num() >> 16);
+  }
+  check_steering(sharers, slot, test_addresses().ip_u32(33), test_addresses().ip_u32(40));
+  ::close(go[1]);
+  ::close(ready[0]);
 }
