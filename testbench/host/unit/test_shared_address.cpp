@@ -310,6 +310,16 @@ TEST_CASE(
   auto to_second = connect(peer, second, 7471);
   auto to_third = connect(peer, third, 7472);
   CHECK(exchange(*to_third, naa::testbench::seed_for("leaver"), 16, 4000));
+  // A REQ for a port nobody on the address listens on: one endpoint (the kernel's hash) answers
+  // REJ reason 8, as a lone endpoint does.
+  host::ConnectParams nobody;
+  nobody.remote_ip = test_addresses().ip_u32(36);
+  nobody.cm_port = 7499;
+  std::error_code rec;
+  std::string rdetail;
+  CHECK_FALSE(peer->connect(nobody, rec, &rdetail));
+  INFO(rdetail);
+  CHECK(rec == Errc::connection_refused);
   check_steering({second, third},
                  {to_second->passive->qp_num() >> 16, to_third->passive->qp_num() >> 16},
                  test_addresses().ip_u32(33), test_addresses().ip_u32(36));
