@@ -11,6 +11,8 @@ packages=(
   libsystemc-dev verilator libboost-dev
   # optional rdma-core backend (real NICs, Soft-RoCE); libfabric for the OFI provider and its tools
   libibverbs-dev librdmacm-dev libfabric-dev libfabric-bin
+  # Open MPI (its OFI MTL and BTL) for the MPI jobs over naa;ofi_rxm (testbench/ofi/mpi_ofi.sh)
+  openmpi-bin libopenmpi-dev
   # tests and their independent oracles
   catch2 tshark python3 python3-scapy
   # the fabric's topology files (fabric/, docs/adr/0005-fabric.md)

@@ -279,13 +279,12 @@ std::unique_ptr<QueuePair> Endpoint::connect(const ConnectParams& params, std::e
   std::uint32_t qpn = 0;
   {
     std::unique_lock lock(mu_);
-    qpn = next_qpn_;
-    next_qpn_ = next_qpn_ + 1 > protocol::kMax24 ? 2 : next_qpn_ + 1;
+    qpn = take_qpn();
     auto e = std::make_unique<QpEntry>();
     e->qpn = qpn;
     e->params = params;
     do {
-      e->local_comm_id = static_cast<std::uint32_t>(rng_());
+      e->local_comm_id = comm_id_candidate();
     } while (e->local_comm_id == 0 || find_by_comm_id(e->local_comm_id) != nullptr);
     e->tid = (rng_() & 0xFFFFFFFF00000000ULL) | e->local_comm_id;
     e->recv_psn = static_cast<std::uint32_t>(rng_()) & protocol::kMax24;

@@ -64,11 +64,16 @@ std::error_code Endpoint::listen(std::uint16_t cm_port, bool on) {
   auto it = std::find(listening_.begin(), listening_.end(), cm_port);
   if (on) {
     if (it != listening_.end()) return Errc::address_in_use;
+    // A shared address: the port is the address's, and the group's program steers its REQs here.
+    if (share_) {
+      if (auto ec = share_->listen(cm_port, true)) return ec;
+    }
     listening_.push_back(cm_port);
     return {};
   }
   if (it == listening_.end()) return Errc::invalid_argument;
   listening_.erase(it);
+  if (share_) (void)share_->listen(cm_port, false);
   // Requests still held for the port are refused as if nobody had listened.
   for (auto r = requests_.begin(); r != requests_.end();) {
     if (r->second.info.cm_port == cm_port) {
@@ -123,8 +128,7 @@ std::unique_ptr<QueuePair> Endpoint::accept(std::uint64_t id, const AcceptParams
   const HeldRequest r = std::move(it->second);
   requests_.erase(it);
   const protocol::CmReq& req = r.req;
-  const std::uint32_t qpn = next_qpn_;
-  next_qpn_ = next_qpn_ + 1 > protocol::kMax24 ? 2 : next_qpn_ + 1;
+  const std::uint32_t qpn = take_qpn();
   auto e = std::make_unique<QpEntry>();
   e->qpn = qpn;
   e->passive = true;
@@ -138,7 +142,7 @@ std::unique_ptr<QueuePair> Endpoint::accept(std::uint64_t id, const AcceptParams
   e->params.responder_resources = std::min(req.initiator_depth, params.responder_resources);
   e->params.initiator_depth = std::min(req.responder_resources, params.initiator_depth);
   do {
-    e->local_comm_id = static_cast<std::uint32_t>(rng_());
+    e->local_comm_id = comm_id_candidate();
   } while (e->local_comm_id == 0 || find_by_comm_id(e->local_comm_id) != nullptr);
   e->remote_comm_id = req.local_comm_id;
   e->remote_qpn = req.local_qpn;

@@ -62,6 +62,7 @@
 #include "naa/protocol/packet.hpp"
 #include "naa/protocol/pcap.hpp"
 #include "rc_qp.hpp"
+#include "shared_address.hpp"
 
 namespace naa::host::detail {
 
@@ -73,16 +74,20 @@ inline constexpr std::size_t kRxBatch = 32;
 inline constexpr std::size_t kTxBatch = 32;
 inline constexpr std::size_t kRxBufferSize = 9216;
 inline constexpr std::uint32_t kCmQpn = protocol::kCmQpn;
+// A shared address's first QPN within its slot (s << 16 | 0x11, as Linux starts at 0x11).
+inline constexpr std::uint32_t kFirstSharedQpn = 0x11;
 // A reordered datagram not overtaken in time is released after this much wall-clock time (naa-sim
 // holds for 100 us of simulated time; the host's clock jitters by more than that).
 inline constexpr std::chrono::milliseconds kReorderHold{1};
 
 // A UDP socket set up as PROTOCOL.md 1 requires (udp_net.cpp); -1 and the errno in err on failure.
-int open_roce_socket(std::uint32_t ip, std::uint16_t port, int& err);
+// reuse_port: SO_REUSEPORT, for a shared address (shared_address.hpp).
+int open_roce_socket(std::uint32_t ip, std::uint16_t port, int& err, bool reuse_port = false);
 // Opens the 4791 receive socket of UdpRoceOptions (udp_net.cpp): on <local_ip>, or on the first
-// free 127.0.0.x, which it stores in ip. -1 with the error and a one-line detail on failure.
+// free 127.0.0.x, which it stores in ip; with share_address, joins <local_ip>'s group and sets
+// share. -1 with the error and a one-line detail on failure.
 int open_receive_socket(const UdpRoceOptions& options, std::uint32_t& ip, Errc& why,
-                        std::string& detail);
+                        std::string& detail, std::unique_ptr<SharedAddress>& share);
 // Wall-clock nanoseconds for pcap timestamps.
 std::uint64_t wall_ns();
 
@@ -124,7 +129,9 @@ class Endpoint final : public Transport,
                        public PacketSink,
                        public std::enable_shared_from_this<Endpoint> {
  public:
-  Endpoint(const UdpRoceOptions& options, std::uint32_t ip, int rx_fd);
+  // share: the group of a shared address (docs/adr/0006), whose socket rx_fd is; else null.
+  Endpoint(const UdpRoceOptions& options, std::uint32_t ip, int rx_fd,
+           std::unique_ptr<SharedAddress> share = nullptr);
   ~Endpoint() override;
 
   void start();
@@ -241,6 +248,10 @@ class Endpoint final : public Transport,
                 std::uint64_t tid, std::uint8_t message, std::uint16_t reason);
   void fail_connect(QpEntry& e, std::error_code ec, std::string detail);
   QpEntry* find_by_comm_id(std::uint32_t local_comm_id);
+  // The next QPN and a fresh local comm ID candidate: on a shared address both carry the slot
+  // (QPN s << 16 | n, comm ID s << 24 | random; shared_address.hpp), udp_net.cpp.
+  std::uint32_t take_qpn();
+  std::uint32_t comm_id_candidate();
   void collect_callbacks(std::vector<std::function<void()>>& out);
   void finish_handler(std::unique_lock<std::mutex>& lock);
   // Network impairment (naa::impair, docs/reliability.md), udp_net.cpp.
@@ -289,6 +300,7 @@ class Endpoint final : public Transport,
   std::map<std::uint32_t, std::unique_ptr<QpEntry>> qps_;
   std::map<std::uint32_t, SendSocket> send_sockets_;
   std::uint32_t next_qpn_;
+  std::unique_ptr<SharedAddress> share_;  // set before start(), never changed
   std::uint32_t cm_psn_ = 0;
   std::mt19937_64 rng_;
   protocol::PcapWriter pcap_;

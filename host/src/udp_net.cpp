@@ -41,13 +41,14 @@ std::uint64_t wall_ns() {
 
 // A UDP socket set up as PROTOCOL.md 1 requires: not connected, PMTU discovery "do" (IPv4 ID 0 and
 // DF), ICMP errors queued (IP_RECVERR) so that "nothing listens there" is reported, not guessed.
-int open_roce_socket(std::uint32_t ip, std::uint16_t port, int& err) {
+int open_roce_socket(std::uint32_t ip, std::uint16_t port, int& err, bool reuse_port) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     err = errno;
     return -1;
   }
-  if (set_opt(fd, IPPROTO_IP, IP_MTU_DISCOVER, int{IP_PMTUDISC_DO}) != 0 ||
+  if ((reuse_port && set_opt(fd, SOL_SOCKET, SO_REUSEPORT, int{1}) != 0) ||
+      set_opt(fd, IPPROTO_IP, IP_MTU_DISCOVER, int{IP_PMTUDISC_DO}) != 0 ||
       set_opt(fd, IPPROTO_IP, IP_RECVERR, int{1}) != 0 ||
       set_opt(fd, SOL_SOCKET, SO_SNDBUF, int{4 << 20}) != 0) {
     err = errno;
@@ -71,7 +72,7 @@ constexpr const char* kPort4791TakenHint =
     "`lsmod | grep rdma_rxe`)";
 
 int open_receive_socket(const UdpRoceOptions& options, std::uint32_t& ip, Errc& why,
-                        std::string& detail) {
+                        std::string& detail, std::unique_ptr<SharedAddress>& share) {
   int fd = -1;
   int err = 0;
   auto fail = [&](Errc e, std::string text) {
@@ -79,7 +80,16 @@ int open_receive_socket(const UdpRoceOptions& options, std::uint32_t& ip, Errc& 
     detail = std::move(text);
     return -1;
   };
-  if (options.local_ip) {
+  if (options.share_address) {
+    // Many processes on one address (docs/adr/0006): the group's program steers by QPN.
+    if (!options.local_ip) {
+      return fail(Errc::invalid_argument, "share_address needs local_ip (the address to share)");
+    }
+    ip = *options.local_ip;
+    share = SharedAddress::join(ip, why, detail);
+    if (!share) return -1;
+    fd = share->fd();
+  } else if (options.local_ip) {
     ip = *options.local_ip;
     fd = open_roce_socket(ip, protocol::kRoceUdpPort, err);
     if (fd < 0) {
@@ -105,7 +115,11 @@ int open_receive_socket(const UdpRoceOptions& options, std::uint32_t& ip, Errc& 
   }
   if (set_opt(fd, IPPROTO_IP, IP_PKTINFO, int{1}) != 0) {
     err = errno;
-    ::close(fd);
+    if (share) {
+      share.reset();  // closes fd as it leaves the group
+    } else {
+      ::close(fd);
+    }
     return fail(Errc::socket_error, errno_text("IP_PKTINFO", err));
   }
   // A deep receive buffer: a window of 128 x 4 KiB per QP must not overflow it.
@@ -113,6 +127,28 @@ int open_receive_socket(const UdpRoceOptions& options, std::uint32_t& ip, Errc& 
     (void)set_opt(fd, SOL_SOCKET, SO_RCVBUF, options.receive_buffer_bytes);
   }
   return fd;
+}
+
+// ---- QPNs and comm IDs on a shared address (docs/adr/0006)
+// -------------------------------------------------------------------
+
+std::uint32_t Endpoint::take_qpn() {
+  const std::uint32_t qpn = next_qpn_;
+  if (share_) {
+    // Within the slot: s << 16 | n, n from kFirstSharedQpn to 0xFFFF, wrapping to 2.
+    const std::uint32_t n = (qpn & 0xFFFF) == 0xFFFF ? 2 : (qpn & 0xFFFF) + 1;
+    next_qpn_ = (qpn & 0xFF0000) | n;
+  } else {
+    next_qpn_ = next_qpn_ + 1 > protocol::kMax24 ? 2 : next_qpn_ + 1;
+  }
+  return qpn;
+}
+
+std::uint32_t Endpoint::comm_id_candidate() {
+  const auto id = static_cast<std::uint32_t>(rng_());
+  if (!share_) return id;
+  // The top byte is the slot: the group's program steers REP, RTU, REJ, MRA, DREQ and DREP by it.
+  return std::uint32_t{share_->slot()} << 24 | (id & 0xFFFFFF);
 }
 
 // ---- Receive

@@ -23,14 +23,17 @@ namespace detail {
 // ---- Endpoint
 // ------------------------------------------------------------------------------------
 
-Endpoint::Endpoint(const UdpRoceOptions& options, std::uint32_t ip, int rx_fd)
+Endpoint::Endpoint(const UdpRoceOptions& options, std::uint32_t ip, int rx_fd,
+                   std::unique_ptr<SharedAddress> share)
     : opts_(options),
       ip_(ip),
       rx_(io_),
       rx_fd_(rx_fd),
       timer_(io_),
       mrs_(options.seed != 0 ? options.seed : std::random_device{}()),
-      next_qpn_(std::max<std::uint32_t>(options.first_qpn, 2)),
+      next_qpn_(share ? std::uint32_t{share->slot()} << 16 | kFirstSharedQpn
+                      : std::max<std::uint32_t>(options.first_qpn, 2)),
+      share_(std::move(share)),
       rng_(options.seed != 0
                ? options.seed ^ 0x9E3779B97F4A7C15ULL
                : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()),
@@ -54,7 +57,11 @@ Endpoint::~Endpoint() {
   for (auto& [qpn, s] : send_sockets_) {
     if (!s.shared_rx && s.socket) s.socket->close();
   }
-  rx_.close();
+  if (share_) {
+    share_->leave([this] { rx_.close(); });  // steers the group for the others first
+  } else {
+    rx_.close();
+  }
   pcap_.close();
 }
 
@@ -558,9 +565,10 @@ std::shared_ptr<Transport> open_udp_roce(const UdpRoceOptions& options, std::err
     o.progress = Progress::manual;
     ep = std::make_shared<detail::Endpoint>(o, options.local_ip.value_or(0x7F000003U), -1);
   } else {
-    const int fd = detail::open_receive_socket(options, ip, why, text);
+    std::unique_ptr<detail::SharedAddress> share;
+    const int fd = detail::open_receive_socket(options, ip, why, text, share);
     if (fd < 0) return fail(why, std::move(text));
-    ep = std::make_shared<detail::Endpoint>(options, ip, fd);
+    ep = std::make_shared<detail::Endpoint>(options, ip, fd, std::move(share));
   }
   if (!options.pcap_path.empty()) {
     // The endpoint is not running yet: no lock needed.

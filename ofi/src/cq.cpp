@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "enosys.hpp"
 #include "naa/host/error.hpp"
 #include "naa_fi.hpp"
 
@@ -121,10 +122,14 @@ ssize_t cq_sread(fid_cq* f, void* buf, size_t count, const void*, int timeout) n
           const ssize_t r = take(cq, buf, count);
           if (r != -FI_EAGAIN) return r;
           if (timeout >= 0 && Clock::now() >= deadline) return -FI_EAGAIN;
+          // fi_cq_signal, before this call or during it, ends one wait with -FI_EAGAIN (the state
+          // is kept until a waiter takes it, as libfabric's ofi_cq_sreadfrom does).
+          if (cq.signaled.exchange(false)) return -FI_EAGAIN;
           if (cq.domain->auto_progress) {
             std::unique_lock lock(cq.mu);
             auto until = timeout >= 0 ? deadline : Clock::now() + std::chrono::seconds(1);
-            cq.cv.wait_until(lock, until, [&] { return !cq.entries.empty(); });
+            cq.cv.wait_until(lock, until,
+                             [&] { return !cq.entries.empty() || cq.signaled.load(); });
           } else {
             // Manual progress: waiting means progressing the transport (it blocks in its poll).
             cq.domain->transport->progress(std::chrono::milliseconds(1));
@@ -143,7 +148,12 @@ ssize_t cq_sreadfrom(fid_cq* f, void* buf, size_t count, fi_addr_t* src, const v
 }
 
 int cq_signal(fid_cq* f) noexcept {
-  as_cq(f)->cv.notify_all();
+  Cq& cq = *as_cq(f);
+  {
+    std::lock_guard lock(cq.mu);  // not between a waiter's predicate check and its sleep
+    cq.signaled = true;
+  }
+  cq.cv.notify_all();
   return 0;
 }
 
@@ -160,14 +170,32 @@ int cq_close(fid* f) noexcept {
   return 0;
 }
 
+// FI_GETWAIT: the eventfd; FI_GETWAITOBJ: which wait object (libfabric's wait sets and ofi_rxm ask
+// it before FI_GETWAIT, prov/util/src/util_wait.c ofi_wait_get_fid_fds).
 int cq_control(fid* f, int command, void* arg) noexcept {
   Cq* cq = reinterpret_cast<Cq*>(f);
-  if (command != FI_GETWAIT || cq->wait_fd < 0) return -FI_ENOSYS;
-  *static_cast<int*>(arg) = cq->wait_fd;
-  return 0;
+  switch (command) {
+    case FI_GETWAIT:
+      if (cq->wait_fd < 0) return -FI_ENODATA;
+      *static_cast<int*>(arg) = cq->wait_fd;
+      return 0;
+    case FI_GETWAITOBJ:
+      *static_cast<fi_wait_obj*>(arg) = cq->wait_obj;
+      return 0;
+    default:
+      return -FI_ENOSYS;
+  }
 }
 
-fi_ops g_cq_fid_ops = {sizeof(fi_ops), cq_close, nullptr, cq_control, nullptr, nullptr, nullptr};
+fi_ops g_cq_fid_ops = {
+    .size = sizeof(fi_ops),
+    .close = cq_close,
+    .bind = FI_NO(fi_ops, bind),
+    .control = cq_control,
+    .ops_open = FI_NO(fi_ops, ops_open),
+    .tostr = FI_NO(fi_ops, tostr),
+    .ops_set = FI_NO(fi_ops, ops_set),
+};
 fi_ops_cq g_cq_ops = {sizeof(fi_ops_cq), cq_read,      cq_readfrom, cq_readerr,
                       cq_sread,          cq_sreadfrom, cq_signal,   cq_strerror};
 
@@ -252,7 +280,15 @@ int cntr_close(fid* f) noexcept {
   return 0;
 }
 
-fi_ops g_cntr_fid_ops = {sizeof(fi_ops), cntr_close, nullptr, nullptr, nullptr, nullptr, nullptr};
+fi_ops g_cntr_fid_ops = {
+    .size = sizeof(fi_ops),
+    .close = cntr_close,
+    .bind = FI_NO(fi_ops, bind),
+    .control = FI_NO(fi_ops, control),  // no wait object to hand out
+    .ops_open = FI_NO(fi_ops, ops_open),
+    .tostr = FI_NO(fi_ops, tostr),
+    .ops_set = FI_NO(fi_ops, ops_set),
+};
 fi_ops_cntr g_cntr_ops = {sizeof(fi_ops_cntr), cntr_read,   cntr_readerr, cntr_add, cntr_set,
                           cntr_wait,           cntr_adderr, cntr_seterr};
 
@@ -301,7 +337,9 @@ int cq_open(fid_domain* domain, fi_cq_attr* attr, fid_cq** out, void* context) n
         cq->fid.ops = &g_cq_ops;
         cq->domain = reinterpret_cast<Domain*>(domain);
         cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr->format;
-        cq->wait_obj = attr->wait_obj;
+        // FI_WAIT_UNSPEC is ours to choose: an fd, as libfabric's verbs provider does, so that
+        // ofi_rxm and wait sets (FI_GETWAITOBJ, FI_GETWAIT) can poll it.
+        cq->wait_obj = attr->wait_obj == FI_WAIT_UNSPEC ? FI_WAIT_FD : attr->wait_obj;
         if (cq->wait_obj == FI_WAIT_FD) {
           cq->wait_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
           if (cq->wait_fd < 0) return -FI_EMFILE;

@@ -2,8 +2,10 @@
 // FI_MR_VIRT_ADDR, FI_MR_ALLOCATED, FI_MR_PROV_KEY; the key is the transport's 4-byte rkey), and
 // progress: the transmit queue submission of manual progress and the completion dispatch into CQs
 // and counters (docs/host/libfabric.md "Progress").
+#include <algorithm>
 #include <cstring>
 
+#include "enosys.hpp"
 #include "naa_fi.hpp"
 
 namespace naa::ofi {
@@ -25,14 +27,23 @@ int mr_close(fid* f) noexcept {
       -FI_EOTHER);
 }
 
-fi_ops g_mr_fid_ops = {sizeof(fi_ops), mr_close, nullptr, nullptr, nullptr, nullptr, nullptr};
+fi_ops g_mr_fid_ops = {
+    .size = sizeof(fi_ops),
+    .close = mr_close,
+    .bind = FI_NO(fi_ops, bind),  // FI_MR_ENDPOINT is not in our mr_mode
+    .control = FI_NO(fi_ops, control),
+    .ops_open = FI_NO(fi_ops, ops_open),
+    .tostr = FI_NO(fi_ops, tostr),
+    .ops_set = FI_NO(fi_ops, ops_set),
+};
 
 int mr_reg(fid* f, const void* buf, size_t len, uint64_t access, uint64_t offset,
            uint64_t /*requested_key: FI_MR_PROV_KEY*/, uint64_t flags, fid_mr** out,
            void* context) noexcept {
   return guard(
       [&]() -> int {
-        if (flags != 0 || offset != 0) return -FI_EINVAL;
+        if ((flags & ~kOfiMrNoCache) != 0) return -FI_EBADFLAGS;
+        if (offset != 0) return -FI_EINVAL;
         Domain* d = as_domain(f);
         host::Access a = host::Access::local_write;
         if (access & FI_REMOTE_WRITE) a = a | host::Access::remote_write;
@@ -71,6 +82,7 @@ int domain_close(fid* f) noexcept {
       [&]() -> int {
         Domain* d = as_domain(f);
         if (d->refs.load() > 0) return -FI_EBUSY;
+        d->stop_nic();
         fi_freeinfo(d->info);
         delete d;
         return 0;
@@ -78,43 +90,32 @@ int domain_close(fid* f) noexcept {
       -FI_EOTHER);
 }
 
-int no_av(fid_domain*, fi_av_attr*, fid_av**, void*) noexcept {
-  return -FI_ENOSYS;
-}
-int no_sep(fid_domain*, fi_info*, fid_ep**, void*) noexcept {
-  return -FI_ENOSYS;
-}
-int no_poll(fid_domain*, fi_poll_attr*, fid_poll**) noexcept {
-  return -FI_ENOSYS;
-}
-int no_stx(fid_domain*, fi_tx_attr*, fid_stx**, void*) noexcept {
-  return -FI_ENOSYS;
-}
-int no_srx(fid_domain*, fi_rx_attr*, fid_ep**, void*) noexcept {
-  return -FI_ENOSYS;
-}
-int no_atomic(fid_domain*, fi_datatype, fi_op, fi_atomic_attr*, uint64_t) noexcept {
-  return -FI_ENOSYS;  // atomics are out of scope (docs/host/libfabric.md)
-}
-int no_collective(fid_domain*, fi_collective_op, fi_collective_attr*, uint64_t) noexcept {
-  return -FI_ENOSYS;
-}
-
-fi_ops g_domain_fid_ops = {sizeof(fi_ops), domain_close, nullptr, nullptr,
-                           nullptr,        nullptr,      nullptr};
+// ops_open answers -FI_ENOSYS for every name: ofi_rxm asks for "ofix_flow_ctrl_v1" and, on
+// -FI_ENOSYS, does its own flow control (prov/rxm/src/rxm_domain.c, rxm_config_flow_ctrl).
+fi_ops g_domain_fid_ops = {
+    .size = sizeof(fi_ops),
+    .close = domain_close,
+    .bind = FI_NO(fi_ops, bind),
+    .control = FI_NO(fi_ops, control),
+    .ops_open = FI_NO(fi_ops, ops_open),
+    .tostr = FI_NO(fi_ops, tostr),
+    .ops_set = FI_NO(fi_ops, ops_set),
+};
+// Address vectors, scalable endpoints, poll sets, shared contexts, atomics and collectives are out
+// of scope (docs/host/libfabric.md).
 fi_ops_domain g_domain_ops = {
     .size = sizeof(fi_ops_domain),
-    .av_open = no_av,
+    .av_open = FI_NO(fi_ops_domain, av_open),
     .cq_open = cq_open,
     .endpoint = ep_open,
-    .scalable_ep = no_sep,
+    .scalable_ep = FI_NO(fi_ops_domain, scalable_ep),
     .cntr_open = cntr_open,
-    .poll_open = no_poll,
-    .stx_ctx = no_stx,
-    .srx_ctx = no_srx,
-    .query_atomic = no_atomic,
-    .query_collective = no_collective,
-    .endpoint2 = nullptr,
+    .poll_open = FI_NO(fi_ops_domain, poll_open),
+    .stx_ctx = FI_NO(fi_ops_domain, stx_ctx),
+    .srx_ctx = FI_NO(fi_ops_domain, srx_ctx),
+    .query_atomic = FI_NO(fi_ops_domain, query_atomic),
+    .query_collective = FI_NO(fi_ops_domain, query_collective),
+    .endpoint2 = FI_NO(fi_ops_domain, endpoint2),
 };
 fi_ops_mr g_mr_ops = {sizeof(fi_ops_mr), mr_reg, mr_regv, mr_regattr};
 
@@ -160,6 +161,14 @@ void Domain::dispatch(Ep& ep) {
           cntr = ep.recv_cntr;
         }
       }
+      if (op.bounce) {
+        // Several iovecs: a receive's bytes (not a WRITE WITH IMMEDIATE's, which went to the
+        // peer-named region) or a read's go from the bounce buffer to the application's iovecs.
+        const bool scatter =
+            !op.tx ? wc.opcode != host::WcOpcode::recv_rdma_with_imm : (op.flags & FI_READ) != 0;
+        const std::size_t bytes = op.tx ? op.len : wc.byte_len;
+        finish_bounce(*transport, *op.bounce, scatter ? bytes : 0, !wc.status);
+      }
       if (wc.status) {
         e.error = true;
         e.err = fi_error_of(wc.status);
@@ -174,7 +183,67 @@ void Domain::dispatch(Ep& ep) {
   }
 }
 
+void finish_bounce(host::Transport& t, Bounce& b, std::size_t len, bool ok) {
+  if (ok) {
+    std::size_t at = 0;
+    for (const iovec& v : b.scatter) {
+      if (at >= len) break;
+      const std::size_t n = std::min(v.iov_len, len - at);
+      std::memcpy(v.iov_base, b.data.data() + at, n);
+      at += n;
+    }
+  }
+  (void)t.deregister_memory(b.mr);
+}
+
 void Domain::progress() {
+  last_call_ns.store(now_ns(), std::memory_order_relaxed);
+  progress_work();
+}
+
+// The part of the domain a NIC does whatever the application does (issue 29): with manual data
+// progress nobody else reads the socket, so a peer's packets would wait unacknowledged, and its
+// retransmissions run out (about 1 s of retries) while the application computes or blocks in
+// epoll_wait on a CQ's fd. Once the application has not called in for kNicIdle, this thread
+// drives the transport (receive, ACK, retransmit, CM) and dispatches completions into the CQs, so
+// their fds wake; while the application calls, it stays parked and adds nothing to the data path.
+// It submits the transmit queue too, as a NIC sends what was posted: ofi_rxm posts from its
+// connection handling and then waits without reading that CQ, so held sends hung it.
+void Domain::nic_main() {
+  for (;;) {
+    {
+      std::unique_lock lock(nic_mu);
+      if (nic_stop) return;
+      const std::int64_t due = last_call_ns.load(std::memory_order_relaxed) + kNicIdle.count();
+      const std::int64_t now = now_ns();
+      if (now < due) {
+        nic_cv.wait_for(lock, std::chrono::nanoseconds(due - now));
+        continue;
+      }
+    }
+    transport->progress(kNicSlice);  // returns after the first datagram or timer, or the slice
+    progress_work();
+  }
+}
+
+void Domain::start_nic() {
+  if (auto_progress) return;  // the transport's own thread does all of it
+  bool on = true;
+  if (param_bool("progress_thread", on) && !on) return;
+  last_call_ns.store(now_ns());
+  nic = std::thread([this] { nic_main(); });
+}
+
+void Domain::stop_nic() {
+  {
+    std::lock_guard lock(nic_mu);
+    nic_stop = true;
+  }
+  nic_cv.notify_all();
+  if (nic.joinable()) nic.join();
+}
+
+void Domain::progress_work() {
   std::lock_guard lock(mu);
   for (Ep* ep : eps) {
     if (!ep->qp) continue;
@@ -192,6 +261,7 @@ void Domain::progress() {
         e.err = fi_error_of(ec);
         e.prov_errno = prov_errno_of(ec);
         if (it->second.inject_slot >= 0) ep->free_slots.push_back(it->second.inject_slot);
+        if (it->second.bounce) finish_bounce(*transport, *it->second.bounce, 0, false);
         ep->ops.erase(it);
         --ep->tx_outstanding;
         if (ep->tx_cq != nullptr) ep->tx_cq->push(e);
@@ -225,6 +295,7 @@ int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** out, void* conte
         if (!d->transport) return err;
         d->info = fi_dupinfo(info);
         if (d->info == nullptr) return -FI_ENOMEM;
+        d->start_nic();
         *out = &d.release()->fid;
         return 0;
       },

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "enosys.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/udp_listen.hpp"
 #include "naa_fi.hpp"
@@ -26,9 +27,8 @@ Pep* as_pep(fid* f) {
 }
 
 milliseconds connect_timeout() {
-  const char* v = std::getenv("FI_NAA_CONNECT_TIMEOUT_MS");
-  const long ms = v != nullptr ? std::strtol(v, nullptr, 10) : 0;
-  return milliseconds(ms > 0 ? ms : 5000);
+  int ms = 0;
+  return milliseconds(param_int("connect_timeout_ms", ms) && ms > 0 ? ms : 5000);
 }
 
 int getname_sin(std::uint32_t ip, std::uint16_t port, void* addr, size_t* addrlen) {
@@ -56,7 +56,15 @@ int connreq_close(fid* f) noexcept {
   delete reinterpret_cast<ConnReq*>(f);
   return 0;
 }
-fi_ops g_connreq_ops = {sizeof(fi_ops), connreq_close, nullptr, nullptr, nullptr, nullptr, nullptr};
+fi_ops g_connreq_ops = {
+    .size = sizeof(fi_ops),
+    .close = connreq_close,
+    .bind = FI_NO(fi_ops, bind),
+    .control = FI_NO(fi_ops, control),
+    .ops_open = FI_NO(fi_ops, ops_open),
+    .tostr = FI_NO(fi_ops, tostr),
+    .ops_set = FI_NO(fi_ops, ops_set),
+};
 
 // The QP is up: hand it to the endpoint, post the receives queued before, and (automatic
 // progress) let the transport's thread deliver completions into our CQs and counters.
@@ -110,7 +118,8 @@ int ep_connect(fid_ep* f, const void* addr, const void* param, size_t paramlen) 
         Ep* ep = as_ep(&f->fid);
         std::uint32_t ip = 0;
         std::uint16_t port = 0;
-        if (!parse_sin(addr, sizeof(sockaddr_in), ip, port) || paramlen > kConnectDataSize) {
+        if (!parse_sin(addr, sizeof(sockaddr_in), ip, port) ||
+            paramlen > connect_data_size(*ep->domain->transport)) {
           return -FI_EINVAL;
         }
         if (ep->eq == nullptr || !ep->enabled) return -FI_EOPBADSTATE;
@@ -185,25 +194,6 @@ int ep_getpeer(fid_ep* f, void* addr, size_t* addrlen) noexcept {
   return getname_sin(ep->peer_ip, ep->peer_port, addr, addrlen);
 }
 
-int no_setname(fid_t, void*, size_t) noexcept {
-  return -FI_ENOSYS;
-}
-int no_listen(fid_pep*) noexcept {
-  return -FI_ENOSYS;
-}
-int no_reject(fid_pep*, fid_t, const void*, size_t) noexcept {
-  return -FI_ENOSYS;
-}
-int no_accept(fid_ep*, const void*, size_t) noexcept {
-  return -FI_ENOSYS;
-}
-int no_connect(fid_ep*, const void*, const void*, size_t) noexcept {
-  return -FI_ENOSYS;
-}
-int no_join(fid_ep*, const void*, uint64_t, fid_mc**, void*) noexcept {
-  return -FI_ENOSYS;
-}
-
 int pep_listen(fid_pep* f) noexcept {
   return guard(
       [&]() -> int {
@@ -239,10 +229,30 @@ int pep_reject(fid_pep*, fid_t handle, const void* param, size_t paramlen) noexc
       -FI_EOTHER);
 }
 
-fi_ops_cm g_ep_cm_ops = {sizeof(fi_ops_cm), no_setname, ep_getname, ep_getpeer,  ep_connect,
-                         no_listen,         ep_accept,  no_reject,  ep_shutdown, no_join};
-fi_ops_cm g_pep_cm_ops = {sizeof(fi_ops_cm), no_setname, ep_getname, nullptr, no_connect,
-                          pep_listen,        no_accept,  pep_reject, nullptr, no_join};
+fi_ops_cm g_ep_cm_ops = {
+    .size = sizeof(fi_ops_cm),
+    .setname = FI_NO(fi_ops_cm, setname),
+    .getname = ep_getname,
+    .getpeer = ep_getpeer,
+    .connect = ep_connect,
+    .listen = FI_NO(fi_ops_cm, listen),
+    .accept = ep_accept,
+    .reject = FI_NO(fi_ops_cm, reject),
+    .shutdown = ep_shutdown,
+    .join = FI_NO(fi_ops_cm, join),
+};
+fi_ops_cm g_pep_cm_ops = {
+    .size = sizeof(fi_ops_cm),
+    .setname = FI_NO(fi_ops_cm, setname),
+    .getname = ep_getname,
+    .getpeer = FI_NO(fi_ops_cm, getpeer),
+    .connect = FI_NO(fi_ops_cm, connect),
+    .listen = pep_listen,
+    .accept = FI_NO(fi_ops_cm, accept),
+    .reject = pep_reject,
+    .shutdown = FI_NO(fi_ops_cm, shutdown),
+    .join = FI_NO(fi_ops_cm, join),
+};
 
 int ep_bind(fid* f, fid* b, uint64_t flags) noexcept {
   return guard(
@@ -336,6 +346,9 @@ int ep_close(fid* f) noexcept {
         if (qp) qp->set_completion_callback({});
         qp.reset();  // DREQ if still connected, then the QP is released
         (void)d->transport->deregister_memory(ep->inject_mr);
+        for (auto& [wr_id, op] : ep->ops) {
+          if (op.bounce) finish_bounce(*d->transport, *op.bounce, 0, false);
+        }
         if (ep->eq != nullptr) {
           std::lock_guard lock(ep->eq->sources_mu);  // not while fi_eq_read looks at it
           auto& v = ep->eq->eps;
@@ -359,17 +372,30 @@ int ep_close(fid* f) noexcept {
 ssize_t ep_cancel(fid_t, void*) noexcept {
   return -FI_ENOENT;
 }
-int ep_getopt(fid_t, int, int, void*, size_t*) noexcept {
-  return -FI_ENOPROTOOPT;
+// FI_OPT_CM_DATA_SIZE (size_t): the private data a connect carries (56, 40 with IRN; the smallest
+// of connect, accept and reject: what the verbs provider reports, and what ofi_rxm checks its
+// connect data against, prov/rxm/src/rxm_conn.c rxm_init_connect_data). Setting it to at most that
+// is accepted and changes nothing.
+const host::Transport& transport_of(fid_t f) {
+  if (f->fclass == FI_CLASS_PEP) return *as_pep(f)->transport;
+  return *as_ep(f)->domain->transport;
 }
-int ep_setopt(fid_t, int, int, const void*, size_t) noexcept {
-  return -FI_ENOPROTOOPT;
+
+int ep_getopt(fid_t f, int level, int optname, void* optval, size_t* optlen) noexcept {
+  if (level != FI_OPT_ENDPOINT) return -FI_ENOPROTOOPT;
+  if (optname != FI_OPT_CM_DATA_SIZE) return -FI_ENOPROTOOPT;
+  if (optval == nullptr || optlen == nullptr || *optlen < sizeof(std::size_t)) return -FI_ETOOSMALL;
+  *static_cast<std::size_t*>(optval) = connect_data_size(transport_of(f));
+  *optlen = sizeof(std::size_t);
+  return 0;
 }
-int no_ctx(fid_ep*, int, fi_tx_attr*, fid_ep**, void*) noexcept {
-  return -FI_ENOSYS;
-}
-int no_rx_ctx(fid_ep*, int, fi_rx_attr*, fid_ep**, void*) noexcept {
-  return -FI_ENOSYS;
+int ep_setopt(fid_t f, int level, int optname, const void* optval, size_t optlen) noexcept {
+  if (level != FI_OPT_ENDPOINT) return -FI_ENOPROTOOPT;
+  if (optname != FI_OPT_CM_DATA_SIZE) return -FI_ENOPROTOOPT;
+  if (optval == nullptr || optlen != sizeof(std::size_t)) return -FI_EINVAL;
+  return *static_cast<const std::size_t*>(optval) <= connect_data_size(transport_of(f))
+             ? 0
+             : -FI_EINVAL;
 }
 ssize_t rx_size_left(fid_ep* f) noexcept {
   return guard(
@@ -390,9 +416,25 @@ ssize_t tx_size_left(fid_ep* f) noexcept {
       ssize_t{-FI_EOTHER});
 }
 
-fi_ops g_ep_fid_ops = {sizeof(fi_ops), ep_close, ep_bind, ep_control, nullptr, nullptr, nullptr};
-fi_ops_ep g_ep_ops = {sizeof(fi_ops_ep), ep_cancel,    ep_getopt,   ep_setopt, no_ctx,
-                      no_rx_ctx,         rx_size_left, tx_size_left};
+fi_ops g_ep_fid_ops = {
+    .size = sizeof(fi_ops),
+    .close = ep_close,
+    .bind = ep_bind,
+    .control = ep_control,
+    .ops_open = FI_NO(fi_ops, ops_open),
+    .tostr = FI_NO(fi_ops, tostr),
+    .ops_set = FI_NO(fi_ops, ops_set),
+};
+fi_ops_ep g_ep_ops = {
+    .size = sizeof(fi_ops_ep),
+    .cancel = ep_cancel,
+    .getopt = ep_getopt,
+    .setopt = ep_setopt,
+    .tx_ctx = FI_NO(fi_ops_ep, tx_ctx),  // scalable endpoints only
+    .rx_ctx = FI_NO(fi_ops_ep, rx_ctx),
+    .rx_size_left = rx_size_left,
+    .tx_size_left = tx_size_left,
+};
 
 int pep_bind(fid* f, fid* b, uint64_t) noexcept {
   return guard(
@@ -425,9 +467,25 @@ int pep_close(fid* f) noexcept {
       -FI_EOTHER);
 }
 
-fi_ops g_pep_fid_ops = {sizeof(fi_ops), pep_close, pep_bind, nullptr, nullptr, nullptr, nullptr};
-fi_ops_ep g_pep_ops = {sizeof(fi_ops_ep), ep_cancel, ep_getopt, ep_setopt, no_ctx,
-                       no_rx_ctx,         nullptr,   nullptr};
+fi_ops g_pep_fid_ops = {
+    .size = sizeof(fi_ops),
+    .close = pep_close,
+    .bind = pep_bind,
+    .control = FI_NO(fi_ops, control),
+    .ops_open = FI_NO(fi_ops, ops_open),
+    .tostr = FI_NO(fi_ops, tostr),
+    .ops_set = FI_NO(fi_ops, ops_set),
+};
+fi_ops_ep g_pep_ops = {
+    .size = sizeof(fi_ops_ep),
+    .cancel = FI_NO(fi_ops_ep, cancel),
+    .getopt = ep_getopt,
+    .setopt = ep_setopt,
+    .tx_ctx = FI_NO(fi_ops_ep, tx_ctx),
+    .rx_ctx = FI_NO(fi_ops_ep, rx_ctx),
+    .rx_size_left = FI_NO(fi_ops_ep, rx_size_left),
+    .tx_size_left = FI_NO(fi_ops_ep, tx_size_left),
+};
 
 }  // namespace
 
@@ -498,6 +556,9 @@ int ep_open(fid_domain* domain, fi_info* info, fid_ep** out, void* context) noex
         ep->fid.cm = &g_ep_cm_ops;
         ep->fid.msg = &g_msg_ops;
         ep->fid.rma = &g_rma_ops;
+        ep->fid.tagged = &g_no_tagged_ops;
+        ep->fid.atomic = &g_no_atomic_ops;
+        ep->fid.collective = &g_no_collective_ops;
         ep->domain = d;
         if (info->tx_attr != nullptr && info->tx_attr->size != 0) {
           ep->tx_size = std::min(info->tx_attr->size, kMaxQueueSize);

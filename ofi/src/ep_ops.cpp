@@ -3,6 +3,7 @@
 // (tx_attr->size): a post while that many operations are queued or in flight answers -FI_EAGAIN
 // and changes nothing, as the GNI provider's transmit descriptors do. With manual progress a post
 // only queues; the CQ and counter reads submit (Domain::progress).
+#include <algorithm>
 #include <cstring>
 
 #include "naa_fi.hpp"
@@ -26,7 +27,36 @@ struct Tx {
   std::uint64_t flags = 0;  // completion flags
   bool inject = false;
   bool completion = false;  // FI_COMPLETION asked for (selective completion)
+  std::shared_ptr<Bounce> bounce;
 };
+
+std::size_t iov_bytes(const iovec* iov, std::size_t count) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < count; ++i)
+    n += iov[i].iov_len;
+  return n;
+}
+
+// A registered bounce buffer for `count` iovecs: gathered now (gather) or scattered into them at
+// completion. nullptr if the transport refuses the registration.
+std::shared_ptr<Bounce> make_bounce(Ep& ep, const iovec* iov, std::size_t count, bool gather) {
+  auto b = std::make_shared<Bounce>();
+  b->data.resize(std::max<std::size_t>(iov_bytes(iov, count), 1));
+  if (gather) {
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (iov[i].iov_len > 0) std::memcpy(b->data.data() + at, iov[i].iov_base, iov[i].iov_len);
+      at += iov[i].iov_len;
+    }
+  } else {
+    b->scatter.assign(iov, iov + count);
+  }
+  if (ep.domain->transport->register_memory(b->data.data(), b->data.size(),
+                                            host::Access::local_write, b->mr)) {
+    return nullptr;
+  }
+  return b;
+}
 
 // The SGE of [buf, buf + len) in the MR `desc` (FI_MR_LOCAL), or false if it lies outside.
 bool local_sge(const void* buf, std::size_t len, void* desc, host::Sge& sge) {
@@ -59,6 +89,9 @@ ssize_t post_tx(Ep& ep, const Tx& t) {
     if (t.len > 0) std::memcpy(p, t.buf, t.len);
     wr.sge = {reinterpret_cast<std::uint64_t>(p), static_cast<std::uint32_t>(t.len),
               ep.inject_mr.lkey};
+  } else if (t.bounce) {
+    wr.sge = {reinterpret_cast<std::uint64_t>(t.bounce->data.data()),
+              static_cast<std::uint32_t>(t.len), t.bounce->mr.lkey};
   } else if (!local_sge(t.buf, t.len, t.desc, wr.sge)) {
     return -FI_EINVAL;
   }
@@ -79,6 +112,7 @@ ssize_t post_tx(Ep& ep, const Tx& t) {
   op.tx = true;
   op.report = !t.inject && (!ep.tx_selective || t.completion);
   op.inject_slot = slot;
+  op.bounce = t.bounce;
   ep.ops.emplace(wr.wr_id, op);
   ++ep.tx_outstanding;
   if (!d.auto_progress) {
@@ -94,13 +128,19 @@ ssize_t post_tx(Ep& ep, const Tx& t) {
   return 0;
 }
 
-ssize_t post_rx(Ep& ep, void* buf, std::size_t len, void* desc, void* context) {
+ssize_t post_rx(Ep& ep, void* buf, std::size_t len, void* desc, void* context,
+                std::shared_ptr<Bounce> bounce = nullptr) {
   if (len > kMaxMsgSize) return -FI_EMSGSIZE;
   Domain& d = *ep.domain;
   std::lock_guard lock(d.mu);
   if (ep.rx_outstanding >= ep.rx_size) return -FI_EAGAIN;
   host::RecvWr wr;
-  if (!local_sge(buf, len, desc, wr.sge)) return -FI_EINVAL;
+  if (bounce) {
+    wr.sge = {reinterpret_cast<std::uint64_t>(bounce->data.data()), static_cast<std::uint32_t>(len),
+              bounce->mr.lkey};
+  } else if (!local_sge(buf, len, desc, wr.sge)) {
+    return -FI_EINVAL;
+  }
   wr.wr_id = ep.next_wr_id++;
   Op op;
   op.context = context;
@@ -109,6 +149,7 @@ ssize_t post_rx(Ep& ep, void* buf, std::size_t len, void* desc, void* context) {
   op.buf = buf;
   op.tx = false;
   op.report = true;
+  op.bounce = std::move(bounce);
   ep.ops.emplace(wr.wr_id, op);
   ++ep.rx_outstanding;
   if (!ep.qp) {
@@ -131,6 +172,68 @@ bool default_completion(const Ep& ep) {
 template <class F>
 ssize_t call(F&& f) noexcept {
   return guard(std::forward<F>(f), ssize_t{-FI_ENOMEM});
+}
+
+// Up to kIovLimit iovecs: one passes through as it is, several go through a bounce buffer (an
+// inject gathers into its slot directly). The bounce registration is released here if the post
+// fails, else at the completion (Domain::dispatch).
+ssize_t post_tx_iov(Ep& ep, Tx t, const iovec* iov, void** desc, std::size_t count) {
+  if (count > kIovLimit) return -FI_EINVAL;
+  if (count <= 1) {
+    t.buf = count == 1 ? iov[0].iov_base : nullptr;
+    t.len = count == 1 ? iov[0].iov_len : 0;
+    t.desc = count == 1 && desc != nullptr ? desc[0] : nullptr;
+    return post_tx(ep, t);
+  }
+  t.len = iov_bytes(iov, count);
+  if (t.len > kMaxMsgSize) return -FI_EMSGSIZE;
+  if (t.inject) {
+    if (t.len > kInjectSize) return -FI_EMSGSIZE;
+    std::vector<std::uint8_t> gathered;
+    gathered.reserve(t.len);
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto* p = static_cast<const std::uint8_t*>(iov[i].iov_base);
+      gathered.insert(gathered.end(), p, p + iov[i].iov_len);
+    }
+    t.buf = gathered.data();
+    return post_tx(ep, t);
+  }
+  const bool read = t.opcode == host::WrOpcode::rdma_read;
+  t.bounce = make_bounce(ep, iov, count, !read);
+  if (!t.bounce) return -FI_ENOMEM;
+  t.buf = iov[0].iov_base;
+  const ssize_t r = post_tx(ep, t);
+  if (r != 0) (void)ep.domain->transport->deregister_memory(t.bounce->mr);
+  return r;
+}
+
+ssize_t post_rx_iov(Ep& ep, const iovec* iov, void** desc, std::size_t count, void* context) {
+  if (count > kIovLimit) return -FI_EINVAL;
+  if (count <= 1) {
+    return post_rx(ep, count == 1 ? iov[0].iov_base : nullptr, count == 1 ? iov[0].iov_len : 0,
+                   count == 1 && desc != nullptr ? desc[0] : nullptr, context);
+  }
+  const std::size_t len = iov_bytes(iov, count);
+  if (len > kMaxMsgSize) return -FI_EMSGSIZE;
+  auto b = make_bounce(ep, iov, count, false);
+  if (!b) return -FI_ENOMEM;
+  const host::MemoryRegion mr = b->mr;
+  const ssize_t r = post_rx(ep, iov[0].iov_base, len, nullptr, context, std::move(b));
+  if (r != 0) (void)ep.domain->transport->deregister_memory(mr);
+  return r;
+}
+
+Tx make_tx(host::WrOpcode opcode, std::uint64_t data, void* context, bool inject, bool completion) {
+  Tx t;
+  t.opcode = opcode;
+  t.data = data;
+  t.context = context;
+  t.flags = opcode == host::WrOpcode::send || opcode == host::WrOpcode::send_with_imm
+                ? FI_SEND | FI_MSG
+                : FI_RMA | (opcode == host::WrOpcode::rdma_read ? FI_READ : FI_WRITE);
+  t.inject = inject;
+  t.completion = completion;
+  return t;
 }
 
 ssize_t send_common(fid_ep* f, const void* buf, size_t len, void* desc, uint64_t data,
@@ -171,34 +274,31 @@ ssize_t m_recv(fid_ep* f, void* buf, size_t len, void* desc, fi_addr_t, void* ct
 }
 ssize_t m_recvv(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t,
                 void* ctx) noexcept {
-  if (count > 1) return -FI_EINVAL;  // iov_limit 1
-  if (count == 0) return call([&] { return post_rx(*as_ep(f), nullptr, 0, nullptr, ctx); });
-  return call([&] {
-    return post_rx(*as_ep(f), iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : nullptr, ctx);
-  });
+  return call([&] { return post_rx_iov(*as_ep(f), iov, desc, count, ctx); });
 }
 ssize_t m_recvmsg(fid_ep* f, const fi_msg* msg, uint64_t) noexcept {
-  return m_recvv(f, msg->msg_iov, msg->desc, msg->iov_count, msg->addr, msg->context);
+  return call([&] {
+    return post_rx_iov(*as_ep(f), msg->msg_iov, msg->desc, msg->iov_count, msg->context);
+  });
 }
 ssize_t m_send(fid_ep* f, const void* buf, size_t len, void* desc, fi_addr_t, void* ctx) noexcept {
   return call([&] {
     return send_common(f, buf, len, desc, 0, false, ctx, false, default_completion(*as_ep(f)));
   });
 }
-ssize_t m_sendv(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t a,
+ssize_t m_sendv(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t,
                 void* ctx) noexcept {
-  if (count > 1) return -FI_EINVAL;
-  if (count == 0) return m_send(f, nullptr, 0, nullptr, a, ctx);
-  return m_send(f, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : nullptr, a, ctx);
+  return call([&] {
+    const Tx t = make_tx(host::WrOpcode::send, 0, ctx, false, default_completion(*as_ep(f)));
+    return post_tx_iov(*as_ep(f), t, iov, desc, count);
+  });
 }
 ssize_t m_sendmsg(fid_ep* f, const fi_msg* msg, uint64_t flags) noexcept {
-  if (msg->iov_count > 1) return -FI_EINVAL;
-  const void* buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr;
-  const size_t len = msg->iov_count ? msg->msg_iov[0].iov_len : 0;
-  void* desc = msg->iov_count && msg->desc ? msg->desc[0] : nullptr;
   return call([&] {
-    return send_common(f, buf, len, desc, msg->data, (flags & FI_REMOTE_CQ_DATA) != 0, msg->context,
-                       (flags & FI_INJECT) != 0, (flags & FI_COMPLETION) != 0);
+    const bool imm = (flags & FI_REMOTE_CQ_DATA) != 0;
+    const Tx t = make_tx(imm ? host::WrOpcode::send_with_imm : host::WrOpcode::send, msg->data,
+                         msg->context, (flags & FI_INJECT) != 0, (flags & FI_COMPLETION) != 0);
+    return post_tx_iov(*as_ep(f), t, msg->msg_iov, msg->desc, msg->iov_count);
   });
 }
 ssize_t m_inject(fid_ep* f, const void* buf, size_t len, fi_addr_t) noexcept {
@@ -221,17 +321,22 @@ ssize_t r_read(fid_ep* f, void* buf, size_t len, void* desc, fi_addr_t, uint64_t
                       default_completion(*as_ep(f)));
   });
 }
-ssize_t r_readv(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t a, uint64_t addr,
+ssize_t r_readv(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t, uint64_t addr,
                 uint64_t key, void* ctx) noexcept {
-  if (count != 1) return -FI_EINVAL;
-  return r_read(f, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : nullptr, a, addr, key, ctx);
+  return call([&] {
+    Tx t = make_tx(host::WrOpcode::rdma_read, 0, ctx, false, default_completion(*as_ep(f)));
+    t.remote_addr = addr;
+    t.key = key;
+    return post_tx_iov(*as_ep(f), t, iov, desc, count);
+  });
 }
 ssize_t r_readmsg(fid_ep* f, const fi_msg_rma* m, uint64_t flags) noexcept {
-  if (m->iov_count != 1 || m->rma_iov_count != 1) return -FI_EINVAL;
+  if (m->rma_iov_count != 1) return -FI_EINVAL;  // rma_iov_limit 1
   return call([&] {
-    return rma_common(f, host::WrOpcode::rdma_read, m->msg_iov[0].iov_base, m->msg_iov[0].iov_len,
-                      m->desc ? m->desc[0] : nullptr, m->rma_iov[0].addr, m->rma_iov[0].key, 0,
-                      m->context, false, (flags & FI_COMPLETION) != 0);
+    Tx t = make_tx(host::WrOpcode::rdma_read, 0, m->context, false, (flags & FI_COMPLETION) != 0);
+    t.remote_addr = m->rma_iov[0].addr;
+    t.key = m->rma_iov[0].key;
+    return post_tx_iov(*as_ep(f), t, m->msg_iov, m->desc, m->iov_count);
   });
 }
 ssize_t r_write(fid_ep* f, const void* buf, size_t len, void* desc, fi_addr_t, uint64_t addr,
@@ -241,19 +346,24 @@ ssize_t r_write(fid_ep* f, const void* buf, size_t len, void* desc, fi_addr_t, u
                       default_completion(*as_ep(f)));
   });
 }
-ssize_t r_writev(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t a, uint64_t addr,
+ssize_t r_writev(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t, uint64_t addr,
                  uint64_t key, void* ctx) noexcept {
-  if (count != 1) return -FI_EINVAL;
-  return r_write(f, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : nullptr, a, addr, key, ctx);
+  return call([&] {
+    Tx t = make_tx(host::WrOpcode::rdma_write, 0, ctx, false, default_completion(*as_ep(f)));
+    t.remote_addr = addr;
+    t.key = key;
+    return post_tx_iov(*as_ep(f), t, iov, desc, count);
+  });
 }
 ssize_t r_writemsg(fid_ep* f, const fi_msg_rma* m, uint64_t flags) noexcept {
-  if (m->iov_count != 1 || m->rma_iov_count != 1) return -FI_EINVAL;
-  const bool imm = (flags & FI_REMOTE_CQ_DATA) != 0;
+  if (m->rma_iov_count != 1) return -FI_EINVAL;  // rma_iov_limit 1
   return call([&] {
-    return rma_common(f, imm ? host::WrOpcode::rdma_write_with_imm : host::WrOpcode::rdma_write,
-                      m->msg_iov[0].iov_base, m->msg_iov[0].iov_len, m->desc ? m->desc[0] : nullptr,
-                      m->rma_iov[0].addr, m->rma_iov[0].key, m->data, m->context,
-                      (flags & FI_INJECT) != 0, (flags & FI_COMPLETION) != 0);
+    const bool imm = (flags & FI_REMOTE_CQ_DATA) != 0;
+    Tx t = make_tx(imm ? host::WrOpcode::rdma_write_with_imm : host::WrOpcode::rdma_write, m->data,
+                   m->context, (flags & FI_INJECT) != 0, (flags & FI_COMPLETION) != 0);
+    t.remote_addr = m->rma_iov[0].addr;
+    t.key = m->rma_iov[0].key;
+    return post_tx_iov(*as_ep(f), t, m->msg_iov, m->desc, m->iov_count);
   });
 }
 ssize_t r_inject(fid_ep* f, const void* buf, size_t len, fi_addr_t, uint64_t addr,

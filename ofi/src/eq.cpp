@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "enosys.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/udp_listen.hpp"
 #include "naa_fi.hpp"
@@ -133,6 +134,7 @@ int eq_close(fid* f) noexcept {
           std::lock_guard lock(eq->sources_mu);
           if (!eq->peps.empty() || !eq->eps.empty()) return -FI_EBUSY;
         }
+        eq->stop_cm_thread();
         if (eq->wait_fd >= 0) ::close(eq->wait_fd);
         delete eq;
         return 0;
@@ -142,12 +144,28 @@ int eq_close(fid* f) noexcept {
 
 int eq_control(fid* f, int command, void* arg) noexcept {
   Eq* eq = reinterpret_cast<Eq*>(f);
-  if (command != FI_GETWAIT || eq->wait_fd < 0) return -FI_ENOSYS;
-  *static_cast<int*>(arg) = eq->wait_fd;
-  return 0;
+  switch (command) {
+    case FI_GETWAIT:
+      if (eq->wait_fd < 0) return -FI_ENODATA;
+      *static_cast<int*>(arg) = eq->wait_fd;
+      return 0;
+    case FI_GETWAITOBJ:
+      *static_cast<fi_wait_obj*>(arg) = eq->wait_obj;
+      return 0;
+    default:
+      return -FI_ENOSYS;
+  }
 }
 
-fi_ops g_eq_fid_ops = {sizeof(fi_ops), eq_close, nullptr, eq_control, nullptr, nullptr, nullptr};
+fi_ops g_eq_fid_ops = {
+    .size = sizeof(fi_ops),
+    .close = eq_close,
+    .bind = FI_NO(fi_ops, bind),
+    .control = eq_control,
+    .ops_open = FI_NO(fi_ops, ops_open),
+    .tostr = FI_NO(fi_ops, tostr),
+    .ops_set = FI_NO(fi_ops, ops_set),
+};
 fi_ops_eq g_eq_ops = {sizeof(fi_ops_eq), eq_read, eq_readerr, eq_write, eq_sread, eq_strerror};
 
 }  // namespace
@@ -162,6 +180,38 @@ void Eq::push(EqEvent e) {
 }
 
 void Eq::poll_sources() {
+  last_call_ns.store(now_ns(), std::memory_order_relaxed);
+  poll_sources_work();
+}
+
+// Connection management goes on while the application does not read the EQ (issue 29): a REQ is
+// answered, a FI_CONNREQ / FI_SHUTDOWN reaches the EQ and its fd, as with a NIC's CM. Parked while
+// the application reads the EQ itself.
+void Eq::cm_thread_main() {
+  std::unique_lock lock(cm_mu);
+  while (!cm_stop) {
+    const std::int64_t due = last_call_ns.load(std::memory_order_relaxed) + kNicIdle.count();
+    const std::int64_t now = now_ns();
+    if (now >= due) {
+      lock.unlock();
+      poll_sources_work();
+      lock.lock();
+    }
+    cm_cv.wait_for(
+        lock, std::max(std::chrono::nanoseconds(due - now), std::chrono::nanoseconds(kNicSlice)));
+  }
+}
+
+void Eq::stop_cm_thread() {
+  {
+    std::lock_guard lock(cm_mu);
+    cm_stop = true;
+  }
+  cm_cv.notify_all();
+  if (cm_thread.joinable()) cm_thread.join();
+}
+
+void Eq::poll_sources_work() {
   // Held throughout: fi_close of an endpoint or passive endpoint bound here waits for it (it used
   // to copy the lists and look at endpoints another thread might be deleting meanwhile).
   std::lock_guard sources(sources_mu);
@@ -206,9 +256,16 @@ int eq_open(fid_fabric* fabric, fi_eq_attr* attr, fid_eq** out, void* context) n
         eq->fid.ops = &g_eq_ops;
         eq->fabric = reinterpret_cast<Fabric*>(fabric);
         eq->wait_obj = attr != nullptr ? attr->wait_obj : FI_WAIT_NONE;
+        // FI_WAIT_UNSPEC: an fd (ofi_rxm polls its msg EQ's fd, FI_GETWAIT).
+        if (eq->wait_obj == FI_WAIT_UNSPEC) eq->wait_obj = FI_WAIT_FD;
         if (eq->wait_obj == FI_WAIT_FD) {
           eq->wait_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
           if (eq->wait_fd < 0) return -FI_EMFILE;
+        }
+        bool thread = true;
+        if (!param_bool("progress_thread", thread) || thread) {
+          Eq* raw = eq.get();
+          eq->cm_thread = std::thread([raw] { raw->cm_thread_main(); });
         }
         *out = &eq.release()->fid;
         return 0;

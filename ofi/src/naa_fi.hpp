@@ -20,18 +20,26 @@
 // Domain::mu, then Cq::mu / Cntr::mu / Eq::mu; Eq::mu is never held with another provider lock
 // except Domain::mu -> Eq::mu. The UdpRoce endpoint's own locks are below all of these; with
 // automatic progress its thread calls our completion callback with none of its locks held.
+// Threads of the provider's own (issue 29): a manually progressed domain's NIC thread and an EQ's
+// CM thread take the same locks in the same order as the application's calls they stand in for
+// (Domain::progress_work, Eq::poll_sources_work); Domain::nic_mu and Eq::cm_mu only guard their
+// stop flags and are held with no other lock.
 #pragma once
 
 #include <netinet/in.h>
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -51,15 +59,38 @@ inline constexpr const char* kProviderName = "naa";
 inline constexpr std::uint32_t kProviderVersion = FI_VERSION(0, 1);
 inline constexpr std::size_t kDefaultQueueSize = 256;  // tx and rx queue entries per endpoint
 inline constexpr std::size_t kMaxQueueSize = 4096;
-inline constexpr std::size_t kInjectSize = 64;
+// At least one MTU's payload (PROTOCOL.md: 4096-byte path MTU), so every single-packet message can
+// be injected; tx_size slots of it per endpoint.
+inline constexpr std::size_t kInjectSize = 4096;
+inline constexpr std::size_t kIovLimit = 4;     // iovecs per message (tx and rx)
+inline constexpr std::size_t kRmaIovLimit = 1;  // remote iovecs per RMA
+// Every order an RC QP keeps (PROTOCOL.md 3: executed and completed in order).
+inline constexpr std::uint64_t kMsgOrder =
+    FI_ORDER_STRICT | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW | FI_ORDER_RMA_WAR | FI_ORDER_RMA_WAW;
+// ofi_rxm registers its bounce buffers with this internal flag of libfabric's (include/ofi_util.h:
+// OFI_MR_NOCACHE, "do not put this region in the MR cache"); we have no cache, so it changes
+// nothing.
+inline constexpr std::uint64_t kOfiMrNoCache = 1ULL << 60;
 inline constexpr std::size_t kMaxMsgSize = std::size_t{1} << 31;  // PROTOCOL.md 7: 2 GiB
 inline constexpr std::size_t kConnectDataSize = 56;  // REQ user private data after rdma_cm's
+// With IRN offered (FI_NAA_IRN=1), its capability block takes 16 of those (udp_roce.hpp).
+inline constexpr std::size_t kConnectDataSizeIrn = 40;
 inline constexpr std::size_t kRejectDataSize = 148;
 inline constexpr std::size_t kAcceptDataSize = 196;
 inline constexpr std::uint64_t kCaps =
     FI_MSG | FI_RMA | FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 inline constexpr std::uint64_t kMrMode =
     FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+
+// How long the application may stay away before a domain's NIC thread drives its transport, and
+// the longest turn it takes (docs/host/libfabric.md "Progress").
+inline constexpr std::chrono::milliseconds kNicIdle{1};
+inline constexpr std::chrono::milliseconds kNicSlice{5};
+inline std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // Runs f() and turns any exception into `on_exception` (an -FI_* code): nothing crosses the ABI.
 template <class F, class R>
@@ -84,6 +115,15 @@ const char* prov_strerror(int prov_errno, char* buf, std::size_t len) noexcept;
 // -FI_* code in err on failure.
 std::shared_ptr<host::Transport> transport_for(std::uint32_t ip, bool& auto_progress, int& err,
                                                std::string& detail);
+// The provider's variables (fi_param_define in fi_prov_ini; FI_NAA_<NAME> in the environment):
+// false / nullptr when unset.
+const char* param_str(const char* name) noexcept;
+bool param_int(const char* name, int& value) noexcept;
+bool param_bool(const char* name, bool& value) noexcept;
+void define_params() noexcept;
+// The private data a connect on `transport` carries: kConnectDataSize, or kConnectDataSizeIrn when
+// the transport offers IRN.
+std::size_t connect_data_size(const host::Transport& transport) noexcept;
 // FI_NAA_ADDR (the default local address, dotted IPv4), 0 if unset.
 std::uint32_t default_local_ip() noexcept;
 sockaddr_in make_sin(std::uint32_t ip, std::uint16_t port) noexcept;
@@ -112,8 +152,20 @@ struct Domain {
   std::atomic<int> refs{0};  // endpoints, CQs, counters and MRs open on it
 
   // Manual progress: submits the queued transmits of every endpoint, then polls their QPs (which
-  // progresses the UdpRoce endpoint) and dispatches completions. Automatic: polls only.
+  // progresses the UdpRoce endpoint) and dispatches completions. Automatic: polls only. The
+  // application's call (progress) also tells the NIC thread that the application is there.
   void progress();
+  void progress_work();
+  // Manual progress: the "NIC" thread (domain.cpp) that runs the transport's reliability work when
+  // the application has not called in for kNicIdle.
+  std::atomic<std::int64_t> last_call_ns{0};
+  std::thread nic;
+  std::mutex nic_mu;
+  std::condition_variable nic_cv;
+  bool nic_stop = false;
+  void start_nic();
+  void stop_nic();
+  void nic_main();
   // Takes the completions of `ep`'s QP into its CQs and counters (mu held).
   void dispatch(Ep& ep);
 };
@@ -146,6 +198,7 @@ struct Cq {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<CqEntry> entries;
+  std::atomic<bool> signaled{false};  // fi_cq_signal not yet taken by an fi_cq_sread
   std::atomic<int> refs{0};
   void push(const CqEntry& e);  // mu not held
 };
@@ -187,8 +240,17 @@ struct Eq {
   std::vector<Pep*> peps;
   std::vector<Ep*> eps;
   void push(EqEvent e);  // mu not held
-  // Looks for connection requests and disconnected endpoints (progressing manual transports).
+  // Looks for connection requests and disconnected endpoints (progressing manual transports); the
+  // application's call (poll_sources) also parks the CM thread.
   void poll_sources();
+  void poll_sources_work();
+  std::atomic<std::int64_t> last_call_ns{0};
+  std::thread cm_thread;
+  std::mutex cm_mu;
+  std::condition_variable cm_cv;
+  bool cm_stop = false;
+  void cm_thread_main();
+  void stop_cm_thread();
 };
 int eq_open(fid_fabric* fabric, fi_eq_attr* attr, fid_eq** eq, void* context) noexcept;
 
@@ -211,7 +273,19 @@ struct Pep {
 int pep_open(fid_fabric* fabric, fi_info* info, fid_pep** pep, void* context) noexcept;
 
 // A posted operation, by the wr_id the QP knows it under.
+// Several iovecs (iov_limit kIovLimit): the message goes through one registered bounce buffer,
+// gathered at the post (sends, writes) or scattered at the completion (receives, reads), as the
+// host QP takes one SGE per work request.
+struct Bounce {
+  std::vector<std::uint8_t> data;
+  host::MemoryRegion mr;
+  std::vector<iovec> scatter;  // receives and reads: where the bytes go at completion
+};
+// Scatters a completed receive's or read's `len` bytes and releases the registration.
+void finish_bounce(host::Transport& transport, Bounce& b, std::size_t len, bool ok);
+
 struct Op {
+  std::shared_ptr<Bounce> bounce;  // several iovecs: the bounce buffer the QP uses
   void* context = nullptr;
   std::uint64_t flags = 0;  // completion flags (FI_SEND | FI_MSG, FI_RMA | FI_WRITE, ...)
   std::size_t len = 0;
@@ -264,6 +338,10 @@ int ep_open(fid_domain* domain, fi_info* info, fid_ep** ep, void* context) noexc
 // Tables of the data operations (ep_ops.cpp).
 extern fi_ops_msg g_msg_ops;
 extern fi_ops_rma g_rma_ops;
+// Tables of what is not offered at all (enosys.cpp): every entry answers -FI_ENOSYS.
+extern fi_ops_tagged g_no_tagged_ops;
+extern fi_ops_atomic g_no_atomic_ops;
+extern fi_ops_collective g_no_collective_ops;
 
 // Copies of fi_info pieces (fi_dupinfo), for the connection request's info.
 fi_info* make_info(const fi_info* hints, std::uint32_t src_ip, std::uint16_t src_port,

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "enosys.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/udp_roce.hpp"
 #include "naa_fi.hpp"
@@ -20,6 +21,7 @@ std::mutex g_transports_mu;
 struct OpenTransport {
   std::weak_ptr<host::Transport> transport;
   bool auto_progress = false;
+  bool irn = false;  // offers IRN in its REQs: 16 bytes of the private data are the IRN block
 };
 std::map<std::uint32_t, OpenTransport> g_transports;
 
@@ -48,9 +50,27 @@ void* dup_sin(const sockaddr_in& sin) {
   return p;
 }
 
+// The mr_mode check of libfabric's ofi_check_mr_mode (prov/util/src/util_attr.c): an application
+// must be able to do what we need (registered local buffers, virtual addresses, our keys). Before
+// API 1.5, and with FI_MR_BASIC (the old name of the last three), the local registration is the
+// FI_LOCAL_MR mode bit; FI_MR_UNSPEC from a 1.5+ application means it can do none of them.
+bool mr_mode_ok(std::uint32_t version, const fi_info& hints) {
+  if (hints.domain_attr == nullptr) return true;
+  const auto user = static_cast<std::uint64_t>(static_cast<unsigned>(hints.domain_attr->mr_mode));
+  const auto basic = static_cast<std::uint64_t>(FI_MR_BASIC);
+  const bool local = (hints.mode & FI_LOCAL_MR) != 0 || (user & FI_MR_LOCAL) != 0;
+  if (!local) return false;
+  if (FI_VERSION_LT(version, FI_VERSION(1, 5))) return user == FI_MR_UNSPEC || user == basic;
+  if (user & basic) return (user & ~basic) == 0;
+  if (user & static_cast<std::uint64_t>(FI_MR_SCALABLE)) return false;
+  return (user & kMrMode) == kMrMode;
+}
+
 // What the hints ask for that we do not offer: tagged messages, atomics, other endpoint types,
-// address formats or MR modes (docs/host/libfabric.md "Out of scope").
-bool hints_ok(const fi_info* hints) {
+// address formats or MR modes (docs/host/libfabric.md "Out of scope"), message orders, shared or
+// multiple contexts, domain capabilities, more iovecs or a larger inject size. Every refusal is
+// -FI_ENODATA from fi_getinfo, so the application looks elsewhere instead of failing later.
+bool hints_ok(std::uint32_t version, const fi_info* hints) {
   if (hints == nullptr) return true;
   if (hints->caps & ~(kCaps | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SOURCE)) return false;
   if (hints->addr_format != FI_FORMAT_UNSPEC && hints->addr_format != FI_SOCKADDR &&
@@ -58,42 +78,58 @@ bool hints_ok(const fi_info* hints) {
     return false;
   }
   if (hints->ep_attr != nullptr) {
-    if (hints->ep_attr->type != FI_EP_UNSPEC && hints->ep_attr->type != FI_EP_MSG) return false;
-    if (hints->ep_attr->protocol != FI_PROTO_UNSPEC &&
-        hints->ep_attr->protocol != FI_PROTO_RDMA_CM_IB_RC) {
-      return false;
-    }
-    if (hints->ep_attr->max_msg_size > kMaxMsgSize) return false;
+    const fi_ep_attr& e = *hints->ep_attr;
+    if (e.type != FI_EP_UNSPEC && e.type != FI_EP_MSG) return false;
+    if (e.protocol != FI_PROTO_UNSPEC && e.protocol != FI_PROTO_RDMA_CM_IB_RC) return false;
+    if (e.max_msg_size > kMaxMsgSize) return false;
+    // One transmit and one receive context per endpoint, none shared (FI_SHARED_CONTEXT < 0).
+    if (e.tx_ctx_cnt > 1 || e.rx_ctx_cnt > 1) return false;
+    if (e.mem_tag_format != 0) return false;
   }
   if (hints->fabric_attr != nullptr && hints->fabric_attr->name != nullptr &&
       std::strcmp(hints->fabric_attr->name, kProviderName) != 0) {
     return false;
   }
+  if (!mr_mode_ok(version, *hints)) return false;
   if (hints->domain_attr != nullptr) {
     const fi_domain_attr& d = *hints->domain_attr;
     if (d.name != nullptr && std::strcmp(d.name, kProviderName) != 0) return false;
-    // We need registered local buffers, virtual addresses and our own keys: an application that
-    // cannot do those cannot use us (FI_MR_BASIC is the old name of the last three).
-    const int needed = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
-    const bool basic = d.mr_mode == FI_MR_BASIC;
-    if (!basic && d.mr_mode != FI_MR_UNSPEC && (d.mr_mode & needed) != needed) return false;
     if (d.cq_data_size > 4) return false;
-  }
-  if (hints->tx_attr != nullptr) {
-    if (hints->tx_attr->size > kMaxQueueSize || hints->tx_attr->inject_size > kInjectSize) {
+    if (d.caps & ~(FI_LOCAL_COMM | FI_REMOTE_COMM)) return false;
+    // Automatic control progress is the EQ's CM thread (or the transport's own thread): not
+    // there with FI_NAA_PROGRESS_THREAD=0 and manual data progress.
+    bool thread = true;
+    if (d.control_progress == FI_PROGRESS_AUTO && d.data_progress != FI_PROGRESS_AUTO &&
+        param_bool("progress_thread", thread) && !thread) {
       return false;
     }
+    if (d.max_ep_stx_ctx > 0 || d.max_ep_srx_ctx > 0) return false;
+    if (d.max_ep_tx_ctx > 1 || d.max_ep_rx_ctx > 1) return false;
+    if (d.mr_key_size > 4 || d.mr_iov_limit > 1) return false;
   }
-  if (hints->rx_attr != nullptr && hints->rx_attr->size > kMaxQueueSize) return false;
+  if (hints->tx_attr != nullptr) {
+    const fi_tx_attr& t = *hints->tx_attr;
+    if (t.size > kMaxQueueSize || t.inject_size > kInjectSize) return false;
+    if (t.msg_order & ~kMsgOrder) return false;
+    if (t.comp_order & ~(FI_ORDER_STRICT | FI_ORDER_DATA)) return false;
+    if (t.iov_limit > kIovLimit || t.rma_iov_limit > kRmaIovLimit) return false;
+  }
+  if (hints->rx_attr != nullptr) {
+    const fi_rx_attr& r = *hints->rx_attr;
+    if (r.size > kMaxQueueSize) return false;
+    if (r.msg_order & ~kMsgOrder) return false;
+    if (r.comp_order & ~(FI_ORDER_STRICT | FI_ORDER_DATA)) return false;
+    if (r.iov_limit > kIovLimit || r.total_buffered_recv > 0) return false;
+  }
   return true;
 }
 
-int getinfo(uint32_t /*version*/, const char* node, const char* service, uint64_t flags,
+int getinfo(uint32_t version, const char* node, const char* service, uint64_t flags,
             const fi_info* hints, fi_info** info) noexcept {
   return guard(
       [&]() -> int {
         *info = nullptr;
-        if (!hints_ok(hints)) return -FI_ENODATA;
+        if (!hints_ok(version, hints)) return -FI_ENODATA;
         std::uint32_t src_ip = default_local_ip();
         std::uint16_t src_port = 0;
         sockaddr_in dest{};
@@ -155,31 +191,66 @@ int fabric_close(fid* f) noexcept {
 fi_ops g_fabric_fid_ops = {
     .size = sizeof(fi_ops),
     .close = fabric_close,
-    .bind = nullptr,
-    .control = nullptr,
-    .ops_open = nullptr,
-    .tostr = nullptr,
-    .ops_set = nullptr,
+    .bind = FI_NO(fi_ops, bind),
+    .control = FI_NO(fi_ops, control),
+    .ops_open = FI_NO(fi_ops, ops_open),
+    .tostr = FI_NO(fi_ops, tostr),
+    .ops_set = FI_NO(fi_ops, ops_set),
 };
-
-int no_wait_open(fid_fabric*, fi_wait_attr*, fid_wait**) noexcept {
-  return -FI_ENOSYS;
-}
 
 fi_ops_fabric g_fabric_ops = {
     .size = sizeof(fi_ops_fabric),
     .domain = domain_open,
     .passive_ep = pep_open,
     .eq_open = eq_open,
-    .wait_open = no_wait_open,
+    .wait_open = FI_NO(fi_ops_fabric, wait_open),  // wait sets: out of scope
     .trywait = fabric_trywait,
-    .domain2 = nullptr,
+    .domain2 = FI_NO(fi_ops_fabric, domain2),
 };
 
 }  // namespace
 
+const char* param_str(const char* name) noexcept {
+  char* v = nullptr;
+  return fi_param_get_str(&g_provider, name, &v) == 0 ? v : nullptr;
+}
+
+bool param_int(const char* name, int& value) noexcept {
+  return fi_param_get_int(&g_provider, name, &value) == 0;
+}
+
+bool param_bool(const char* name, bool& value) noexcept {
+  int v = 0;
+  if (fi_param_get_bool(&g_provider, name, &v) != 0) return false;
+  value = v != 0;
+  return true;
+}
+
+void define_params() noexcept {
+  // fi_info -e lists these; each is read from FI_NAA_<NAME> (docs/host/libfabric.md).
+  fi_param_define(&g_provider, "addr", FI_PARAM_STRING,
+                  "local IPv4 address (dotted) when the application gives no source address "
+                  "(default: the first 127.0.0.x, x >= 3, whose UDP 4791 is free)");
+  fi_param_define(&g_provider, "connect_timeout_ms", FI_PARAM_INT,
+                  "how long fi_connect tries, REQ retries included, before FI_ETIMEDOUT "
+                  "(default: 5000)");
+  fi_param_define(&g_provider, "pcap", FI_PARAM_STRING,
+                  "capture each UdpRoce endpoint's datagrams to <value>-<n>.pcap");
+  fi_param_define(&g_provider, "progress_thread", FI_PARAM_BOOL,
+                  "with manual progress, a thread per domain and event queue runs the transport's "
+                  "ACKs, retransmissions and CM while the application does not call in "
+                  "(default: 1; 0 only for tests that need a silent peer)");
+  fi_param_define(&g_provider, "irn", FI_PARAM_BOOL,
+                  "1: offer IRN selective repeat in every connection request, 0: go-back-N "
+                  "(default: the host library's)");
+  fi_param_define(&g_provider, "share_addr", FI_PARAM_BOOL,
+                  "1: share the local address with other processes that set this too, as on a "
+                  "RoCE NIC (SO_REUSEPORT steered by QPN, docs/adr/0006; needs an address, e.g. "
+                  "FI_NAA_ADDR), 0: hold <address>:4791 alone (default: 0)");
+}
+
 std::uint32_t default_local_ip() noexcept {
-  const char* a = std::getenv("FI_NAA_ADDR");
+  const char* a = param_str("addr");
   in_addr in{};
   if (a == nullptr || ::inet_pton(AF_INET, a, &in) != 1) return 0;
   return ntohl(in.s_addr);
@@ -231,13 +302,12 @@ fi_info* make_info(const fi_info* hints, std::uint32_t src_ip, std::uint16_t src
   tx.mode = 0;
   tx.op_flags = 0;
   // An RC QP executes and completes in order (PROTOCOL.md 3).
-  tx.msg_order = FI_ORDER_SAS | FI_ORDER_RAW | FI_ORDER_RAR | FI_ORDER_WAW | FI_ORDER_WAR |
-                 FI_ORDER_SAW | FI_ORDER_SAR | FI_ORDER_RAS | FI_ORDER_WAS;
+  tx.msg_order = kMsgOrder;
   tx.comp_order = FI_ORDER_STRICT;
   tx.inject_size = kInjectSize;
   tx.size = tx_size;
-  tx.iov_limit = 1;
-  tx.rma_iov_limit = 1;
+  tx.iov_limit = kIovLimit;
+  tx.rma_iov_limit = kRmaIovLimit;
   fi_rx_attr& rx = *fi->rx_attr;
   rx.caps = kCaps & ~(FI_SEND | FI_READ | FI_WRITE);
   rx.mode = fi->mode;
@@ -246,7 +316,7 @@ fi_info* make_info(const fi_info* hints, std::uint32_t src_ip, std::uint16_t src
   rx.comp_order = FI_ORDER_STRICT;
   rx.total_buffered_recv = 0;
   rx.size = rx_size;
-  rx.iov_limit = 1;
+  rx.iov_limit = kIovLimit;
   fi_ep_attr& ep = *fi->ep_attr;
   ep.type = FI_EP_MSG;
   ep.protocol = FI_PROTO_RDMA_CM_IB_RC;
@@ -268,10 +338,20 @@ fi_info* make_info(const fi_info* hints, std::uint32_t src_ip, std::uint16_t src
     progress = FI_PROGRESS_AUTO;
   }
   d.control_progress = progress;
+  if (hints != nullptr && hints->domain_attr != nullptr &&
+      hints->domain_attr->control_progress == FI_PROGRESS_AUTO) {
+    d.control_progress = FI_PROGRESS_AUTO;  // hints_ok: the EQ's CM thread runs (eq.cpp)
+  }
   d.data_progress = progress;
   d.resource_mgmt = FI_RM_ENABLED;
   d.av_type = FI_AV_UNSPEC;
   d.mr_mode = kMrMode;
+  if (hints != nullptr && hints->domain_attr != nullptr &&
+      hints->domain_attr->mr_mode == FI_MR_BASIC) {
+    // The old name of VIRT_ADDR | ALLOCATED | PROV_KEY; local registration is the mode bit.
+    d.mr_mode = FI_MR_BASIC;
+    fi->mode |= FI_LOCAL_MR;
+  }
   d.mr_key_size = 4;   // a UdpRoce rkey (PROTOCOL.md: RETH R_Key is 32 bits)
   d.cq_data_size = 4;  // the ImmDt of SEND / RDMA WRITE WITH IMMEDIATE
   d.cq_cnt = 1024;
@@ -309,17 +389,30 @@ std::shared_ptr<host::Transport> transport_for(std::uint32_t ip, bool& auto_prog
   o.progress = auto_progress ? host::Progress::automatic : host::Progress::manual;
   // FI_NAA_PCAP=<prefix>: each transport captures to <prefix>-<n>.pcap (docs/host/libfabric.md).
   static int pcaps = 0;
-  if (const char* pcap = std::getenv("FI_NAA_PCAP")) {
+  if (const char* pcap = param_str("pcap")) {
     o.pcap_path = std::string(pcap) + "-" + std::to_string(pcaps++) + ".pcap";
   }
+  // FI_NAA_IRN=0|1: IRN selective repeat or go-back-N (unset: the host library's default).
+  bool irn = false;
+  if (param_bool("irn", irn)) o.irn = irn;
+  // FI_NAA_SHARE_ADDR=1: many processes on one address (docs/adr/0006).
+  bool share = false;
+  if (param_bool("share_addr", share)) o.share_address = share;
   std::error_code ec;
   auto t = host::open_udp_roce(o, ec, &detail);
   if (!t) {
     err = ec == host::Errc::address_in_use ? -FI_EADDRINUSE : -FI_EADDRNOTAVAIL;
     return nullptr;
   }
-  g_transports[t->local_ip()] = OpenTransport{t, auto_progress};
+  g_transports[t->local_ip()] = OpenTransport{t, auto_progress, o.irn};
   return t;
+}
+
+std::size_t connect_data_size(const host::Transport& transport) noexcept {
+  std::lock_guard lock(g_transports_mu);
+  auto it = g_transports.find(transport.local_ip());
+  const bool irn = it != g_transports.end() && it->second.irn;
+  return irn ? kConnectDataSizeIrn : kConnectDataSize;
 }
 
 int fabric_open(fi_fabric_attr* attr, fid_fabric** fabric, void* context) noexcept {
@@ -343,5 +436,6 @@ int fabric_open(fi_fabric_attr* attr, fid_fabric** fabric, void* context) noexce
 }  // namespace naa::ofi
 
 extern "C" FI_EXT_INI {
+  naa::ofi::define_params();
   return &naa::ofi::g_provider;
 }

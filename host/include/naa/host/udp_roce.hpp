@@ -83,6 +83,14 @@ struct UdpRoceOptions {
   int receive_buffer_bytes = 16 << 20;
   // First QPN handed out (Linux starts at 0x11).
   std::uint32_t first_qpn = 0x11;
+  // Share local_ip (required) with other processes' endpoints that set this too, as processes
+  // share a RoCE NIC's address (docs/adr/0006): all bind <local_ip>:4791 with SO_REUSEPORT and
+  // a classic BPF program steers each datagram to the endpoint owning its destination QPN (CM
+  // MADs by comm ID, REQs by listened port). The endpoint takes a slot s (1..255) and hands out
+  // QPNs s << 16 | n (first_qpn is ignored) and comm IDs with s in the top byte; listened ports
+  // are unique across the address. not_supported (with why) where the kernel lacks
+  // SO_ATTACH_REUSEPORT_CBPF. Off: the endpoint holds <local_ip>:4791 alone, as before.
+  bool share_address = false;
   // Seed for comm IDs, transaction IDs and starting PSNs; 0 = from std::random_device.
   std::uint64_t seed = 0;
   // Fault injection on received / sent datagrams, decided by a generator seeded with fault_seed
