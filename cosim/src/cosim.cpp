@@ -82,6 +82,7 @@ void Cosim::report(std::ostream& os) const {
   os << "sim.time_ns=" << static_cast<std::uint64_t>(s * 1e9 + 0.5) << '\n'
      << "sim.cycles=" << static_cast<std::uint64_t>(s * cfg_.sim.clock_mhz * 1e6 + 0.5) << '\n';
   model_->naa.report(os);
+  model_->naa.report_activity(os, sc_start_calls_);
 }
 
 SteadyClock::time_point Cosim::now() {
@@ -178,6 +179,7 @@ void Cosim::wait_until(SteadyClock::time_point until_tp) {
     // Runs the model to `stop` (or until NetPort sends something: sc_pause in the tap).
     running_ = true;
     run_stop_ = stop;
+    ++sc_start_calls_;
     sc_core::sc_start(stop - now_t, sc_core::SC_RUN_TO_TIME);
     running_ = false;
   }

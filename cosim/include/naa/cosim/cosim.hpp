@@ -106,6 +106,7 @@ class Cosim final : public host::DatagramLink, public host::EndpointClock, publi
   sc_core::sc_time host_tx_free_ = sc_core::SC_ZERO_TIME;
   bool running_ = false;                               // inside sc_start in wait_until()
   sc_core::sc_time run_stop_ = sc_core::SC_ZERO_TIME;  // where that sc_start stops
+  std::uint64_t sc_start_calls_ = 0;                   // statistics (activity.sc_start_calls)
 };
 
 }  // namespace naa::cosim

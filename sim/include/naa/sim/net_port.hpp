@@ -119,6 +119,8 @@ class NetPort : public sc_core::sc_module,
   }
 
   void report(std::ostream& os) const;
+  [[nodiscard]] std::uint64_t rx_datagram_count() const { return rx_datagrams_; }
+  [[nodiscard]] std::uint64_t tx_datagram_count() const { return tx_datagrams_; }
 
   // Link model, runner side. While a stream is in progress: the simulated time up to which the
   // model may run without reading the next datagram (nullopt: no stream, no limit).
