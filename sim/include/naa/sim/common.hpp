@@ -54,13 +54,20 @@ class PacketPool {
  private:
   std::vector<std::unique_ptr<Packet>> store_;
   std::vector<Packet*> free_;
-  sc_core::sc_event freed_;
+  sc_core::sc_event freed_;  // notified only while get() waits (see Channel)
+  std::size_t waiting_ = 0;
   std::uint64_t exhausted_ = 0;
 };
 
 // Bounded FIFO between processes: put() blocks a writer while full (back-pressure), get() blocks
 // a reader while empty. Any number of writers (the processes run cooperatively). try_put() may
 // also be called between sc_start() calls (the runner injecting received datagrams).
+//
+// An event is notified only when a process may be waiting for it (issue 31: a notification
+// nobody waits for still costs the kernel a delta-cycle entry and a trigger, per packet and per
+// hop). get() and put() count their waiters; a caller of data_event() waits on it by itself, so
+// from then on every put notifies as before. Which process runs when is unchanged: an event
+// with no waiter makes no process runnable.
 template <class T>
 class Channel {
  public:
@@ -69,32 +76,45 @@ class Channel {
     if (count_ == buf_.size()) return false;
     buf_[(head_ + count_) % buf_.size()] = std::move(v);
     ++count_;
-    data_.notify(sc_core::SC_ZERO_TIME);
+    if (readers_waiting_ != 0 || data_observed_) data_.notify(sc_core::SC_ZERO_TIME);
     return true;
   }
   void put(T v) {
-    while (count_ == buf_.size())
+    while (count_ == buf_.size()) {
+      ++writers_waiting_;
       sc_core::wait(space_);
+      --writers_waiting_;
+    }
     (void)try_put(std::move(v));
   }
   [[nodiscard]] T get() {
-    while (count_ == 0)
+    while (count_ == 0) {
+      ++readers_waiting_;
       sc_core::wait(data_);
+      --readers_waiting_;
+    }
     T v = std::move(buf_[head_]);
     head_ = (head_ + 1) % buf_.size();
     --count_;
-    space_.notify(sc_core::SC_ZERO_TIME);
+    if (writers_waiting_ != 0) space_.notify(sc_core::SC_ZERO_TIME);
     return v;
   }
   [[nodiscard]] bool empty() const { return count_ == 0; }
   [[nodiscard]] bool full() const { return count_ == buf_.size(); }
   [[nodiscard]] std::size_t size() const { return count_; }
-  [[nodiscard]] const sc_core::sc_event& data_event() const { return data_; }
+  // For a process that waits on the event itself (with others, or with a timeout).
+  [[nodiscard]] const sc_core::sc_event& data_event() const {
+    data_observed_ = true;
+    return data_;
+  }
 
  private:
   std::vector<T> buf_;
   std::size_t head_ = 0;
   std::size_t count_ = 0;
+  std::size_t readers_waiting_ = 0;
+  std::size_t writers_waiting_ = 0;
+  mutable bool data_observed_ = false;
   sc_core::sc_event data_;
   sc_core::sc_event space_;
 };
@@ -106,7 +126,14 @@ class CycleMeter {
   explicit CycleMeter(const SimConfig& cfg) : cycle_(cfg.cycle()) {}
   void spend(std::uint64_t cycles) {
     busy_ += cycles;
-    if (cycles != 0) sc_core::wait(cycle_ * static_cast<double>(cycles));
+    if (cycles != 0) sc_core::wait(times(cycles));
+  }
+  // cycle() * double(n) without the double arithmetic: the same value as long as the product is
+  // exact in a double (below 2^53 units of the time resolution), which is always the case here.
+  [[nodiscard]] sc_core::sc_time times(std::uint64_t n) const {
+    const std::uint64_t v = cycle_.value();
+    if (v != 0 && n < (std::uint64_t{1} << 53) / v) return sc_core::sc_time::from_value(v * n);
+    return cycle_ * static_cast<double>(n);
   }
   void account(std::uint64_t cycles) { busy_ += cycles; }  // time waited elsewhere
   [[nodiscard]] std::uint64_t busy_cycles() const { return busy_; }
