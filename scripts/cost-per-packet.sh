@@ -36,7 +36,9 @@ profile() {  # N -> $work/N.buckets (bucket instructions), $work/N.stats
         sub(/^[^:]*:/, "", f)
         sub(/ \[[^]]*\]$/, "", f)
         b = "other"
-        if (f ~ /naa::sim::NetPort|LinkModel|impair::/) b = "sim NetPort (link, faults)"
+        # Verilated code first: its names (Vcrc32_w64___024root...) contain block names.
+        if (f ~ /^V[A-Za-z_0-9]+___024|^V[A-Za-z_0-9]+::|Verilated|VL_|vl_|naa::rtl::/) b = "Verilated RTL + adapters"
+        else if (f ~ /naa::sim::NetPort|LinkModel|impair::/) b = "sim NetPort (link, faults)"
         else if (f ~ /naa::sim::RxPipe|RxChecks|rx_checks/) b = "sim RxPipe"
         else if (f ~ /naa::sim::TxPipe/) b = "sim TxPipe"
         else if (f ~ /naa::sim::Transport|naa::sim::Qp|naa::sim::Irn/) b = "sim Transport"
@@ -51,13 +53,13 @@ profile() {  # N -> $work/N.buckets (bucket instructions), $work/N.stats
         else if (f ~ /naa::protocol::|crc32|Crc32/) b = "protocol (ICRC, headers)"
         else if (f ~ /memcpy|memmove|memset/) b = "memcpy/memset"
         else if (f ~ /malloc|free|operator new|operator delete|_int_|cfree/) b = "malloc/free"
-        else if (f ~ /^V[a-z_0-9]+|Verilated|VL_|vl_|naa::rtl::/) b = "Verilated RTL + adapters"
         sum[b] += v
       }
       END { for (b in sum) printf "%s\t%d\n", b, sum[b] }' >"$work/$n.buckets"
   # Calls into the SystemC kernel (from the raw profile: names are compressed to "(id)" after
-  # their first use): thread activations (every activation ends in suspend_me), method process
-  # runs, event notifications and triggers, sc_start.
+  # their first use): thread activations (every one ends in a call of sc_core::wait; counting
+  # suspend_me instead counts each twice, once per stack of the coroutine switch), method
+  # process runs, event notifications and triggers, sc_start.
   awk '
     function name_of(s,   id, rest) {
       id = s; sub(/\).*/, ")", id); rest = s; sub(/^\([0-9]+\) ?/, "", rest)
@@ -71,7 +73,7 @@ profile() {  # N -> $work/N.buckets (bucket instructions), $work/N.stats
       for (id in calls) {
         n = names[id]
         k = ""
-        if (n ~ /^sc_core::sc_thread_process::suspend_me\(/) k = "systemc.thread_activations"
+        if (n ~ /^sc_core::wait\(/) k = "systemc.thread_waits (activations)"
         else if (n ~ /^sc_core::sc_method_process::run_process|^sc_core::sc_method_process::.*execute/) k = "systemc.method_runs"
         else if (n ~ /^sc_core::sc_event::notify(_delayed)?\(/) k = "systemc.event_notify_calls"
         else if (n ~ /^sc_core::sc_event::trigger\(/) k = "systemc.event_triggers"
