@@ -389,11 +389,16 @@ void NetPort::rx_thread() {
     wait_with_held(rx_in_, rx_held_, to_rx_pipe);
     Packet* p = rx_in_.get();
     last_size = p->size;
-    // Link model: the datagram is there once its last bit has arrived.
+    // Link model: the datagram is there once its last bit has arrived, and the port stage
+    // follows. One wait for both (issue 31: nothing happens in this process in between).
+    const std::uint64_t stage =
+        SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency);
     if (const sc_core::sc_time now = sc_core::sc_time_stamp(); p->arrival > now) {
-      sc_core::wait(p->arrival - now);
+      rx_meter_.account(stage);
+      sc_core::wait((p->arrival - now) + rx_meter_.times(stage));
+    } else {
+      rx_meter_.spend(stage);
     }
-    rx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));
     impair::pass(rx_fault_, rx_held_, p, p->bytes(), sc_core::sc_time_stamp() + hold, steps);
   }
 }
