@@ -522,15 +522,12 @@ void NetPort::tx_emit(Packet* p) {
     f.end = slot.end;
     f.arrival = slot.arrival;
   }
-  tx_wire_.put(f);
+  tx_wire_.put(f, f.end);
 }
 
 void NetPort::tx_wire_thread() {
   for (;;) {
-    const WireFrame f = tx_wire_.get();
-    if (const sc_core::sc_time now = sc_core::sc_time_stamp(); f.end > now) {
-      sc_core::wait(f.end - now);
-    }
+    const WireFrame f = tx_wire_.next();  // once its last bit has left (f.end)
     tx_arrival_ = f.arrival;
     if (!tx_send_once(f.packet)) ctx_.pool.put(f.packet);
   }

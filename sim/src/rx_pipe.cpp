@@ -33,19 +33,23 @@ RxPipe::RxPipe(sc_core::sc_module_name name, ModelContext& ctx, std::unique_ptr<
     : sc_module(name),
       ctx_(ctx),
       checks_(std::move(checks)),
-      in_(64),
+      in_(64, meter_, this, &RxPipe::service),
       meter_(ctx.cfg),
       errors_(protocol_error_names()),
       drops_({"cm_not_ud", "cm_bad_qkey", "not_rc", "cnp"}) {
   SC_THREAD(thread);
 }
 
+std::uint64_t RxPipe::service(const void* self, const Packet& p) {
+  const SimConfig& cfg = static_cast<const RxPipe*>(self)->ctx_.cfg;
+  return SimConfig::stage_cycles(p.size, cfg.width, cfg.rxpipe_latency);
+}
+
 void RxPipe::thread() {
   for (;;) {
-    Packet* p = in_.get();
+    Packet* p = in_.next();  // after the stage's time (StageQueue)
     ++packets_;
     if (p->size < protocol::kBthSize + protocol::kIcrcSize) ++runts_;
-    meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.rxpipe_latency));
     // ICRC first (PROTOCOL.md 2): a packet whose ICRC does not verify is never acted on.
     const auto headers =
         protocol::make_roce_headers(p->peer_ip, p->peer_port, p->local_ip, p->size);

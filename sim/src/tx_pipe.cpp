@@ -6,14 +6,18 @@
 namespace naa::sim {
 
 TxPipe::TxPipe(sc_core::sc_module_name name, ModelContext& ctx)
-    : sc_module(name), ctx_(ctx), in_(64), meter_(ctx.cfg) {
+    : sc_module(name), ctx_(ctx), in_(64, meter_, this, &TxPipe::service), meter_(ctx.cfg) {
   SC_THREAD(thread);
+}
+
+std::uint64_t TxPipe::service(const void* self, const Packet& p) {
+  const SimConfig& cfg = static_cast<const TxPipe*>(self)->ctx_.cfg;
+  return SimConfig::stage_cycles(p.size, cfg.width, cfg.txpipe_latency);
 }
 
 void TxPipe::thread() {
   for (;;) {
-    Packet* p = in_.get();
-    meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.txpipe_latency));
+    Packet* p = in_.next();  // after the stage's time (StageQueue)
     // The ICRC covers the IPv4/UDP headers that will really be on the wire: our address, the
     // QP's actual source port (4791 if its own could not be bound), ID 0 (PROTOCOL.md 1 and 2).
     const auto h = protocol::make_roce_headers(

@@ -144,6 +144,105 @@ class CycleMeter {
   std::uint64_t busy_ = 0;
 };
 
+// The input of a pipeline stage that takes one packet at a time and is busy for a service time
+// known from the packet (stage_cycles of its size): RxPipe, TxPipe. Behaves as a Channel the
+// stage reads with get() and then spend(service): same order, same times, same busy cycles, same
+// back-pressure. What differs (issue 31): when the stage is idle and a packet arrives, the
+// producer starts the service itself (a timed notification at its end), so the stage wakes once,
+// when the packet is through, instead of once for the packet and once more after its service.
+class StageQueue {
+ public:
+  using Service = std::uint64_t (*)(const void* stage, const Packet& p);  // cycles
+  StageQueue(std::size_t capacity, CycleMeter& meter, const void* stage, Service service)
+      : fifo_(capacity), meter_(meter), stage_(stage), service_(service) {}
+  // Producer side: blocks a process while full (back-pressure), as Channel::put.
+  void put(Packet* p) {
+    if (start_if_idle(p)) return;
+    fifo_.put(p);
+  }
+  // Consumer side: the next packet once its service time has passed (metered to the stage).
+  [[nodiscard]] Packet* next() {
+    if (fifo_.empty()) {
+      idle_ = true;
+      while (in_service_ == nullptr)
+        sc_core::wait(served_);
+      idle_ = false;
+      Packet* p = in_service_;
+      in_service_ = nullptr;
+      // Anything that arrived during the service queued behind it, as it did before.
+      return p;
+    }
+    Packet* p = fifo_.get();
+    meter_.spend(service_(stage_, *p));
+    return p;
+  }
+  [[nodiscard]] std::size_t size() const { return fifo_.size() + (in_service_ != nullptr); }
+
+ private:
+  bool start_if_idle(Packet* p) {
+    if (!idle_ || in_service_ != nullptr || !fifo_.empty()) return false;
+    const std::uint64_t cycles = service_(stage_, *p);
+    meter_.account(cycles);
+    in_service_ = p;
+    served_.notify(meter_.times(cycles));  // SC_ZERO_TIME for 0 cycles: the next delta
+    return true;
+  }
+  Channel<Packet*> fifo_;
+  CycleMeter& meter_;
+  const void* stage_;
+  Service service_;
+  bool idle_ = false;             // the stage waits in next() with nothing queued
+  Packet* in_service_ = nullptr;  // started by a producer; the stage takes it at the end
+  sc_core::sc_event served_;
+};
+
+// A FIFO whose items each become due at a simulated time known when they are put (NetPort's
+// wire: a frame is handed on when its last bit has left). The reader gets each item at
+// max(its due time, when the reader asks), in order; back-pressure as Channel. As StageQueue: an
+// idle reader is woken once, at the due time, instead of once for the item and once more at
+// its time (issue 31).
+template <class T>
+class ReadyQueue {
+ public:
+  explicit ReadyQueue(std::size_t capacity) : fifo_(capacity) {}
+  void put(T v, sc_core::sc_time due) {
+    if (idle_ && !ready_ && fifo_.empty()) {
+      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      held_ = std::move(v);
+      ready_ = true;
+      served_.notify(due > now ? due - now : sc_core::SC_ZERO_TIME);
+      return;
+    }
+    fifo_.put(Item{std::move(v), due});
+  }
+  [[nodiscard]] T next() {
+    if (fifo_.empty()) {
+      idle_ = true;
+      while (!ready_)
+        sc_core::wait(served_);
+      idle_ = false;
+      ready_ = false;
+      return std::move(held_);
+    }
+    Item it = fifo_.get();
+    if (const sc_core::sc_time now = sc_core::sc_time_stamp(); it.due > now) {
+      sc_core::wait(it.due - now);
+    }
+    return std::move(it.value);
+  }
+
+ private:
+  struct Item {
+    T value{};
+    sc_core::sc_time due;
+  };
+  Channel<Item> fifo_;
+  bool idle_ = false;   // the reader waits in next() with nothing queued
+  bool ready_ = false;  // held_ was handed over by put(); the reader takes it when served_
+  T held_{};
+  sc_core::sc_event served_;
+};
+
 // Counters keyed by a small enum, printed with names.
 template <std::size_t N>
 class ReasonCounters {

@@ -176,7 +176,7 @@ class NetPort : public sc_core::sc_module,
   protocol::PcapWriter pcap_;
   Channel<Packet*> rx_in_;
   Channel<Packet*> tx_in_;
-  Channel<WireFrame> tx_wire_;
+  ReadyQueue<WireFrame> tx_wire_;  // each frame due when its last bit has left
   CycleMeter rx_meter_, tx_meter_;
   std::uint64_t rx_datagrams_ = 0, rx_bytes_ = 0, tx_datagrams_ = 0, tx_bytes_ = 0;
   std::uint64_t rx_truncated_ = 0, rx_no_buffer_ = 0, tx_errors_ = 0, port_fallbacks_ = 0;
