@@ -33,16 +33,19 @@ RxPipe::RxPipe(sc_core::sc_module_name name, ModelContext& ctx, std::unique_ptr<
     : sc_module(name),
       ctx_(ctx),
       checks_(std::move(checks)),
-      in_(64, meter_, this, &RxPipe::service),
+      in_(64, this, &RxPipe::service),
       meter_(ctx.cfg),
       errors_(protocol_error_names()),
       drops_({"cm_not_ud", "cm_bad_qkey", "not_rc", "cnp"}) {
   SC_THREAD(thread);
 }
 
-std::uint64_t RxPipe::service(const void* self, const Packet& p) {
-  const SimConfig& cfg = static_cast<const RxPipe*>(self)->ctx_.cfg;
-  return SimConfig::stage_cycles(p.size, cfg.width, cfg.rxpipe_latency);
+sc_core::sc_time RxPipe::service(void* self, const Packet& p) {
+  auto* stage = static_cast<RxPipe*>(self);
+  const std::uint64_t cycles =
+      SimConfig::stage_cycles(p.size, stage->ctx_.cfg.width, stage->ctx_.cfg.rxpipe_latency);
+  stage->meter_.account(cycles);
+  return stage->meter_.times(cycles);
 }
 
 void RxPipe::thread() {

@@ -6,13 +6,16 @@
 namespace naa::sim {
 
 TxPipe::TxPipe(sc_core::sc_module_name name, ModelContext& ctx)
-    : sc_module(name), ctx_(ctx), in_(64, meter_, this, &TxPipe::service), meter_(ctx.cfg) {
+    : sc_module(name), ctx_(ctx), in_(64, this, &TxPipe::service), meter_(ctx.cfg) {
   SC_THREAD(thread);
 }
 
-std::uint64_t TxPipe::service(const void* self, const Packet& p) {
-  const SimConfig& cfg = static_cast<const TxPipe*>(self)->ctx_.cfg;
-  return SimConfig::stage_cycles(p.size, cfg.width, cfg.txpipe_latency);
+sc_core::sc_time TxPipe::service(void* self, const Packet& p) {
+  auto* stage = static_cast<TxPipe*>(self);
+  const std::uint64_t cycles =
+      SimConfig::stage_cycles(p.size, stage->ctx_.cfg.width, stage->ctx_.cfg.txpipe_latency);
+  stage->meter_.account(cycles);
+  return stage->meter_.times(cycles);
 }
 
 void TxPipe::thread() {

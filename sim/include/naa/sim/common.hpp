@@ -144,23 +144,26 @@ class CycleMeter {
   std::uint64_t busy_ = 0;
 };
 
-// The input of a pipeline stage that takes one packet at a time and is busy for a service time
-// known from the packet (stage_cycles of its size): RxPipe, TxPipe. Behaves as a Channel the
-// stage reads with get() and then spend(service): same order, same times, same busy cycles, same
-// back-pressure. What differs (issue 31): when the stage is idle and a packet arrives, the
+// The input of a pipeline stage that takes one packet at a time and is then busy for a time
+// known from the packet when it takes it (RxPipe, TxPipe, NetPort's port stages). Behaves as a
+// Channel the stage reads with get() followed by a wait of that time: same order, same times,
+// same back-pressure. What differs (issue 31): when the stage is idle and a packet arrives, the
 // producer starts the service itself (a timed notification at its end), so the stage wakes once,
 // when the packet is through, instead of once for the packet and once more after its service.
 class StageQueue {
  public:
-  using Service = std::uint64_t (*)(const void* stage, const Packet& p);  // cycles
-  StageQueue(std::size_t capacity, CycleMeter& meter, const void* stage, Service service)
-      : fifo_(capacity), meter_(meter), stage_(stage), service_(service) {}
-  // Producer side: blocks a process while full (back-pressure), as Channel::put.
+  // The stage's time for a packet from the moment the stage takes it (the function also counts
+  // the stage's busy cycles); SC_ZERO_TIME: no wait at all.
+  using Service = sc_core::sc_time (*)(void* stage, const Packet& p);
+  StageQueue(std::size_t capacity, void* stage, Service service)
+      : fifo_(capacity), stage_(stage), service_(service) {}
+  // Producer side: put() blocks a process while full (back-pressure), as Channel::put;
+  // try_put() does not block (false: full), and may be called between sc_start() calls.
   void put(Packet* p) {
-    if (start_if_idle(p)) return;
-    fifo_.put(p);
+    if (!start_if_idle(p)) fifo_.put(p);
   }
-  // Consumer side: the next packet once its service time has passed (metered to the stage).
+  [[nodiscard]] bool try_put(Packet* p) { return start_if_idle(p) || fifo_.try_put(p); }
+  // Consumer side: the next packet once its service time has passed.
   [[nodiscard]] Packet* next() {
     if (fifo_.empty()) {
       idle_ = true;
@@ -169,27 +172,32 @@ class StageQueue {
       idle_ = false;
       Packet* p = in_service_;
       in_service_ = nullptr;
-      // Anything that arrived during the service queued behind it, as it did before.
-      return p;
+      return p;  // what arrived during its service queued behind it, as before
     }
-    Packet* p = fifo_.get();
-    meter_.spend(service_(stage_, *p));
+    return serve(fifo_.get());
+  }
+  // For a stage that sometimes waits on other things too (NetPort's fault hold queue): it reads
+  // the FIFO itself and then calls serve(); while it does, no producer starts a service.
+  [[nodiscard]] Channel<Packet*>& fifo() { return fifo_; }
+  Packet* serve(Packet* p) {
+    if (const sc_core::sc_time d = service_(stage_, *p); d != sc_core::SC_ZERO_TIME) {
+      sc_core::wait(d);
+    }
     return p;
   }
-  [[nodiscard]] std::size_t size() const { return fifo_.size() + (in_service_ != nullptr); }
+  [[nodiscard]] bool empty() const { return fifo_.empty(); }
+  [[nodiscard]] bool full() const { return fifo_.full(); }
+  [[nodiscard]] std::size_t size() const { return fifo_.size(); }
 
  private:
   bool start_if_idle(Packet* p) {
     if (!idle_ || in_service_ != nullptr || !fifo_.empty()) return false;
-    const std::uint64_t cycles = service_(stage_, *p);
-    meter_.account(cycles);
     in_service_ = p;
-    served_.notify(meter_.times(cycles));  // SC_ZERO_TIME for 0 cycles: the next delta
+    served_.notify(service_(stage_, *p));  // SC_ZERO_TIME: the next delta, as a get() was
     return true;
   }
   Channel<Packet*> fifo_;
-  CycleMeter& meter_;
-  const void* stage_;
+  void* stage_;
   Service service_;
   bool idle_ = false;             // the stage waits in next() with nothing queued
   Packet* in_service_ = nullptr;  // started by a producer; the stage takes it at the end

@@ -57,7 +57,7 @@ class RxPipe : public sc_core::sc_module, public PacketSink, public ProtocolErro
  private:
   void thread();
   // The stage's busy time for a datagram (StageQueue).
-  static std::uint64_t service(const void* self, const Packet& p);
+  static sc_core::sc_time service(void* self, const Packet& p);
   // The checks' verdicts: the block's (checks_) if there is one, else the protocol library's.
   using Verdict = std::optional<protocol::Error>;  // nullopt: passed
   [[nodiscard]] Verdict icrc_verdict(const Packet& p, const protocol::Ipv4UdpHeaders& h,

@@ -26,7 +26,7 @@ class TxPipe : public sc_core::sc_module, public PacketSink {
 
  private:
   void thread();
-  static std::uint64_t service(const void* self, const Packet& p);  // StageQueue
+  static sc_core::sc_time service(void* self, const Packet& p);  // StageQueue
   ModelContext& ctx_;
   StageQueue in_;
   CycleMeter meter_;
