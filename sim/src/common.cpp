@@ -70,15 +70,18 @@ Packet* PacketPool::try_get() {
 }
 
 Packet* PacketPool::get() {
-  while (free_.empty())
+  while (free_.empty()) {
+    ++waiting_;
     sc_core::wait(freed_);
+    --waiting_;
+  }
   return try_get();
 }
 
 void PacketPool::put(Packet* p) {
   if (p == nullptr) return;
   free_.push_back(p);
-  freed_.notify(sc_core::SC_ZERO_TIME);
+  if (waiting_ != 0) freed_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void Log::write(LogLevel l, std::string_view block, const std::string& message) const {

@@ -12,6 +12,7 @@ KernelEngine::KernelEngine(sc_core::sc_module_name name, ModelContext& ctx, Kern
     : sc_module(name), mem("mem"), ctx_(ctx), registry_(std::move(registry)), meter_(ctx.cfg) {
   for (std::size_t i = 0; i < ctx.qps.size(); ++i) {
     lanes_.push_back(std::make_unique<Channel<Call>>(ctx.cfg.call_queue_depth));
+    scratch_.emplace_back();
     sc_core::sc_spawn_options opts;
     sc_core::sc_spawn([this, i] { lane(i); }, sc_core::sc_gen_unique_name("lane"), &opts);
   }
@@ -39,6 +40,8 @@ void KernelEngine::lane(std::size_t index) {
       continue;
     }
     run_call(qp, c.generation, c.imm);
+    // The connection has gone: its buffers are not needed again (a new one starts empty).
+    if (qp.generation != c.generation || qp.state != QpState::rts) scratch_[index] = {};
   }
 }
 
@@ -76,11 +79,19 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
   } else {
     // Load the non-internal regions, compute, store them back (a kernel may update inputs in
     // place, as add1/add2 do).
+    auto& scratch = scratch_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+    if (scratch.size() < kr.size()) scratch.resize(kr.size());
     for (std::size_t i = 0; i < kr.size(); ++i) {
       if (kr[i].is_internal()) continue;
-      buffers[i].resize(kr[i].size);
-      kr[i].bytes = buffers[i];
-      if (!mem.read(kr[i].naa_address, buffers[i].data(), kr[i].size, meter_)) {
+      if (kr[i].is_output()) {
+        // Its buffer becomes the write-back's payload (below), so it is the call's own.
+        buffers[i].resize(kr[i].size);
+        kr[i].bytes = buffers[i];
+      } else {
+        if (scratch[i].size() < kr[i].size) scratch[i].resize(kr[i].size);  // grows only
+        kr[i].bytes = std::span<std::uint8_t>(scratch[i].data(), kr[i].size);
+      }
+      if (!mem.read(kr[i].naa_address, kr[i].bytes.data(), kr[i].size, meter_)) {
         model_fatal(name(), "region outside the memory");
       }
     }
@@ -111,7 +122,7 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
       // are then cleared and may already belong to the next connection, which must not see
       // this one's data (PROTOCOL.md 5.1).
       if (!still_valid()) return;
-      (void)mem.write(kr[i].naa_address, buffers[i].data(), kr[i].size, meter_);
+      (void)mem.write(kr[i].naa_address, kr[i].bytes.data(), kr[i].size, meter_);
     }
   }
   if (!still_valid()) return;

@@ -30,7 +30,13 @@ void SparseStore::write(std::uint64_t addr, const std::uint8_t* in, std::uint64_
     const std::uint64_t off = addr % kPageSize;
     const std::uint64_t n = std::min(len, kPageSize - off);
     auto& slot = pages_[page];
-    if (!slot) slot = std::make_unique<std::uint8_t[]>(kPageSize);  // value-initialised: zeros
+    if (!slot) {
+      // A new page reads as zeros where this write does not cover it; a write of the whole page
+      // overwrites every byte, so it is not zero-filled first (issue 31: no per-byte work the
+      // hardware would not do).
+      slot = n == kPageSize ? std::make_unique_for_overwrite<std::uint8_t[]>(kPageSize)
+                            : std::make_unique<std::uint8_t[]>(kPageSize);
+    }
     std::memcpy(slot.get() + off, in, n);
     in += n;
     addr += n;

@@ -161,4 +161,25 @@ HandlerRegistry Naa::handler_registry() {
   return registry;
 }
 
+void Naa::report_activity(std::ostream& os, std::uint64_t sc_start_calls) const {
+  const std::uint64_t deltas = sc_core::sc_delta_count();
+  // SystemC 2.3 bumps the change stamp once per delta cycle and once per advance of time.
+  const std::uint64_t stamps = sc_core::sc_get_curr_simcontext()->change_stamp();
+  const std::uint64_t timed = stamps > deltas ? stamps - deltas : 0;
+  const std::uint64_t datagrams = net_->rx_datagram_count() + net_->tx_datagram_count();
+  const std::uint64_t calls = kernels_->dispatches();
+  auto per = [](std::uint64_t n, std::uint64_t d) {
+    return d == 0 ? 0.0 : static_cast<double>(n) / static_cast<double>(d);
+  };
+  os << "activity.delta_cycles=" << deltas << '\n'
+     << "activity.time_steps=" << timed << '\n'
+     << "activity.sc_start_calls=" << sc_start_calls << '\n'
+     << "activity.datagrams=" << datagrams << '\n'
+     << "activity.delta_cycles_per_datagram=" << per(deltas, datagrams) << '\n'
+     << "activity.time_steps_per_datagram=" << per(timed, datagrams) << '\n'
+     << "activity.sc_start_calls_per_datagram=" << per(sc_start_calls, datagrams) << '\n'
+     << "activity.delta_cycles_per_call=" << per(deltas, calls) << '\n'
+     << "activity.sc_start_calls_per_call=" << per(sc_start_calls, calls) << '\n';
+}
+
 }  // namespace naa::sim

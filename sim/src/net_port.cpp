@@ -99,8 +99,8 @@ NetPort::NetPort(sc_core::sc_module_name name, ModelContext& ctx, asio::io_conte
     : sc_module(name),
       ctx_(ctx),
       sockets_(std::make_unique<Sockets>(io)),
-      rx_in_(kRxFifo),
-      tx_in_(64),
+      rx_in_(kRxFifo, this, &NetPort::rx_service),
+      tx_in_(64, this, &NetPort::tx_service),
       tx_wire_(kTxWireFrames),
       rx_meter_(ctx.cfg),
       tx_meter_(ctx.cfg),
@@ -361,6 +361,25 @@ void NetPort::wait_with_held(Channel<Packet*>& in, HeldQueue& held, Release rele
   }
 }
 
+// The receive stage's time for a datagram, from when it takes it: the rest of its way over the
+// link (it is there once its last bit has arrived), then the port stage (counted busy).
+sc_core::sc_time NetPort::rx_service(void* self, const Packet& p) {
+  auto* port = static_cast<NetPort*>(self);
+  const std::uint64_t stage =
+      SimConfig::stage_cycles(p.size, port->ctx_.cfg.width, port->ctx_.cfg.netport_latency);
+  port->rx_meter_.account(stage);
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  return (p.arrival > now ? p.arrival - now : sc_core::SC_ZERO_TIME) + port->rx_meter_.times(stage);
+}
+
+sc_core::sc_time NetPort::tx_service(void* self, const Packet& p) {
+  auto* port = static_cast<NetPort*>(self);
+  const std::uint64_t stage =
+      SimConfig::stage_cycles(p.size, port->ctx_.cfg.width, port->ctx_.cfg.netport_latency);
+  port->tx_meter_.account(stage);
+  return port->tx_meter_.times(stage);
+}
+
 void NetPort::rx_thread() {
   const sc_core::sc_time hold(kReorderHoldNs, sc_core::SC_NS);
   std::size_t last_size = 0;
@@ -386,14 +405,15 @@ void NetPort::rx_thread() {
     // the whole model has starved: the next datagrams then enter a pipeline that is still busy,
     // as back-to-back frames on a wire would (docs/performance.md, simulated goodput).
     if (rx_in_.empty() && last_size >= kRefillMinBytes) (void)poll_receive(kRefillBudget);
-    wait_with_held(rx_in_, rx_held_, to_rx_pipe);
-    Packet* p = rx_in_.get();
-    last_size = p->size;
-    // Link model: the datagram is there once its last bit has arrived.
-    if (const sc_core::sc_time now = sc_core::sc_time_stamp(); p->arrival > now) {
-      sc_core::wait(p->arrival - now);
+    Packet* p = nullptr;
+    if (rx_held_.empty()) {
+      p = rx_in_.next();  // through the link and the port stage (rx_service)
+    } else {
+      // Datagrams held back by --fault-rx reorder: wake for their release time too.
+      wait_with_held(rx_in_.fifo(), rx_held_, to_rx_pipe);
+      p = rx_in_.serve(rx_in_.fifo().get());
     }
-    rx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));
+    last_size = p->size;
     impair::pass(rx_fault_, rx_held_, p, p->bytes(), sc_core::sc_time_stamp() + hold, steps);
   }
 }
@@ -517,15 +537,12 @@ void NetPort::tx_emit(Packet* p) {
     f.end = slot.end;
     f.arrival = slot.arrival;
   }
-  tx_wire_.put(f);
+  tx_wire_.put(f, f.end);
 }
 
 void NetPort::tx_wire_thread() {
   for (;;) {
-    const WireFrame f = tx_wire_.get();
-    if (const sc_core::sc_time now = sc_core::sc_time_stamp(); f.end > now) {
-      sc_core::wait(f.end - now);
-    }
+    const WireFrame f = tx_wire_.next();  // once its last bit has left (f.end)
     tx_arrival_ = f.arrival;
     if (!tx_send_once(f.packet)) ctx_.pool.put(f.packet);
   }
@@ -552,9 +569,13 @@ void NetPort::tx_thread() {
       /*deliver=*/emit,
       /*release=*/emit);
   for (;;) {
-    wait_with_held(tx_in_, tx_held_, emit);
-    Packet* p = tx_in_.get();
-    tx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency));
+    Packet* p = nullptr;
+    if (tx_held_.empty()) {
+      p = tx_in_.next();  // through the port stage (tx_service)
+    } else {
+      wait_with_held(tx_in_.fifo(), tx_held_, emit);  // --fault-tx reorder holds datagrams
+      p = tx_in_.serve(tx_in_.fifo().get());
+    }
     impair::pass(tx_fault_, tx_held_, p, p->bytes(), sc_core::sc_time_stamp() + hold, steps);
   }
 }

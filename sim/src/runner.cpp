@@ -204,6 +204,7 @@ struct Runner::Impl {
          << "naa-sim.heap_peak_bytes=" << heap.peak << '\n';
     }
     naa->report(os);
+    naa->report_activity(os, sc_starts);
     os << "naa-sim.end=1\n";
   }
 

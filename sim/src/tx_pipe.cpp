@@ -6,14 +6,21 @@
 namespace naa::sim {
 
 TxPipe::TxPipe(sc_core::sc_module_name name, ModelContext& ctx)
-    : sc_module(name), ctx_(ctx), in_(64), meter_(ctx.cfg) {
+    : sc_module(name), ctx_(ctx), in_(64, this, &TxPipe::service), meter_(ctx.cfg) {
   SC_THREAD(thread);
+}
+
+sc_core::sc_time TxPipe::service(void* self, const Packet& p) {
+  auto* stage = static_cast<TxPipe*>(self);
+  const std::uint64_t cycles =
+      SimConfig::stage_cycles(p.size, stage->ctx_.cfg.width, stage->ctx_.cfg.txpipe_latency);
+  stage->meter_.account(cycles);
+  return stage->meter_.times(cycles);
 }
 
 void TxPipe::thread() {
   for (;;) {
-    Packet* p = in_.get();
-    meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.txpipe_latency));
+    Packet* p = in_.next();  // after the stage's time (StageQueue)
     // The ICRC covers the IPv4/UDP headers that will really be on the wire: our address, the
     // QP's actual source port (4791 if its own could not be bound), ID 0 (PROTOCOL.md 1 and 2).
     const auto h = protocol::make_roce_headers(

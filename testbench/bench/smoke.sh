@@ -103,8 +103,23 @@ main_out=$out
 out=$main_out/ratios
 header_has ratios.csv target pair call_value udp_value unit ratio
 positive ratios.csv call_value udp_value ratio
-header_has ratio_summary.csv target goal pairs ratio_min ratio_median ratio_max met
-positive ratio_summary.csv pairs ratio_min ratio_median ratio_max
+header_has ratio_summary.csv target goal pairs ratio_min ratio_median ratio_max met call_median udp_median unit
+positive ratio_summary.csv pairs ratio_min ratio_median ratio_max call_median udp_median
+# Floor ratios (issue 31): the UDP minimum round trip per pair, and the call median against the
+# run's floor (smallest round trip, best throughput pair).
+header_has ratios.csv udp_floor
+positive ratios.csv udp_floor
+awk -F, 'NR > 1 && $1 == "nop64" && $7 > $4 { print "nop64 pair " $2 ": UDP min " $7 " above its median " $4; bad = 1 }
+  END { exit bad }' "$out/ratios.csv" || fail "ratios.csv: a UDP minimum round trip above the median"
+header_has floor_summary.csv target floor_goal pairs call_median udp_floor unit floor_ratio met
+positive floor_summary.csv pairs call_median udp_floor floor_ratio
+[ "$(cut -d, -f1 "$out/floor_summary.csv" | tail -n +2 | sort | tr '\n' ' ')" = \
+  "big nop64 sessions1 sessions2 stream4k " ] || fail "floor_summary.csv targets"
+awk -F, 'NR > 1 { r = $4 / $5; if (r / $7 > 1.0001 || r / $7 < 0.9999) { print $1 ": floor_ratio " $7 " is not " r; bad = 1 } }
+  END { exit bad }' "$out/floor_summary.csv" || fail "floor_summary.csv: floor_ratio is not call_median / udp_floor"
+pair_min=$(awk -F, 'NR > 1 && $1 == "nop64" && (m == "" || $7 + 0 < m + 0) { m = $7 } END { print m }' "$out/ratios.csv")
+floor_nop=$(awk -F, '$1 == "nop64" { print $5 }' "$out/floor_summary.csv")
+[ "$pair_min" = "$floor_nop" ] || fail "nop64 floor $floor_nop is not the smallest pair minimum $pair_min"
 out=$main_out
 "$bench" --ratios 0 >/dev/null 2>&1 && fail "--ratios 0 accepted"
 echo "naa-bench smoke: OK"

@@ -102,10 +102,17 @@ class Cosim final : public host::DatagramLink, public host::EndpointClock, publi
   std::weak_ptr<host::Transport> host_;
   std::deque<InFlight> to_host_;
   std::deque<ToNaa> to_naa_;
+  static constexpr std::size_t kSpareBuffers = 64;
+  std::vector<std::vector<std::uint8_t>> spare_;  // delivered datagrams' buffers, for reuse
   std::vector<Timer> timers_;
   sc_core::sc_time host_tx_free_ = sc_core::SC_ZERO_TIME;
+  // HostCosts as SystemC times: a sent datagram reaches the host library after host_rx_delay_;
+  // the host's software takes host_sw_per_packet_ per datagram it sends, which meets the link
+  // host_tx_delay_ later.
+  sc_core::sc_time host_rx_delay_, host_sw_per_packet_, host_tx_delay_;
   bool running_ = false;                               // inside sc_start in wait_until()
   sc_core::sc_time run_stop_ = sc_core::SC_ZERO_TIME;  // where that sc_start stops
+  std::uint64_t sc_start_calls_ = 0;                   // statistics (activity.sc_start_calls)
 };
 
 }  // namespace naa::cosim

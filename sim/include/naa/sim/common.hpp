@@ -54,13 +54,20 @@ class PacketPool {
  private:
   std::vector<std::unique_ptr<Packet>> store_;
   std::vector<Packet*> free_;
-  sc_core::sc_event freed_;
+  sc_core::sc_event freed_;  // notified only while get() waits (see Channel)
+  std::size_t waiting_ = 0;
   std::uint64_t exhausted_ = 0;
 };
 
 // Bounded FIFO between processes: put() blocks a writer while full (back-pressure), get() blocks
 // a reader while empty. Any number of writers (the processes run cooperatively). try_put() may
 // also be called between sc_start() calls (the runner injecting received datagrams).
+//
+// An event is notified only when a process may be waiting for it (issue 31: a notification
+// nobody waits for still costs the kernel a delta-cycle entry and a trigger, per packet and per
+// hop). get() and put() count their waiters; a caller of data_event() waits on it by itself, so
+// from then on every put notifies as before. Which process runs when is unchanged: an event
+// with no waiter makes no process runnable.
 template <class T>
 class Channel {
  public:
@@ -69,32 +76,45 @@ class Channel {
     if (count_ == buf_.size()) return false;
     buf_[(head_ + count_) % buf_.size()] = std::move(v);
     ++count_;
-    data_.notify(sc_core::SC_ZERO_TIME);
+    if (readers_waiting_ != 0 || data_observed_) data_.notify(sc_core::SC_ZERO_TIME);
     return true;
   }
   void put(T v) {
-    while (count_ == buf_.size())
+    while (count_ == buf_.size()) {
+      ++writers_waiting_;
       sc_core::wait(space_);
+      --writers_waiting_;
+    }
     (void)try_put(std::move(v));
   }
   [[nodiscard]] T get() {
-    while (count_ == 0)
+    while (count_ == 0) {
+      ++readers_waiting_;
       sc_core::wait(data_);
+      --readers_waiting_;
+    }
     T v = std::move(buf_[head_]);
     head_ = (head_ + 1) % buf_.size();
     --count_;
-    space_.notify(sc_core::SC_ZERO_TIME);
+    if (writers_waiting_ != 0) space_.notify(sc_core::SC_ZERO_TIME);
     return v;
   }
   [[nodiscard]] bool empty() const { return count_ == 0; }
   [[nodiscard]] bool full() const { return count_ == buf_.size(); }
   [[nodiscard]] std::size_t size() const { return count_; }
-  [[nodiscard]] const sc_core::sc_event& data_event() const { return data_; }
+  // For a process that waits on the event itself (with others, or with a timeout).
+  [[nodiscard]] const sc_core::sc_event& data_event() const {
+    data_observed_ = true;
+    return data_;
+  }
 
  private:
   std::vector<T> buf_;
   std::size_t head_ = 0;
   std::size_t count_ = 0;
+  std::size_t readers_waiting_ = 0;
+  std::size_t writers_waiting_ = 0;
+  mutable bool data_observed_ = false;
   sc_core::sc_event data_;
   sc_core::sc_event space_;
 };
@@ -106,7 +126,14 @@ class CycleMeter {
   explicit CycleMeter(const SimConfig& cfg) : cycle_(cfg.cycle()) {}
   void spend(std::uint64_t cycles) {
     busy_ += cycles;
-    if (cycles != 0) sc_core::wait(cycle_ * static_cast<double>(cycles));
+    if (cycles != 0) sc_core::wait(times(cycles));
+  }
+  // cycle() * double(n) without the double arithmetic: the same value as long as the product is
+  // exact in a double (below 2^53 units of the time resolution), which is always the case here.
+  [[nodiscard]] sc_core::sc_time times(std::uint64_t n) const {
+    const std::uint64_t v = cycle_.value();
+    if (v != 0 && n < (std::uint64_t{1} << 53) / v) return sc_core::sc_time::from_value(v * n);
+    return cycle_ * static_cast<double>(n);
   }
   void account(std::uint64_t cycles) { busy_ += cycles; }  // time waited elsewhere
   [[nodiscard]] std::uint64_t busy_cycles() const { return busy_; }
@@ -115,6 +142,113 @@ class CycleMeter {
  private:
   sc_core::sc_time cycle_;
   std::uint64_t busy_ = 0;
+};
+
+// The input of a pipeline stage that takes one packet at a time and is then busy for a time
+// known from the packet when it takes it (RxPipe, TxPipe, NetPort's port stages). Behaves as a
+// Channel the stage reads with get() followed by a wait of that time: same order, same times,
+// same back-pressure. What differs (issue 31): when the stage is idle and a packet arrives, the
+// producer starts the service itself (a timed notification at its end), so the stage wakes once,
+// when the packet is through, instead of once for the packet and once more after its service.
+class StageQueue {
+ public:
+  // The stage's time for a packet from the moment the stage takes it (the function also counts
+  // the stage's busy cycles); SC_ZERO_TIME: no wait at all.
+  using Service = sc_core::sc_time (*)(void* stage, const Packet& p);
+  StageQueue(std::size_t capacity, void* stage, Service service)
+      : fifo_(capacity), stage_(stage), service_(service) {}
+  // Producer side: put() blocks a process while full (back-pressure), as Channel::put;
+  // try_put() does not block (false: full), and may be called between sc_start() calls.
+  void put(Packet* p) {
+    if (!start_if_idle(p)) fifo_.put(p);
+  }
+  [[nodiscard]] bool try_put(Packet* p) { return start_if_idle(p) || fifo_.try_put(p); }
+  // Consumer side: the next packet once its service time has passed.
+  [[nodiscard]] Packet* next() {
+    if (fifo_.empty()) {
+      idle_ = true;
+      while (in_service_ == nullptr)
+        sc_core::wait(served_);
+      idle_ = false;
+      Packet* p = in_service_;
+      in_service_ = nullptr;
+      return p;  // what arrived during its service queued behind it, as before
+    }
+    return serve(fifo_.get());
+  }
+  // For a stage that sometimes waits on other things too (NetPort's fault hold queue): it reads
+  // the FIFO itself and then calls serve(); while it does, no producer starts a service.
+  [[nodiscard]] Channel<Packet*>& fifo() { return fifo_; }
+  Packet* serve(Packet* p) {
+    if (const sc_core::sc_time d = service_(stage_, *p); d != sc_core::SC_ZERO_TIME) {
+      sc_core::wait(d);
+    }
+    return p;
+  }
+  [[nodiscard]] bool empty() const { return fifo_.empty(); }
+  [[nodiscard]] bool full() const { return fifo_.full(); }
+  [[nodiscard]] std::size_t size() const { return fifo_.size(); }
+
+ private:
+  bool start_if_idle(Packet* p) {
+    if (!idle_ || in_service_ != nullptr || !fifo_.empty()) return false;
+    in_service_ = p;
+    served_.notify(service_(stage_, *p));  // SC_ZERO_TIME: the next delta, as a get() was
+    return true;
+  }
+  Channel<Packet*> fifo_;
+  void* stage_;
+  Service service_;
+  bool idle_ = false;             // the stage waits in next() with nothing queued
+  Packet* in_service_ = nullptr;  // started by a producer; the stage takes it at the end
+  sc_core::sc_event served_;
+};
+
+// A FIFO whose items each become due at a simulated time known when they are put (NetPort's
+// wire: a frame is handed on when its last bit has left). The reader gets each item at
+// max(its due time, when the reader asks), in order; back-pressure as Channel. As StageQueue: an
+// idle reader is woken once, at the due time, instead of once for the item and once more at
+// its time (issue 31).
+template <class T>
+class ReadyQueue {
+ public:
+  explicit ReadyQueue(std::size_t capacity) : fifo_(capacity) {}
+  void put(T v, sc_core::sc_time due) {
+    if (idle_ && !ready_ && fifo_.empty()) {
+      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      held_ = std::move(v);
+      ready_ = true;
+      served_.notify(due > now ? due - now : sc_core::SC_ZERO_TIME);
+      return;
+    }
+    fifo_.put(Item{std::move(v), due});
+  }
+  [[nodiscard]] T next() {
+    if (fifo_.empty()) {
+      idle_ = true;
+      while (!ready_)
+        sc_core::wait(served_);
+      idle_ = false;
+      ready_ = false;
+      return std::move(held_);
+    }
+    Item it = fifo_.get();
+    if (const sc_core::sc_time now = sc_core::sc_time_stamp(); it.due > now) {
+      sc_core::wait(it.due - now);
+    }
+    return std::move(it.value);
+  }
+
+ private:
+  struct Item {
+    T value{};
+    sc_core::sc_time due;
+  };
+  Channel<Item> fifo_;
+  bool idle_ = false;   // the reader waits in next() with nothing queued
+  bool ready_ = false;  // held_ was handed over by put(); the reader takes it when served_
+  T held_{};
+  sc_core::sc_event served_;
 };
 
 // Counters keyed by a small enum, printed with names.

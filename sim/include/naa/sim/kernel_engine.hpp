@@ -7,6 +7,9 @@
 // reading the outputs for the write-back).
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <systemc>
@@ -49,6 +52,10 @@ class KernelEngine : public sc_core::sc_module, public CallQueue, public Connect
   ModelContext& ctx_;
   KernelRegistry registry_;
   std::vector<std::unique_ptr<Channel<Call>>> lanes_;
+  // Per lane, per region index: the buffers of regions that are not written back to the host
+  // (inputs), kept from call to call so that a load does not zero-fill a fresh buffer it then
+  // overwrites (issue 31). Freed when the lane's connection has gone.
+  std::vector<std::vector<std::vector<std::uint8_t>>> scratch_;
   CycleMeter meter_;
   std::uint64_t dispatches_ = 0, aborted_ = 0, unknown_fn_ = 0, invalid_args_ = 0,
                 bad_immediate_ = 0, stale_ = 0, bytes_processed_ = 0, kernel_cycles_ = 0,

@@ -40,6 +40,13 @@ class Naa : public sc_core::sc_module {
   [[nodiscard]] std::uint64_t fault_seed() const { return ctx_.fault_seed; }
   // Every block's counters, one `key=value` per line (docs/sim/naa-sim.md).
   void report(std::ostream& os) const;
+  // The simulator's own activity (issue 31, docs/performance.md "Cost per packet"): SystemC delta
+  // cycles and timed steps, the driver's sc_start calls, and each per datagram (received +
+  // transmitted) and per kernel call. Keys `activity.*`: they measure the simulator, not the
+  // card, and change when the simulator gets faster (the simulated-time oracle leaves them out).
+  // SystemC's counters belong to the whole simulation: with several Naa in one, each reports
+  // the total against its own datagrams.
+  void report_activity(std::ostream& os, std::uint64_t sc_start_calls) const;
 
  private:
   class MrTablePorts;  // MrTable behind RemoteAccessCheck and MrRegistration (naa.cpp)

@@ -119,6 +119,8 @@ class NetPort : public sc_core::sc_module,
   }
 
   void report(std::ostream& os) const;
+  [[nodiscard]] std::uint64_t rx_datagram_count() const { return rx_datagrams_; }
+  [[nodiscard]] std::uint64_t tx_datagram_count() const { return tx_datagrams_; }
 
   // Link model, runner side. While a stream is in progress: the simulated time up to which the
   // model may run without reading the next datagram (nullopt: no stream, no limit).
@@ -147,6 +149,9 @@ class NetPort : public sc_core::sc_module,
   using HeldQueue = impair::HeldQueue<Packet*, sc_core::sc_time>;
   void rx_thread();
   void tx_thread();
+  // StageQueue services: a stage's time for a datagram from when it takes it (metered).
+  static sc_core::sc_time rx_service(void* self, const Packet& p);
+  static sc_core::sc_time tx_service(void* self, const Packet& p);
   bool queue_datagram(Packet* p, std::uint16_t src_port);  // into the sendmmsg batch
   // One datagram recvmmsg filled: addressing, truncation, arrival stamp, into the FIFO.
   void accept_received(Packet* p, const msghdr& msg, std::size_t len);
@@ -172,9 +177,9 @@ class NetPort : public sc_core::sc_module,
   std::unique_ptr<Sockets> sockets_;
   std::uint32_t local_ip_ = 0;
   protocol::PcapWriter pcap_;
-  Channel<Packet*> rx_in_;
-  Channel<Packet*> tx_in_;
-  Channel<WireFrame> tx_wire_;
+  StageQueue rx_in_;               // received datagrams into the port stage (rx_service)
+  StageQueue tx_in_;               // datagrams from TxPipe into the port stage (tx_service)
+  ReadyQueue<WireFrame> tx_wire_;  // each frame due when its last bit has left
   CycleMeter rx_meter_, tx_meter_;
   std::uint64_t rx_datagrams_ = 0, rx_bytes_ = 0, tx_datagrams_ = 0, tx_bytes_ = 0;
   std::uint64_t rx_truncated_ = 0, rx_no_buffer_ = 0, tx_errors_ = 0, port_fallbacks_ = 0;

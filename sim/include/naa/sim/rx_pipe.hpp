@@ -56,6 +56,8 @@ class RxPipe : public sc_core::sc_module, public PacketSink, public ProtocolErro
 
  private:
   void thread();
+  // The stage's busy time for a datagram (StageQueue).
+  static sc_core::sc_time service(void* self, const Packet& p);
   // The checks' verdicts: the block's (checks_) if there is one, else the protocol library's.
   using Verdict = std::optional<protocol::Error>;  // nullopt: passed
   [[nodiscard]] Verdict icrc_verdict(const Packet& p, const protocol::Ipv4UdpHeaders& h,
@@ -68,7 +70,7 @@ class RxPipe : public sc_core::sc_module, public PacketSink, public ProtocolErro
   // as the rest of the model needs decode_packet's view).
   std::uint64_t check_disagreements_ = 0;
   std::uint64_t check_cycles_ = 0;
-  Channel<Packet*> in_;
+  StageQueue in_;
   CycleMeter meter_;
   std::uint64_t accepted_ = 0, to_cm_ = 0, to_transport_ = 0, nonzero_ip_id_ = 0;
   // Every packet that entered, and those too short to hold a BTH and ICRC: the rest go through

@@ -26,8 +26,9 @@ class TxPipe : public sc_core::sc_module, public PacketSink {
 
  private:
   void thread();
+  static sc_core::sc_time service(void* self, const Packet& p);  // StageQueue
   ModelContext& ctx_;
-  Channel<Packet*> in_;
+  StageQueue in_;
   CycleMeter meter_;
   std::uint64_t packets_ = 0, bytes_ = 0;
 };
