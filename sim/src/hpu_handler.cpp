@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <fstream>
+#include <iterator>
 #include <optional>
 
 #include "naa/rtl/hpu_run.hpp"
@@ -355,6 +357,34 @@ HandlerRun HpuHandler::completion(HandlerContext& ctx, const CompletionArgs& c) 
   put64(args, 8, c.bytes);
   put32(args, 16, c.flow_control_triggered ? 1U : 0U);
   return invoke(ctx, completion_, args, {});
+}
+
+bool add_handler_image_file(SimConfig& cfg, const std::string& path, std::string& why) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    why = "cannot read it";
+    return false;
+  }
+  HandlerImageFile image{path, {std::istreambuf_iterator<char>(f), {}}};
+  const auto loaded = HpuHandler::load(image.bytes, path, nullptr, 1);
+  if (!loaded.handler) {
+    why = loaded.message;
+    return false;
+  }
+  const std::uint8_t fn = loaded.handler->function_code();
+  if (HandlerRegistry::with_builtins().find(fn) != nullptr) {
+    why = "function code " + std::to_string(fn) + " is a built-in handler's";
+    return false;
+  }
+  for (const auto& other : cfg.handler_images) {
+    const auto o = HpuHandler::load(other.bytes, other.name, nullptr, 1);
+    if (o.handler && o.handler->function_code() == fn) {
+      why = "function code " + std::to_string(fn) + " is taken by " + other.name;
+      return false;
+    }
+  }
+  cfg.handler_images.push_back(std::move(image));
+  return true;
 }
 
 }  // namespace naa::sim

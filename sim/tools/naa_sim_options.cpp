@@ -207,31 +207,11 @@ std::uint64_t parse_time_ps(const char* s) {
 // --handler: the image is read and checked now, so that one that cannot run is a bad command
 // line (exit 2 with the reason) rather than a failure once a call arrives.
 void add_handler_image(naa::sim::SimConfig& cfg, const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    std::cerr << "naa-sim: --handler " << path << ": cannot read it\n";
-    std::exit(2);
-  }
-  naa::sim::HandlerImageFile image{path, {std::istreambuf_iterator<char>(f), {}}};
-  const auto loaded = naa::sim::HpuHandler::load(image.bytes, path, nullptr, 1);
-  std::string why = loaded.message;
-  if (loaded.handler) {
-    const std::uint8_t fn = loaded.handler->function_code();
-    if (naa::sim::HandlerRegistry::with_builtins().find(fn) != nullptr) {
-      why = "function code " + std::to_string(fn) + " is a built-in handler's";
-    }
-    for (const auto& other : cfg.handler_images) {
-      const auto o = naa::sim::HpuHandler::load(other.bytes, other.name, nullptr, 1);
-      if (o.handler && o.handler->function_code() == fn) {
-        why = "function code " + std::to_string(fn) + " is taken by " + other.name;
-      }
-    }
-  }
-  if (!why.empty()) {
+  std::string why;
+  if (!naa::sim::add_handler_image_file(cfg, path, why)) {
     std::cerr << "naa-sim: --handler " << path << ": " << why << '\n';
     std::exit(2);
   }
-  cfg.handler_images.push_back(std::move(image));
 }
 
 }  // namespace

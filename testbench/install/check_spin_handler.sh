@@ -46,4 +46,11 @@ for mode in rtl lockstep model; do
   fi
   echo "$mode: $payloads packets through the handler on the HPU cores, result verified"
 done
+# examples/spin/accumulate: built against the prefix alone; its figure script runs the installed
+# naa-cosim (streamed accumulate and the vadd_i32 baseline) and prints one CSV row per size.
+build_example "$repo/examples/spin/accumulate" "$scratch/accumulate"
+rows=$("$repo/examples/spin/accumulate/figure.sh" "$prefix/bin/naa-cosim" \
+  "$scratch/accumulate/accumulate.elf" 16K) || fail "accumulate figure.sh failed"
+echo "$rows"
+echo "$rows" | grep -qE '^16K,[0-9]+,[0-9]+,[0-9.]+$' || fail "accumulate: no CSV row for 16K"
 echo "sPIN handler OK"

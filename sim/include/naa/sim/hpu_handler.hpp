@@ -13,6 +13,7 @@
 
 #include "naa/rtl/hpu.hpp"
 #include "naa/rtl/hpu_image.hpp"
+#include "naa/sim/config.hpp"
 #include "naa/sim/handler_engine.hpp"
 
 namespace naa::sim {
@@ -104,5 +105,10 @@ class HpuHandler final : public Handler {
   mutable std::vector<std::vector<rtl::HpuSegment>> data_;
   mutable std::uint64_t invocations_ = 0, cycles_ = 0, traps_ = 0;
 };
+
+// Reads a handler image file (naa-sim --handler, naa-cosim --handler) and checks it as the Naa
+// will load it: an image that cannot run, or whose function code a built-in handler or an image
+// already in cfg takes, is refused. Appends it to cfg.handler_images; false with the reason.
+bool add_handler_image_file(SimConfig& cfg, const std::string& path, std::string& why);
 
 }  // namespace naa::sim
