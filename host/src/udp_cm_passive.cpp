@@ -6,6 +6,7 @@
 
 #include "naa/host/error.hpp"
 #include "naa/host/udp_listen.hpp"
+#include "timer_rule.hpp"
 #include "udp_endpoint.hpp"
 
 namespace naa::host {
@@ -51,6 +52,14 @@ void Endpoint::on_req(std::uint32_t src_ip, std::uint64_t tid, const protocol::C
   }
   const ByteView user = protocol::rdma_cm_user_data(req);
   r.info.private_data.assign(user.begin(), user.end());
+  // An active side that offered IRN put its capability block first (docs/protocol.md "IRN:
+  // negotiation"). This passive side runs go-back-N only: its REP carries no block, and the
+  // application sees the user's bytes as if no block had been sent (the same 56 bytes).
+  if (protocol::find_capability_block(req.private_data, protocol::kCapabilityReqOffset)) {
+    auto& pd = r.info.private_data;
+    pd.erase(pd.begin(), pd.begin() + protocol::kCapabilityBlockSize);
+    pd.resize(user.size(), 0);
+  }
   r.req = req;
   r.tid = tid;
   requests_.emplace(r.info.id, std::move(r));
@@ -153,6 +162,7 @@ std::unique_ptr<QueuePair> Endpoint::accept(std::uint64_t id, const AcceptParams
   cfg.retry_count = req.retry_count;
   cfg.rnr_retry = req.rnr_retry_count;
   cfg.max_reads_outstanding = e->params.initiator_depth;
+  apply_timer_rule(opts_, cfg);
   e->rc = std::make_unique<RcQp>(cfg, mrs_, *this, rc_counters_);
   e->state = CmState::established;
   protocol::CmRep rep;

@@ -222,6 +222,8 @@ TransportStats Endpoint::stats() const {
   s.seq_naks_sent = rc_counters_.seq_naks_sent;
   s.rnr_naks_sent = rc_counters_.rnr_naks_sent;
   s.duplicates_received = rc_counters_.duplicates_received;
+  s.rtt_samples = rc_counters_.rtt_samples;
+  s.measured_timeout_ns = rc_counters_.measured_timeout_ns;
   s.dropped_out_of_order = rc_counters_.dropped_out_of_order;
   s.dropped_other += rc_counters_.dropped_other;
   s.fault_rx_loss = rx_fault_.counters().dropped;
