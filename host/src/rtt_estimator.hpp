@@ -4,10 +4,11 @@
 //
 // The estimator of RFC 6298 section 2: the first sample R gives SRTT = R, RTTVAR = R/2; each
 // later one RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R|, then SRTT = 7/8 SRTT + 1/8 R. The base timeout
-// is SRTT + max(G, 4 RTTVAR) (G = 1 us, our clock's useful granularity), doubled on each expiry
-// without a new sample (RFC 6298 5.5), and clamped to [floor, ceiling]: the floor covers the
-// scheduling delays a sample rarely shows (UdpRoceOptions::timer_floor_us), the ceiling is
-// max(1 s, what the connection configured: the local ACK timeout or IRN's negotiated RTO_high).
+// is SRTT + max(G, 4 RTTVAR) (G = 1 us, our clock's useful granularity) clamped to [floor,
+// ceiling]: the floor covers the scheduling delays a sample rarely shows
+// (UdpRoceOptions::timer_floor_us), the ceiling is max(1 s, what the connection configured: the
+// local ACK timeout or IRN's negotiated RTO_high). Each expiry without a new sample doubles it
+// (RFC 6298 5.5), up to the longer of the base and the configured constant.
 // So a measured timer may be shorter than the constant (a fast path) or longer (a path slower
 // than the NIC values the constants were made for). Samples follow Karn's rule: only from
 // packets sent once (callers drop a sample when they retransmit).
@@ -60,11 +61,13 @@ class RttEstimator {
   [[nodiscard]] ns srtt() const noexcept { return srtt_; }
   [[nodiscard]] ns rttvar() const noexcept { return rttvar_; }
   [[nodiscard]] std::uint64_t samples() const noexcept { return samples_; }
-  // SRTT + max(G, 4 RTTVAR), doubled per expiry, clamped to [floor, ceiling] (ceiling wins);
-  // while provisional (seeded only) at least `configured`.
+  // base = SRTT + max(G, 4 RTTVAR) in [floor, ceiling]; doubled per expiry, but backed off no
+  // further than the configured constant or base itself, whichever is longer (a loss-driven
+  // backoff must not make a measured timer slower than the constant it replaces: go-back-N at
+  // 5 % loss takes few samples); while provisional (seeded only) at least `configured`.
   [[nodiscard]] ns timeout(ns floor, ns ceiling, ns configured) const noexcept {
-    const ns base = srtt_ + std::max(kGranularity, 4 * rttvar_);
-    const ns t = std::min(std::max(base * (std::int64_t{1} << backoff_), floor), ceiling);
+    const ns base = std::min(std::max(srtt_ + std::max(kGranularity, 4 * rttvar_), floor), ceiling);
+    const ns t = std::min(base * (std::int64_t{1} << backoff_), std::max(base, configured));
     return provisional_ ? std::max(t, configured) : t;
   }
 

@@ -356,6 +356,11 @@ void Endpoint::on_timer(const boost::system::error_code& ec) {
   timer_armed_at_.reset();
   {
     TxBatch batch(*this);
+    // Read what has arrived before deciding that a retransmit timer expired: after the host was
+    // not scheduled for a while, the ACK may be waiting in the socket while the timer is already
+    // due, and the timer first would retransmit for nothing (issue 30: spurious retransmissions
+    // at 0 % loss). What a full drain leaves, the pending receive reads.
+    if (rx_fd_ >= 0) (void)drain_socket();
     run_timers(now());
   }
   finish_handler(lock);
