@@ -97,17 +97,18 @@ void IrnQp::pump(Clock::time_point now) {
   while (const auto psn = tx_.take_retransmit()) {
     ++counters_.retransmitted_packets;
     if (!sent_at_.empty()) sent_at_[*psn % sent_at_.size()].reset();  // Karn's rule
-    send_packet(*psn, now);
+    send_packet(*psn, now, true);
   }
   while (tx_.next() != sq_psn_ && tx_.can_send_new()) {
     const std::uint32_t psn = tx_.next();
     tx_.sent_new();
     if (!sent_at_.empty()) sent_at_[psn % sent_at_.size()] = now;
-    send_packet(psn, now);
+    // Coalesced ACKs: the last packet we can send for now asks for its ACK.
+    send_packet(psn, now, !(tx_.next() != sq_psn_ && tx_.can_send_new()));
   }
 }
 
-void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now) {
+void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now, bool urgent) {
   const SendWqe* w = nullptr;
   std::uint32_t k = 0;
   for (const SendWqe& c : sq_) {
@@ -124,7 +125,10 @@ void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now) {
   h.bth.opcode = irn_opcode(w->wr.opcode, k, w->npackets);
   h.bth.dest_qpn = cfg_.remote_qpn;
   h.bth.psn = psn;
-  h.bth.ack_req = true;  // IRN: every packet is acknowledged
+  // IRN: every packet is acknowledged; with coalesced ACKs only those that need it at once
+  // (docs/protocol.md 8.2).
+  h.bth.ack_req = !caps_.coalesced_acks() || urgent || last ||
+                  k % protocol::kIrnCoalescedAcks == protocol::kIrnCoalescedAcks - 1;
   h.bth.solicited_event = last && w->wr.solicited;
   if (is_write(w->wr.opcode)) {
     // RETH on every packet: this packet's VA, and the bytes from here to the end of the message.
@@ -364,6 +368,8 @@ void IrnQp::on_request(const protocol::PacketView& p) {
     if (is_last && !error_) complete(q);
   });
   if (error_) return;
+  // Coalesced ACKs, when negotiated (docs/protocol.md 8.2; the wall clock only).
+  if (caps_.coalesced_acks() && !h.bth.ack_req && rx_.in_order(psn)) return;
   send_ack(psn);
 }
 

@@ -77,7 +77,7 @@ class IrnQp : public QpEngine {
 
   [[nodiscard]] std::uint32_t packets_for(std::uint64_t length) const noexcept;
   void pump(Clock::time_point now);
-  void send_packet(std::uint32_t psn, Clock::time_point now);
+  void send_packet(std::uint32_t psn, Clock::time_point now, bool urgent);
   void arm_timer(Clock::time_point now);
   void on_ack(const protocol::PacketView& p, Clock::time_point now);
   void on_request(const protocol::PacketView& p);

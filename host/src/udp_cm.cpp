@@ -97,6 +97,10 @@ protocol::CmMad Endpoint::make_req(const QpEntry& e) const {
                         ? std::min<std::uint8_t>(opts_.irn_rto_low, offer.rto_high)
                         : static_cast<std::uint8_t>(offer.rto_high - 2);
     offer.low_threshold = opts_.irn_low_threshold;
+    if (opts_.irn_coalesced_acks == IrnCoalescedAcks::on ||
+        (opts_.irn_coalesced_acks == IrnCoalescedAcks::automatic && !opts_.clock)) {
+      offer.flags |= protocol::kCapabilityCoalescedAcks;
+    }
     (void)protocol::encode_capability_block(
         offer, std::span(req.private_data).subspan(protocol::kCapabilityReqOffset));
     user_at += protocol::kCapabilityBlockSize;

@@ -68,6 +68,7 @@ class EndpointClock {
 };
 
 enum class RetransmitTimers : std::uint8_t { automatic, measured, constants };
+enum class IrnCoalescedAcks : std::uint8_t { automatic, on, off };
 
 struct UdpRoceOptions {
   // Host-order IPv4. Empty: the first 127.0.0.x (x >= 3) whose port 4791 is free.
@@ -114,6 +115,11 @@ struct UdpRoceOptions {
   // lost tail is recovered early) is irn_rto_low, or RTO_high - 2 when 0.
   std::uint8_t irn_rto_low = 0;
   std::uint8_t irn_low_threshold = 3;  // N of the IRN paper
+  // Offer coalesced IRN ACKs (capability flag bit 1, docs/protocol.md 8.2): both responders then
+  // answer up to 4 in-order packets with one ACK. automatic: on the wall clock, where each ACK is
+  // a system call on both sides; not with a `clock` (the co-simulation keeps the paper's ACK per
+  // packet).
+  IrnCoalescedAcks irn_coalesced_acks = IrnCoalescedAcks::automatic;
   // Retransmit timers (docs/reliability.md "Retransmit timers"). measured: go-back-N's timeout
   // and IRN's RTO_low / RTO_high follow the measured round trip (RFC 6298: smoothed RTT + 4 x
   // its variation, the CM REQ -> REP as a first estimate that may lengthen but not shorten the
