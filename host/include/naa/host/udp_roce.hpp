@@ -124,7 +124,8 @@ struct UdpRoceOptions {
   // and IRN's RTO_low / RTO_high follow the measured round trip (RFC 6298: smoothed RTT + 4 x
   // its variation, the CM REQ -> REP as a first estimate that may lengthen but not shorten the
   // constant until the data path gives a sample; RTO_high = 2 x RTO_low), never below
-  // timer_floor_us nor above max(1 s, the configured local ACK timeout / negotiated RTO_high),
+  // timer_floor_us (go-back-N: nor below its local ACK timeout, as a spurious expiry resends a
+  // window) nor above max(1 s, the configured local ACK timeout / negotiated RTO_high),
   // so longer than the constants on a path slower than they assume. constants:
   // the local ACK timeout and the negotiated RTO_low / RTO_high as they are (IBTA, the IRN
   // paper). automatic (default): measured on the wall clock, constants with a `clock` (the
