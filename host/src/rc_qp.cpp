@@ -68,8 +68,11 @@ std::chrono::nanoseconds RcQp::retransmit_timeout() const noexcept {
   // measured timer only lengthens the configured one, on a path slower than it (measured on
   // loopback under load, a quarter of it still fired 3-4 times per lossless sweep, each a window;
   // under loss go-back-N recovers by NAKs and its timer value hardly mattered).
-  const auto floor = std::max<std::chrono::nanoseconds>(cfg_.timer_floor, configured);
-  const auto t = rtt_.timeout(floor, std::max(configured, kMeasuredTimeoutCeiling), configured);
+  // So on a path faster than the constant it is the constant, exactly as before, backoff
+  // included (none: an unbounded backoff made go-back-N at 5 % loss wait up to a second per loss).
+  const auto ceiling = std::max(configured, kMeasuredTimeoutCeiling);
+  if (rtt_.base(cfg_.timer_floor, ceiling) <= configured) return configured;
+  const auto t = rtt_.timeout(cfg_.timer_floor, ceiling, configured);
   counters_.measured_timeout_ns = static_cast<std::uint64_t>(t.count());
   return t;
 }

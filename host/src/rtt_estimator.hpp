@@ -8,7 +8,7 @@
 // ceiling]: the floor covers the scheduling delays a sample rarely shows
 // (UdpRoceOptions::timer_floor_us), the ceiling is max(1 s, what the connection configured: the
 // local ACK timeout or IRN's negotiated RTO_high). Each expiry without a new sample doubles it
-// (RFC 6298 5.5), up to the longer of the base and the configured constant.
+// (RFC 6298 5.5), up to the ceiling.
 // So a measured timer may be shorter than the constant (a fast path) or longer (a path slower
 // than the NIC values the constants were made for). Samples follow Karn's rule: only from
 // packets sent once (callers drop a sample when they retransmit).
@@ -61,14 +61,18 @@ class RttEstimator {
   [[nodiscard]] ns srtt() const noexcept { return srtt_; }
   [[nodiscard]] ns rttvar() const noexcept { return rttvar_; }
   [[nodiscard]] std::uint64_t samples() const noexcept { return samples_; }
-  // base = SRTT + max(G, 4 RTTVAR) in [floor, ceiling]; doubled per expiry, but backed off no
-  // further than the configured constant or base itself, whichever is longer (a loss-driven
-  // backoff must not make a measured timer slower than the constant it replaces: go-back-N at
-  // 5 % loss takes few samples); while provisional (seeded only) at least `configured`.
+  // base = SRTT + max(G, 4 RTTVAR) in [floor, ceiling], doubled per expiry up to the ceiling:
+  // the retry count (IBTA: expiries without progress) then still spans a peer's stall of a few
+  // hundred milliseconds, as the constants did (with the backoff bounded by the constant, IRN at
+  // 10 % loss under load ran out of retries). While provisional (seeded only) at least
+  // `configured`.
   [[nodiscard]] ns timeout(ns floor, ns ceiling, ns configured) const noexcept {
-    const ns base = std::min(std::max(srtt_ + std::max(kGranularity, 4 * rttvar_), floor), ceiling);
-    const ns t = std::min(base * (std::int64_t{1} << backoff_), std::max(base, configured));
+    const ns t = std::min(base(floor, ceiling) * (std::int64_t{1} << backoff_), ceiling);
     return provisional_ ? std::max(t, configured) : t;
+  }
+  // The timeout before any backoff: SRTT + max(G, 4 RTTVAR) in [floor, ceiling].
+  [[nodiscard]] ns base(ns floor, ns ceiling) const noexcept {
+    return std::min(std::max(srtt_ + std::max(kGranularity, 4 * rttvar_), floor), ceiling);
   }
 
  private:
