@@ -134,6 +134,7 @@ int run_cosim(const Options& o) {
   naa::host::UdpRoceOptions uo;
   uo.seed = o.seed;
   uo.fault_seed = o.seed;
+  uo.irn = false;  // go-back-N, as this run's published simulated figures (docs/performance.md)
   auto transport = cs.open_host(uo);
   naa::host::SessionOptions so;
   char ip[16];

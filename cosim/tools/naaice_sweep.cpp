@@ -81,6 +81,7 @@ int run_naaice_sweep(const CosimConfig& cfg, const SweepOptions& o) {
   Cosim cs(cfg);
   host::UdpRoceOptions uo;
   uo.seed = o.seed;
+  uo.irn = false;  // go-back-N, as the NAAICE reference it is compared with
   auto transport = cs.open_host(uo);
   host::SessionOptions so;
   const std::uint32_t a = cfg.naa_ip;

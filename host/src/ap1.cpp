@@ -178,6 +178,7 @@ int naaice_poll_and_handle_connection_event(Ctx* comm_ctx) {
       naa::host::UdpRoceOptions o;
       o.progress = st.opts.progress;
       o.pcap_path = st.opts.pcap_path;
+      o.irn = st.opts.irn;
       if (!st.opts.local_address.empty()) o.local_ip = naa::host::parse_ipv4(st.opts.local_address);
       std::error_code ec;
       std::string detail_text;

@@ -127,6 +127,8 @@ void apply_env_options(SessionOptions& opts) {
     opts.progress = std::string(v) == "manual" ? Progress::manual : Progress::automatic;
   }
   if (const char* v = env("NAA_PCAP")) opts.pcap_path = v;
+  // NAA_IRN=0: no IRN offer (go-back-N); unset or 1: offered (shared_endpoint refuses others).
+  if (const char* v = env("NAA_IRN")) opts.irn = std::string(v) != "0";
   opts.connect_timeout = std::chrono::milliseconds(env_long("NAA_CONNECT_TIMEOUT_MS", 5000));
   opts.mrsp_timeout = opts.connect_timeout;
   opts.call_timeout = std::chrono::milliseconds(env_long("NAA_CALL_TIMEOUT_MS", 60000));
@@ -149,6 +151,11 @@ std::shared_ptr<Transport> shared_endpoint(const SessionOptions& opts, std::stri
   }
   // NAA_TRANSPORT=verbs: the Verbs backend (a RoCE NIC or Soft-RoCE, docs/real-nic.md) instead
   // of the default UdpRoce endpoint; an endpoint of the other kind is not reused.
+  if (const char* irn = env("NAA_IRN");
+      irn != nullptr && std::string(irn) != "0" && std::string(irn) != "1") {
+    error = "NAA_IRN must be 0 or 1, not '" + std::string(irn) + "'";
+    return nullptr;
+  }
   const char* transport_env = env("NAA_TRANSPORT");
   const auto kind = parse_transport_kind(transport_env != nullptr ? transport_env : "udp");
   if (!kind) {

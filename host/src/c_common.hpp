@@ -24,8 +24,8 @@ inline long env_long(const char* name, long fallback) {
   return end != v && *end == '\0' && x > 0 ? x : fallback;
 }
 
-// NAA_PROGRESS, NAA_PCAP, NAA_CONNECT_TIMEOUT_MS (connect and MRSP), NAA_CALL_TIMEOUT_MS,
-// NAA_DISCONNECT_TIMEOUT_MS, NAA_PATH_MTU.
+// NAA_PROGRESS, NAA_PCAP, NAA_IRN (0|1), NAA_CONNECT_TIMEOUT_MS (connect and MRSP),
+// NAA_CALL_TIMEOUT_MS, NAA_DISCONNECT_TIMEOUT_MS, NAA_PATH_MTU.
 void apply_env_options(SessionOptions& opts);
 
 // The endpoint for opts.local_address under NAA_TRANSPORT: an existing one of the right kind, a

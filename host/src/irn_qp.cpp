@@ -47,6 +47,22 @@ IrnQp::IrnQp(const RcConfig& config, const protocol::CapabilityBlock& caps, MrTa
       retries_left_(config.retry_count) {
   tx_.reset(sq_psn_, caps.bdp_cap);
   rx_.reset(config.recv_psn & protocol::kMax24, caps.bdp_cap);
+  if (cfg_.measured_timers) {
+    sent_at_.assign(std::max<std::uint16_t>(caps.bdp_cap, 1), std::nullopt);
+    if (cfg_.initial_rtt.count() > 0) rtt_.seed(cfg_.initial_rtt);
+  }
+}
+
+std::chrono::nanoseconds IrnQp::timeout_for(std::uint32_t unsacked) const noexcept {
+  const std::chrono::nanoseconds negotiated(protocol::irn_timeout_ns(caps_, unsacked));
+  if (!cfg_.measured_timers || !rtt_.valid()) return negotiated;
+  const auto ceiling = std::max<std::chrono::nanoseconds>(
+      std::chrono::nanoseconds(protocol::local_ack_timeout_ns(caps_.rto_high)),
+      kMeasuredTimeoutCeiling);
+  const auto low = rtt_.timeout(cfg_.timer_floor, ceiling, negotiated);
+  const auto t = unsacked <= caps_.low_threshold ? low : std::max(std::min(2 * low, ceiling), low);
+  counters_.measured_timeout_ns = static_cast<std::uint64_t>(t.count());
+  return t;
 }
 
 std::uint32_t IrnQp::packets_for(std::uint64_t length) const noexcept {
@@ -80,16 +96,19 @@ void IrnQp::pump(Clock::time_point now) {
   if (error_) return;
   while (const auto psn = tx_.take_retransmit()) {
     ++counters_.retransmitted_packets;
-    send_packet(*psn, now);
+    if (!sent_at_.empty()) sent_at_[*psn % sent_at_.size()].reset();  // Karn's rule
+    send_packet(*psn, now, true);
   }
   while (tx_.next() != sq_psn_ && tx_.can_send_new()) {
     const std::uint32_t psn = tx_.next();
     tx_.sent_new();
-    send_packet(psn, now);
+    if (!sent_at_.empty()) sent_at_[psn % sent_at_.size()] = now;
+    // Coalesced ACKs: the last packet we can send for now asks for its ACK.
+    send_packet(psn, now, !(tx_.next() != sq_psn_ && tx_.can_send_new()));
   }
 }
 
-void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now) {
+void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now, bool urgent) {
   const SendWqe* w = nullptr;
   std::uint32_t k = 0;
   for (const SendWqe& c : sq_) {
@@ -106,7 +125,10 @@ void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now) {
   h.bth.opcode = irn_opcode(w->wr.opcode, k, w->npackets);
   h.bth.dest_qpn = cfg_.remote_qpn;
   h.bth.psn = psn;
-  h.bth.ack_req = true;  // IRN: every packet is acknowledged
+  // IRN: every packet is acknowledged; with coalesced ACKs only those that need it at once
+  // (docs/protocol.md 8.2).
+  h.bth.ack_req = !caps_.coalesced_acks() || urgent || last ||
+                  k % protocol::kIrnCoalescedAcks == protocol::kIrnCoalescedAcks - 1;
   h.bth.solicited_event = last && w->wr.solicited;
   if (is_write(w->wr.opcode)) {
     // RETH on every packet: this packet's VA, and the bytes from here to the end of the message.
@@ -128,8 +150,8 @@ void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now) {
 
 void IrnQp::arm_timer(Clock::time_point now) {
   retransmit_at_.reset();
-  const std::uint64_t ns = protocol::irn_timeout_ns(caps_, tx_.unsacked());
-  if (tx_.in_flight() != 0 && ns != 0) retransmit_at_ = now + std::chrono::nanoseconds(ns);
+  const auto t = timeout_for(tx_.unsacked());
+  if (tx_.in_flight() != 0 && t.count() != 0) retransmit_at_ = now + t;
 }
 
 void IrnQp::on_ack(const protocol::PacketView& p, Clock::time_point now) {
@@ -146,6 +168,16 @@ void IrnQp::on_ack(const protocol::PacketView& p, Clock::time_point now) {
     return;
   }
   if (syndrome == protocol::kNakPsnSequenceError) ++counters_.seq_naks_received;
+  // The RTT sample: the packet this ACK answers (its SACK PSN), if still in flight and sent once.
+  const std::uint32_t answered = p.headers.sack_eth->sack_psn;
+  if (!sent_at_.empty() && psn_diff(answered, tx_.una()) < tx_.in_flight()) {
+    auto& at = sent_at_[answered % sent_at_.size()];
+    if (at) {
+      rtt_.sample(now - *at);
+      ++counters_.rtt_samples;
+    }
+    at.reset();
+  }
   const auto e = tx_.on_ack(p.headers.bth.psn, *p.headers.sack_eth);
   if (!e.valid) {
     ++counters_.dropped_other;
@@ -173,8 +205,7 @@ void IrnQp::on_ack(const protocol::PacketView& p, Clock::time_point now) {
   } else if (retransmit_at_) {
     // SACKs without cumulative progress left at most N packets that can still be acknowledged:
     // RTO_low from now if that fires earlier (docs/protocol.md 8.4).
-    const auto low =
-        now + std::chrono::nanoseconds(protocol::irn_timeout_ns(caps_, tx_.unsacked()));
+    const auto low = now + timeout_for(tx_.unsacked());
     if (low < *retransmit_at_) retransmit_at_ = low;
   }
   pump(now);
@@ -185,6 +216,7 @@ void IrnQp::on_timer(Clock::time_point now) {
   retransmit_at_.reset();
   if (tx_.in_flight() == 0) return;
   ++counters_.timeouts;
+  rtt_.back_off();
   if (retries_left_ == 0) {
     to_error(Errc::retry_exceeded);
     return;
@@ -336,6 +368,8 @@ void IrnQp::on_request(const protocol::PacketView& p) {
     if (is_last && !error_) complete(q);
   });
   if (error_) return;
+  // Coalesced ACKs, when negotiated (docs/protocol.md 8.2; the wall clock only).
+  if (caps_.coalesced_acks() && !h.bth.ack_req && rx_.in_order(psn)) return;
   send_ack(psn);
 }
 

@@ -13,6 +13,7 @@
 
 #include <deque>
 #include <optional>
+#include <vector>
 
 #include "mr_table.hpp"
 #include "naa/protocol/irn.hpp"
@@ -46,6 +47,12 @@ class IrnQp : public QpEngine {
   [[nodiscard]] const IrnCounters& irn_counters() const noexcept { return irn_; }
   [[nodiscard]] std::uint32_t expected_psn() const noexcept { return rx_.epsn(); }
   [[nodiscard]] std::uint32_t unacknowledged_psn() const noexcept { return tx_.una(); }
+  [[nodiscard]] const RttEstimator& rtt() const noexcept { return rtt_; }
+  // The timeout armed with `unsacked` PSNs still unSACKed: RTO_low or RTO_high, negotiated or
+  // (measured_timers) derived from the round trip: RTO_low = the measured timeout, RTO_high =
+  // twice it, both within [floor, max(1 s, negotiated RTO_high)] (docs/reliability.md
+  // "Retransmit timers").
+  [[nodiscard]] std::chrono::nanoseconds timeout_for(std::uint32_t unsacked) const noexcept;
 
  private:
   struct SendWqe {
@@ -70,7 +77,7 @@ class IrnQp : public QpEngine {
 
   [[nodiscard]] std::uint32_t packets_for(std::uint64_t length) const noexcept;
   void pump(Clock::time_point now);
-  void send_packet(std::uint32_t psn, Clock::time_point now);
+  void send_packet(std::uint32_t psn, Clock::time_point now, bool urgent);
   void arm_timer(Clock::time_point now);
   void on_ack(const protocol::PacketView& p, Clock::time_point now);
   void on_request(const protocol::PacketView& p);
@@ -95,6 +102,10 @@ class IrnQp : public QpEngine {
   protocol::IrnSendWindow tx_;
   std::uint8_t retries_left_ = 0;
   std::optional<Clock::time_point> retransmit_at_;
+  RttEstimator rtt_;
+  // Per PSN slot (PSN mod BDP cap): when it was first sent, for its RTT sample; unset after a
+  // retransmission (Karn's rule) or once sampled.
+  std::vector<std::optional<Clock::time_point>> sent_at_;
 
   // Responder.
   protocol::IrnReceiveWindow rx_;

@@ -20,6 +20,7 @@
 #include "naa/host/transport.hpp"
 #include "naa/protocol/packet.hpp"
 #include "qp_engine.hpp"
+#include "rtt_estimator.hpp"
 
 namespace naa::host::detail {
 
@@ -45,6 +46,10 @@ struct RcCounters {
   std::uint64_t duplicates_received = 0;
   std::uint64_t dropped_out_of_order = 0;
   std::uint64_t dropped_other = 0;
+  // Measured timers (RcConfig::measured_timers): round-trip samples taken, and the latest
+  // retransmit timeout armed from them (ns; 0 = none yet).
+  std::uint64_t rtt_samples = 0;
+  std::uint64_t measured_timeout_ns = 0;
 };
 
 struct RcConfig {
@@ -59,6 +64,12 @@ struct RcConfig {
   std::uint8_t rnr_retry = 7;               // 7 = infinite
   std::uint8_t max_reads_outstanding = 16;  // our RDMA READs in flight (initiator depth)
   std::uint8_t rnr_timer_code = 12;         // what our RNR NAKs ask for (0.64 ms)
+  // Retransmit timeouts from the measured round trip (rtt_estimator.hpp; the endpoint sets this
+  // on the wall clock): go-back-N's timeout, IRN's RTO_low and RTO_high. Otherwise the
+  // configured constants (simulated time: the co-simulation keeps the IRN paper's values).
+  bool measured_timers = false;
+  std::chrono::nanoseconds timer_floor{1000000};
+  std::chrono::nanoseconds initial_rtt{0};  // a first sample (the CM REQ -> REP), 0 = none
 };
 
 inline constexpr std::uint32_t kMaxUnackedPsns = 128;  // PROTOCOL.md 3
@@ -93,6 +104,9 @@ class RcQp : public QpEngine {
   [[nodiscard]] std::uint32_t next_send_psn() const noexcept { return sq_psn_; }
   [[nodiscard]] std::uint32_t expected_psn() const noexcept { return epsn_; }
   [[nodiscard]] std::uint32_t msn() const noexcept { return msn_; }
+  [[nodiscard]] const RttEstimator& rtt() const noexcept { return rtt_; }
+  // The retransmit timeout armed now: the local ACK timeout, or the measured one below it.
+  [[nodiscard]] std::chrono::nanoseconds retransmit_timeout() const noexcept;
 
  private:
   struct SendWqe {
@@ -153,6 +167,8 @@ class RcQp : public QpEngine {
   std::optional<Clock::time_point> retransmit_at_;
   std::optional<Clock::time_point> rnr_until_;
   std::uint32_t reads_in_flight_ = 0;
+  RttEstimator rtt_;
+  std::optional<std::pair<std::uint32_t, Clock::time_point>> timed_;  // PSN whose ACK we time
 
   // Responder state.
   std::uint32_t epsn_ = 0;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "naa/host/error.hpp"
+#include "timer_rule.hpp"
 #include "udp_endpoint.hpp"
 
 namespace naa::host::detail {
@@ -22,6 +23,14 @@ std::string printable(ByteView bytes) {
     s.push_back(c >= 0x20 && c < 0x7F ? static_cast<char>(c) : '.');
   }
   return s;
+}
+
+// IRN is offered when the endpoint's options and the connection's ask for it (the default: both
+// do) and the user's private data leaves room for the block (docs/protocol.md "IRN:
+// negotiation"): 56 - 16 = 40 bytes. Longer private data gets a REQ without the block, i.e.
+// go-back-N, rather than a refused connect.
+bool offers_irn(const UdpRoceOptions& opts, const ConnectParams& p) {
+  return opts.irn && p.irn && p.private_data.size() <= 56 - protocol::kCapabilityBlockSize;
 }
 
 }  // namespace
@@ -65,9 +74,22 @@ protocol::CmMad Endpoint::make_req(const QpEntry& e) const {
   const std::size_t user =
       std::min(p.private_data.size(), req.private_data.size() - protocol::kRdmaCmIpHeaderSize);
   std::size_t user_at = protocol::kRdmaCmIpHeaderSize;
-  if (opts_.irn) {  // docs/protocol.md "IRN: negotiation": the block first, the user's bytes after
+  if (offers_irn(
+          opts_,
+          p)) {  // docs/protocol.md "IRN: negotiation": the block first, the user's bytes after
     protocol::CapabilityBlock offer;
     offer.bdp_cap = opts_.irn_bdp_cap;
+    if (offer.bdp_cap == 0) {  // from the path: link rate x RTT (configured, else measured)
+      const auto known = path_rtt_.find(p.remote_ip);
+      if (opts_.irn_rtt_us != 0) {
+        offer.bdp_cap = bdp_cap_packets(opts_.irn_link_gbps,
+                                        std::chrono::microseconds(opts_.irn_rtt_us), p.path_mtu);
+      } else if (known != path_rtt_.end()) {
+        offer.bdp_cap = bdp_cap_packets(opts_.irn_link_gbps, known->second, p.path_mtu);
+      } else {
+        offer.bdp_cap = protocol::kIrnDefaultBdpCap;
+      }
+    }
     // RTO_high is the connection's local ACK timeout; RTO_low the option, or a quarter of
     // RTO_high (at least 2^1).
     offer.rto_high = std::clamp<std::uint8_t>(p.local_ack_timeout, 3, 31);
@@ -75,6 +97,10 @@ protocol::CmMad Endpoint::make_req(const QpEntry& e) const {
                         ? std::min<std::uint8_t>(opts_.irn_rto_low, offer.rto_high)
                         : static_cast<std::uint8_t>(offer.rto_high - 2);
     offer.low_threshold = opts_.irn_low_threshold;
+    if (opts_.irn_coalesced_acks == IrnCoalescedAcks::on ||
+        (opts_.irn_coalesced_acks == IrnCoalescedAcks::automatic && !opts_.clock)) {
+      offer.flags |= protocol::kCapabilityCoalescedAcks;
+    }
     (void)protocol::encode_capability_block(
         offer, std::span(req.private_data).subspan(protocol::kCapabilityReqOffset));
     user_at += protocol::kCapabilityBlockSize;
@@ -175,16 +201,29 @@ void Endpoint::on_cm(std::uint32_t src_ip, ByteView bytes, Clock::time_point now
       cfg.retry_count = e->params.retry_count;
       cfg.rnr_retry = rep->rnr_retry_count;  // the passive side's wish, as Linux applies it
       cfg.max_reads_outstanding = std::min(e->params.initiator_depth, rep->responder_resources);
+      apply_timer_rule(opts_, cfg);
+      if (e->reqs_sent == 1) {
+        cfg.initial_rtt = now - (e->deadline - e->params.timeout);
+        path_rtt_[src_ip] = cfg.initial_rtt;
+      }
       const auto answer =
           protocol::find_capability_block(rep->private_data, protocol::kCapabilityRepOffset);
-      if (opts_.irn && answer && answer->irn()) {
+      if (offers_irn(opts_, e->params) && answer && answer->irn()) {
         e->rc = std::make_unique<IrnQp>(cfg, *answer, mrs_, *this, rc_counters_);
       } else {
         e->rc = std::make_unique<RcQp>(cfg, mrs_, *this, rc_counters_);
       }
       e->state = CmState::established;
       if (e->params.reply_private_data != nullptr) {
-        e->params.reply_private_data->assign(rep->private_data.begin(), rep->private_data.end());
+        // The capability block is the library's, not the application's: a host peer's own REP
+        // data follows it (docs/protocol.md "IRN: negotiation"), as the passive side strips it
+        // from the REQ's (udp_cm_passive.cpp).
+        const std::size_t skip =
+            offers_irn(opts_, e->params) && answer
+                ? protocol::kCapabilityRepOffset + protocol::kCapabilityBlockSize
+                : 0;
+        e->params.reply_private_data->assign(
+            rep->private_data.begin() + static_cast<std::ptrdiff_t>(skip), rep->private_data.end());
       }
       send_rtu(*e);
       cv_.notify_all();
@@ -272,9 +311,6 @@ std::unique_ptr<QueuePair> Endpoint::connect(const ConnectParams& params, std::e
   }
   if (params.private_data.size() > 56) {
     return fail(Errc::invalid_argument, "at most 56 bytes of CM private data");
-  }
-  if (opts_.irn && params.private_data.size() > 40) {
-    return fail(Errc::invalid_argument, "at most 40 bytes of CM private data with IRN");
   }
   std::uint32_t qpn = 0;
   {

@@ -8,6 +8,7 @@
 #include "naa/host/error.hpp"
 #include "naa/host/udp_listen.hpp"
 #include "naa/protocol/irn.hpp"
+#include "timer_rule.hpp"
 #include "udp_endpoint.hpp"
 
 namespace naa::host {
@@ -53,6 +54,14 @@ void Endpoint::on_req(std::uint32_t src_ip, std::uint64_t tid, const protocol::C
   }
   const ByteView user = protocol::rdma_cm_user_data(req);
   r.info.private_data.assign(user.begin(), user.end());
+  // An active side that offered IRN put its capability block first (docs/protocol.md "IRN:
+  // negotiation"). This passive side runs go-back-N only: its REP carries no block, and the
+  // application sees the user's bytes as if no block had been sent (the same 56 bytes).
+  if (protocol::find_capability_block(req.private_data, protocol::kCapabilityReqOffset)) {
+    auto& pd = r.info.private_data;
+    pd.erase(pd.begin(), pd.begin() + protocol::kCapabilityBlockSize);
+    pd.resize(user.size(), 0);
+  }
   r.req = req;
   r.tid = tid;
   requests_.emplace(r.info.id, std::move(r));
@@ -167,6 +176,7 @@ std::unique_ptr<QueuePair> Endpoint::accept(std::uint64_t id, const AcceptParams
       protocol::find_capability_block(req.private_data, protocol::kCapabilityReqOffset);
   const bool irn = opts_.irn && offer && offer->irn();
   protocol::CapabilityBlock caps;
+  apply_timer_rule(opts_, cfg);
   if (irn) {
     caps = *offer;
     caps.version = protocol::kCapabilityVersion;

@@ -296,6 +296,9 @@ class Endpoint final : public Transport,
 
   MrTable mrs_;
   RcCounters rc_counters_;
+  // The round trip last measured to each peer (a CM REQ -> REP): the BDP cap a later IRN offer
+  // computes from it (UdpRoceOptions::irn_bdp_cap = 0; udp_cm.cpp).
+  std::map<std::uint32_t, Clock::duration> path_rtt_;
   TransportStats stats_;
   std::map<std::uint32_t, std::unique_ptr<QpEntry>> qps_;
   std::map<std::uint32_t, SendSocket> send_sockets_;

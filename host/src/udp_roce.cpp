@@ -229,6 +229,8 @@ TransportStats Endpoint::stats() const {
   s.seq_naks_sent = rc_counters_.seq_naks_sent;
   s.rnr_naks_sent = rc_counters_.rnr_naks_sent;
   s.duplicates_received = rc_counters_.duplicates_received;
+  s.rtt_samples = rc_counters_.rtt_samples;
+  s.measured_timeout_ns = rc_counters_.measured_timeout_ns;
   s.dropped_out_of_order = rc_counters_.dropped_out_of_order;
   s.dropped_other += rc_counters_.dropped_other;
   s.fault_rx_loss = rx_fault_.counters().dropped;
@@ -361,6 +363,11 @@ void Endpoint::on_timer(const boost::system::error_code& ec) {
   timer_armed_at_.reset();
   {
     TxBatch batch(*this);
+    // Read what has arrived before deciding that a retransmit timer expired: after the host was
+    // not scheduled for a while, the ACK may be waiting in the socket while the timer is already
+    // due, and the timer first would retransmit for nothing (issue 30: spurious retransmissions
+    // at 0 % loss). What a full drain leaves, the pending receive reads.
+    if (rx_fd_ >= 0) (void)drain_socket();
     run_timers(now());
   }
   finish_handler(lock);

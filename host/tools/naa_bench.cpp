@@ -144,7 +144,10 @@ int run(Options o, Targets* result = nullptr) {
       return 3;
     }
     tmp_dir = tmpl;
-    if (o.loss_sweep) return run_loss_sweep(c, sim_path, tmp_dir, c.stream_bytes);
+    if (o.loss_sweep) {
+      return run_loss_sweep(c, sim_path, tmp_dir, c.stream_bytes,
+                            LossTimers{o.loss_constant_timers, o.loss_timer_floor_us});
+    }
     c.naa_address = local_ip(c, 1);
     naa::tools::SimLaunch launch;
     launch.binary = sim_path;

@@ -132,7 +132,8 @@ int run(CallOptions o) {
   std::shared_ptr<naa::host::Transport> transport;  // null: the Session opens a UdpRoce endpoint
   if (transport_kind == naa::host::TransportKind::verbs) {
     if (!opts.pcap_path.empty()) usage_error("--pcap needs --transport udp (capture on the wire)");
-    if (o.irn) usage_error("--irn needs --transport udp (the Verbs backend never offers IRN)");
+    if (o.irn_given && o.irn)
+      usage_error("--irn on needs --transport udp (the Verbs backend never offers IRN)");
     naa::host::VerbsOptions vo;
     if (!opts.local_address.empty()) vo.local_ip = naa::host::parse_ipv4(opts.local_address);
     vo.remote_ip = naa::host::parse_ipv4(opts.naa_address);
@@ -150,7 +151,8 @@ int run(CallOptions o) {
   const auto faulty = [](const naa::host::FaultOptions& f) {
     return f.loss > 0 || f.dup > 0 || f.reorder > 0 || f.corrupt > 0;
   };
-  if (!transport && (faulty(fault_rx) || faulty(fault_tx) || o.irn)) {
+  opts.irn = o.irn;  // the Session's own endpoint offers IRN unless --irn off
+  if (!transport && (faulty(fault_rx) || faulty(fault_tx))) {
     // Fault injection lives in the UdpRoce endpoint: open it here instead of in the Session.
     naa::host::UdpRoceOptions uo;
     uo.progress = opts.progress;

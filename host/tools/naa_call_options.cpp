@@ -55,8 +55,9 @@ Options:
                           (docs/reliability.md)
       --fault-tx SPEC     udp: the same for sent datagrams
       --fault-seed N      seed of the fault decisions (default 1)
-      --irn               udp: offer IRN (selective repeat, docs/protocol.md "IRN") in the CM
-                          REQ; an NAA that does not answer it gives go-back-N as without it
+      --irn on|off        udp: offer IRN (selective repeat, docs/protocol.md "IRN") in the CM
+                          REQ (default on); an NAA that does not answer it gives go-back-N, as
+                          off does
       --fault-key K       what both directions' decisions are drawn for: sequence (the datagram
                           order, default) or packet (QPN, PSN, attempt: the same losses for any
                           transport; docs/adr/0003)
@@ -209,7 +210,7 @@ CallOptions parse_options(int argc, char** argv) {
       {"fault-seed", required_argument, nullptr, kFaultSeed},
       {"stream", no_argument, nullptr, kStream},
       {"stream-arg", required_argument, nullptr, kStreamArg},
-      {"irn", no_argument, nullptr, kIrn},
+      {"irn", required_argument, nullptr, kIrn},
       {"fault-key", required_argument, nullptr, kFaultKey},
       {"quiet", no_argument, nullptr, 'q'},
       {"help", no_argument, nullptr, 'h'},
@@ -300,7 +301,9 @@ CallOptions parse_options(int argc, char** argv) {
         solicited_only = true;
         break;
       case kIrn:
-        o.irn = true;
+        if (arg != "on" && arg != "off") usage_error("--irn must be on or off, not '" + arg + "'");
+        o.irn = arg == "on";
+        o.irn_given = true;
         break;
       case kNaaBase:
         opts.naa_base_address = parse_size(arg);

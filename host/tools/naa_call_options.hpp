@@ -32,7 +32,8 @@ struct CallOptions {
   naa::host::TransportKind transport_kind = naa::host::TransportKind::udp;
   bool solicited_only = false;
   bool stream = false;
-  bool irn = false;  // offer IRN (UdpRoce only; the Verbs backend never does)
+  bool irn = true;         // offer IRN (UdpRoce only; the Verbs backend never does)
+  bool irn_given = false;  // --irn on|off was on the command line
 };
 
 // Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.

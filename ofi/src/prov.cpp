@@ -392,9 +392,12 @@ std::shared_ptr<host::Transport> transport_for(std::uint32_t ip, bool& auto_prog
   if (const char* pcap = param_str("pcap")) {
     o.pcap_path = std::string(pcap) + "-" + std::to_string(pcaps++) + ".pcap";
   }
-  // FI_NAA_IRN=0|1: IRN selective repeat or go-back-N (unset: the host library's default).
+  // FI_NAA_IRN=0|1: IRN selective repeat or go-back-N. Unset: go-back-N, unlike the host
+  // library's default: the provider offers FI_RMA reads, which IRN does not carry here
+  // (docs/protocol.md "IRN"), so IRN is the application's choice.
   bool irn = false;
-  if (param_bool("irn", irn)) o.irn = irn;
+  (void)param_bool("irn", irn);
+  o.irn = irn;
   // FI_NAA_SHARE_ADDR=1: many processes on one address (docs/adr/0006).
   bool share = false;
   if (param_bool("share_addr", share)) o.share_address = share;

@@ -238,7 +238,9 @@ void CmAgent::negotiate_irn(Qp& qp, const protocol::CmReq& req) {
   ++irn_accepted_;
   qp.irn_caps = *offer;
   qp.irn_caps.version = protocol::kCapabilityVersion;
-  qp.irn_caps.flags = protocol::kCapabilityIrn;
+  // IRN, and coalesced ACKs if offered (docs/protocol.md 8.2); other bits are not ours.
+  qp.irn_caps.flags =
+      protocol::kCapabilityIrn | (offer->flags & protocol::kCapabilityCoalescedAcks);
   qp.irn_caps.bdp_cap = std::min(offer->bdp_cap, ctx_.cfg.irn_bdp_cap);
 }
 

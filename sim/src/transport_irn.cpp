@@ -126,6 +126,9 @@ void Transport::irn_responder(Qp& qp, const protocol::PacketView& v) {
   });
   if (qp.generation != gen || qp.state == QpState::free || qp.state == QpState::error) return;
   qp.epsn = qp.irn_rx.epsn();
+  // Coalesced ACKs, when the host offered them (docs/protocol.md 8.2): in simulated time the
+  // host never does, so every packet is answered as the IRN paper's.
+  if (qp.irn_caps.coalesced_acks() && !v.headers.bth.ack_req && qp.irn_rx.in_order(psn)) return;
   irn_send_ack(qp, psn);
 }
 
@@ -223,18 +226,20 @@ void Transport::irn_requester_rx(Qp& qp, const protocol::PacketView& v) {
 bool Transport::irn_send_next_packet(Qp& qp) {
   if (const auto psn = qp.irn_tx.take_retransmit()) {
     ++retransmits_;
-    irn_send_packet(qp, *psn);
+    irn_send_packet(qp, *psn, true);
     return true;
   }
   if (qp.psn_send == qp.psn_tail || !qp.irn_tx.can_send_new()) return false;
   const std::uint32_t psn = qp.psn_send;
   qp.psn_send = psn_add(psn, 1);
   qp.irn_tx.sent_new();
-  irn_send_packet(qp, psn);
+  // Coalesced ACKs: the last packet we can send for now asks for its ACK.
+  const bool more = qp.psn_send != qp.psn_tail && qp.irn_tx.can_send_new();
+  irn_send_packet(qp, psn, !more);
   return true;
 }
 
-void Transport::irn_send_packet(Qp& qp, std::uint32_t psn) {
+void Transport::irn_send_packet(Qp& qp, std::uint32_t psn, bool urgent) {
   const SendWqe* w = nullptr;
   std::uint32_t off = 0;
   for (const SendWqe& c : qp.sq) {
@@ -268,7 +273,9 @@ void Transport::irn_send_packet(Qp& qp, std::uint32_t psn) {
   }
   if (last && w->imm) h.immediate = *w->imm;
   h.bth.solicited_event = last && w->solicited;
-  h.bth.ack_req = true;  // IRN: every packet is acknowledged
+  // IRN: every packet is acknowledged; with coalesced ACKs only those that need it at once.
+  h.bth.ack_req = !qp.irn_caps.coalesced_acks() || urgent || last ||
+                  off % protocol::kIrnCoalescedAcks == protocol::kIrnCoalescedAcks - 1;
   h.bth.dest_qpn = qp.peer_qpn;
   h.bth.psn = psn;
   const std::uint32_t gen = qp.generation;

@@ -38,7 +38,8 @@ bool has_magic(const std::vector<std::uint8_t>& bytes) {
 // One IRN packet of an RDMA WRITE of `data` to va/rkey starting at PSN first: packet k of n.
 void irn_write_packet(TestPeer& peer, const Connection& c, std::uint32_t first, std::uint64_t va,
                       std::uint32_t rkey, const std::vector<std::uint8_t>& data, std::uint32_t k,
-                      std::optional<std::uint32_t> imm, std::uint32_t recv_sn) {
+                      std::optional<std::uint32_t> imm, std::uint32_t recv_sn,
+                      bool ack_req = true) {
   const std::uint32_t n =
       std::max<std::uint32_t>(1, static_cast<std::uint32_t>((data.size() + c.mtu - 1) / c.mtu));
   const std::size_t off = std::size_t{k} * c.mtu;
@@ -51,7 +52,7 @@ void irn_write_packet(TestPeer& peer, const Connection& c, std::uint32_t first, 
                           : (imm ? op::kIrnWriteLastImm : op::kIrnWriteLast);
   h.bth.dest_qpn = c.naa_qpn;
   h.bth.psn = p::psn_add(first, k);
-  h.bth.ack_req = true;
+  h.bth.ack_req = ack_req;
   h.bth.solicited_event = last && imm.has_value();
   h.reth = p::Reth{va + off, rkey, static_cast<std::uint32_t>(data.size() - off)};
   if (last && imm) {
@@ -278,4 +279,54 @@ TEST_CASE(
   irn_write_packet(peer, g, g.send_psn, 0, 0, none, 0, std::nullopt, 0);
   CHECK(peer.wait_for([&] { return naa.stat("transport.drop.irn_opcode") == 1; }));
   CHECK(g.acks.empty());
+}
+
+TEST_CASE("IRN: coalesced ACKs are echoed and answer AckReq gaps and duplicates only",
+          "[irn][sim]") {
+  // docs/protocol.md 8.2: with flags bit 1 negotiated, an in-order packet without AckReq gets no
+  // ACK of its own; AckReq, a gap and a duplicate are answered at once. Event order: the NAA
+  // answers in arrival order, so the ACK of a later AckReq packet shows what came before it.
+  SimAndPeer rig({"--seed", "5"});
+  auto& [naa, peer] = rig;
+  Connection c;
+  TestPeer::ConnectOptions o;
+  o.irn_offer = offer();
+  o.irn_offer->flags |= p::kCapabilityCoalescedAcks;
+  peer.send_req(c, o);
+  const auto rep = peer.wait_rep(c);
+  REQUIRE(rep);
+  peer.send_rtu(c);
+  const auto b = p::decode_capability_block(rep->private_data);
+  REQUIRE(b);
+  CHECK(b->coalesced_acks());
+  REQUIRE(c.irn);
+  const auto regions =
+      irn_mrsp(peer, c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0, 16384, c)});
+  REQUIRE(regions.size() == 1);
+  const std::uint64_t va = regions[0].naa_address;
+  const std::uint32_t rkey = regions[0].rkey;
+  const std::vector<std::uint8_t> data = pattern(16384, 7);  // 4 packets at MTU 4096
+  const auto acks_for = [&](std::uint32_t psn) {
+    return std::count_if(c.acks.begin(), c.acks.end(),
+                         [&](const AckRecord& a) { return a.psn == psn; });
+  };
+  // In order, AckReq on the last only: one ACK, cumulative through the last.
+  const std::uint32_t w1 = c.send_psn;
+  const std::size_t before = c.acks.size();
+  for (std::uint32_t k = 0; k < 4; ++k)
+    irn_write_packet(peer, c, w1, va, rkey, data, k, std::nullopt, 0, k == 3);
+  REQUIRE(peer.wait_for([&] { return acks_for(p::psn_add(w1, 3)) == 1; }));
+  CHECK(c.acks.size() == before + 1);
+  // A gap: packet 1 of the next WRITE before its packet 0, no AckReq: answered (sequence NAK).
+  const std::uint32_t w2 = p::psn_add(w1, 4);
+  irn_write_packet(peer, c, w2, va, rkey, data, 1, std::nullopt, 0, false);
+  REQUIRE(peer.wait_for([&] { return c.acks.size() == before + 2; }));
+  CHECK(c.acks.back().syndrome == p::kNakPsnSequenceError);
+  // A duplicate without AckReq (packet 0 of the first WRITE): answered.
+  irn_write_packet(peer, c, w1, va, rkey, data, 0, std::nullopt, 0, false);
+  REQUIRE(peer.wait_for([&] { return c.acks.size() == before + 3; }));
+  // Packet 0 fills the gap without AckReq: answered (it moved ePSN past more than itself).
+  irn_write_packet(peer, c, w2, va, rkey, data, 0, std::nullopt, 0, false);
+  REQUIRE(peer.wait_for([&] { return acks_for(p::psn_add(w2, 1)) >= 1; }));
+  CHECK(c.acks.size() == before + 4);
 }

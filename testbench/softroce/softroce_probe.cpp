@@ -497,6 +497,9 @@ int run(ProbeOptions po) {
   } else {
     naa::host::UdpRoceOptions uo;
     uo.local_ip = o.local_ip;
+    // The same go-back-N RC that Linux rxe speaks in the VM (IRN is for our two sides only,
+    // docs/protocol.md 8), whose READ scenarios this probe exercises.
+    uo.irn = false;
     t = naa::host::open_udp_roce(uo, ec, &detail);
   }
   if (!t) {

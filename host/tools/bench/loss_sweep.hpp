@@ -11,6 +11,8 @@
 // two statistics snapshots around the run, wall_goodput the host's wall clock.
 #pragma once
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -45,10 +47,18 @@ inline double percentile(std::vector<double> v, double q) {
   return v[std::min(i, v.size() - 1)];
 }
 
+// The host's retransmit timers in the wall-clock sweep (docs/reliability.md "Retransmit timers"):
+// measured from the round trip (the library's default on the wall clock) or the constants.
+struct LossTimers {
+  bool constants = false;
+  std::uint32_t floor_us = 0;  // 0: UdpRoceOptions' default
+};
+
 // One point; throws naa::host::Error or naa::tools::SimProcessError on failure.
 inline LossPoint loss_point(const Config& c, const std::string& sim_path,
                             const std::string& stats_file, bool irn, double loss,
-                            std::uint64_t stream_bytes, int calls, std::uint64_t call_bytes) {
+                            std::uint64_t stream_bytes, int calls, std::uint64_t call_bytes,
+                            const LossTimers& timers = {}) {
   naa::tools::SimLaunch launch;
   launch.binary = sim_path;
   launch.listen = local_ip(c, 1);
@@ -64,6 +74,9 @@ inline LossPoint loss_point(const Config& c, const std::string& sim_path,
   uo.fault_tx.loss = loss;
   uo.fault_tx.key = impair::FaultKey::packet;
   uo.irn = irn;
+  uo.timers =
+      timers.constants ? host::RetransmitTimers::constants : host::RetransmitTimers::measured;
+  if (timers.floor_us != 0) uo.timer_floor_us = timers.floor_us;
   std::error_code ec;
   std::string detail;
   auto transport = host::open_udp_roce(uo, ec, &detail);
@@ -121,7 +134,7 @@ inline LossPoint loss_point(const Config& c, const std::string& sim_path,
 // Runs the sweep into <out_dir>/loss.csv (and loss.gp, a gnuplot script for loss.png). 0 done,
 // 3 on a failed point.
 inline int run_loss_sweep(const Config& c, const std::string& sim_path, const std::string& tmp_dir,
-                          std::uint64_t stream_bytes) {
+                          std::uint64_t stream_bytes, const LossTimers& timers = {}) {
   const std::string dir = c.out_dir.empty() ? "." : c.out_dir;
   const std::string csv = dir + "/loss.csv";
   std::ofstream f(csv);
@@ -131,7 +144,8 @@ inline int run_loss_sweep(const Config& c, const std::string& sim_path, const st
     for (const bool irn : {false, true}) {
       LossPoint p;
       try {
-        p = loss_point(c, sim_path, tmp_dir + "/loss.stats", irn, loss, stream_bytes, 50, 1U << 20);
+        p = loss_point(c, sim_path, tmp_dir + "/loss.stats", irn, loss, stream_bytes, 50, 1U << 20,
+                       timers);
       } catch (const std::exception& e) {
         std::cerr << "naa-bench: loss sweep " << (irn ? "irn" : "go-back-n") << " at " << loss * 100
                   << "%: " << e.what() << "\n";
@@ -144,7 +158,12 @@ inline int run_loss_sweep(const Config& c, const std::string& sim_path, const st
                     static_cast<unsigned long long>(p.injected),
                     static_cast<unsigned long long>(p.timeouts), p.p50_us, p.p99_us);
       f << line << "\n" << std::flush;
-      if (!c.quiet) std::cout << line << "\n" << std::flush;
+      // Wall figures depend on what else the machine runs: the load average beside each point.
+      double load[3] = {0, 0, 0};
+      (void)::getloadavg(load, 3);
+      std::cout << line << "  # load average " << load[0] << " " << load[1] << " " << load[2]
+                << (timers.constants ? ", constant timers" : ", measured timers") << "\n"
+                << std::flush;
     }
   }
   std::ofstream gp(dir + "/loss.gp");

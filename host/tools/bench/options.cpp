@@ -59,7 +59,9 @@ Benchmarks calls to a (simulated) NAA and prints/writes the figures of docs/perf
               attempt: the same losses for both) on a --stream WRITE stream + 50 add1 calls of
               1 MiB, each point on a fresh naa-sim; writes loss.csv and loss.gp (--out);
               with --cosim: naa-cosim --loss-sweep, timers in simulated time, losses both
-              ways, loss.csv and loss.svg (the figures of docs/performance.md)
+              ways, loss.csv and loss.svg (the figures of docs/performance.md);
+              --loss-timers measured|constants: the host's timers from the measured round
+              trip (default) or the constants; --timer-floor-us N: the measured timers' floor
   stream      one-way RDMA WRITE streaming of --stream bytes in WRITEs of 4 KiB .. --write-max
               (x4), beside a raw UDP stream of the same datagrams; simulated goodput vs the
               100 GbE line rate; simulator speed (simulated cycles per wall second)
@@ -179,7 +181,9 @@ Options parse_options(int argc, char** argv) {
     kCosim,
     kReference,
     kModes,
-    kLossSweep
+    kLossSweep,
+    kLossTimers,
+    kTimerFloor
   };
   static const option long_opts[] = {{"naa", required_argument, nullptr, 'a'},
                                      {"sim", required_argument, nullptr, kSim},
@@ -210,6 +214,8 @@ Options parse_options(int argc, char** argv) {
                                      {"cosim", no_argument, nullptr, kCosim},
                                      {"reference", required_argument, nullptr, kReference},
                                      {"loss-sweep", no_argument, nullptr, kLossSweep},
+                                     {"loss-timers", required_argument, nullptr, kLossTimers},
+                                     {"timer-floor-us", required_argument, nullptr, kTimerFloor},
                                      {"quiet", no_argument, nullptr, 'q'},
                                      {"help", no_argument, nullptr, 'h'},
                                      {nullptr, 0, nullptr, 0}};
@@ -368,6 +374,21 @@ Options parse_options(int argc, char** argv) {
       case kLossSweep:
         o.loss_sweep = true;
         break;
+      case kLossTimers:
+        if (arg != "measured" && arg != "constants") {
+          usage_error("--loss-timers takes measured or constants");
+        }
+        o.loss_constant_timers = arg == "constants";
+        break;
+      case kTimerFloor: {
+        char* end = nullptr;
+        const unsigned long v = std::strtoul(arg.c_str(), &end, 10);
+        if (arg.empty() || *end != '\0' || v == 0 || v > 1000000) {
+          usage_error("--timer-floor-us takes 1..1000000");
+        }
+        o.loss_timer_floor_us = static_cast<std::uint32_t>(v);
+        break;
+      }
       case 'h':
         std::cout << kUsage;
         std::exit(0);

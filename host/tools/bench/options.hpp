@@ -1,6 +1,7 @@
 // naa-bench's command line (usage text, parsing, validation).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct Options {
   // naa-sim of its own (run_modes in naa_bench.cpp).
   std::vector<std::string> modes;
   bool loss_sweep = false;  // --loss-sweep: go-back-N vs IRN under loss (bench/loss_sweep.hpp)
+  bool loss_constant_timers = false;      // --loss-timers constants: the host's constant timers
+  std::uint32_t loss_timer_floor_us = 0;  // --timer-floor-us (0: the library's default)
 };
 
 // Reads the command line; a bad option prints usage and exits 2, --help prints it and exits 0.

@@ -42,6 +42,14 @@ StreamFigures stream_once(int ip_host, std::uint64_t bytes, std::uint64_t write_
   REQUIRE(sim.ready());
   naa::host::UdpRoceOptions o;
   o.local_ip = naa::host::parse_ipv4(block.ip(ip_host + 10));
+  // The pipeline figure of go-back-N (ACK every 64 packets, PROTOCOL.md 3). IRN's ACK per
+  // packet (docs/protocol.md 8.2) costs the NAA's transmit path about 2 % of it, and the
+  // ACKs' timing follows the host's wall clock, so its cycle counts vary from run to run.
+  o.irn = false;
+  // The same datagrams in every run: no retransmission at all. naa-sim's link hold (above) may
+  // delay an ACK by far more than a measured round trip predicts, and a timer that fired would
+  // resend a window; the constant local ACK timeout (134 ms) never fires here.
+  o.timers = naa::host::RetransmitTimers::constants;
   std::error_code ec;
   std::string detail;
   auto t = naa::host::open_udp_roce(o, ec, &detail);

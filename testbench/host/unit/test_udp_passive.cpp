@@ -59,6 +59,9 @@ struct Pair {
     p.cm_port = kPort;
     p.private_data = {'h', 'e', 'l', 'l', 'o'};
     p.reply_private_data = &rep_data;
+    // Go-back-N: this pair READs, which IRN does not carry (docs/protocol.md "IRN"), and its REP
+    // data is the whole 196 bytes (with IRN the library's block takes 16 of them).
+    p.irn = false;
     auto fut = std::async(std::launch::async, [&] {
       std::error_code ec;
       std::string detail;

@@ -20,6 +20,7 @@
 #include "naa/host/udp_roce.hpp"
 #include "naa/protocol/headers.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
+#include "naa/protocol/irn.hpp"
 #include "naa/protocol/opcode.hpp"
 #include "test_addresses.hpp"
 
@@ -139,8 +140,11 @@ TEST_CASE("CM active side sends a librdmacm REQ RTU and a DREQ naming the NAA's 
   REQUIRE(cma);
   CHECK(cma->src_ip == host_ip(1));
   CHECK(cma->dst_ip == peer_ip(1));
-  CHECK(protocol::rdma_cm_user_data(*req)[0] == 'h');
-  CHECK(protocol::rdma_cm_user_data(*req)[1] == 'i');
+  // IRN is offered by default: the capability block first, the user's bytes after it
+  // (docs/protocol.md 8.1; test_irn_offer.cpp has the rest).
+  CHECK(protocol::find_capability_block(req->private_data, protocol::kCapabilityReqOffset));
+  CHECK(protocol::rdma_cm_user_data(*req)[protocol::kCapabilityBlockSize] == 'h');
+  CHECK(protocol::rdma_cm_user_data(*req)[protocol::kCapabilityBlockSize + 1] == 'i');
   CHECK(rig.qp->remote_qp_num() == 0x40);
   CHECK(naa::testbench::eventually([&] { return rig.peer->rtu_received(); }));
   CHECK_FALSE(rig.qp->disconnect(1000ms));

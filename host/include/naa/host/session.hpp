@@ -109,6 +109,10 @@ struct SessionOptions {
   std::uint8_t local_ack_timeout = 15;  // 134 ms
   std::uint8_t retry_count = 7;
   std::uint8_t rnr_retry_count = 7;
+  // Offer IRN (docs/protocol.md "IRN") on the session's own UdpRoce endpoint: UdpRoceOptions::irn.
+  // An NAA that does not answer with the capability block gets go-back-N. No effect on a
+  // transport passed in (its own options decide) or on the Verbs backend (never IRN).
+  bool irn = true;
   std::uint64_t naa_base_address = 0;
   // Streaming (docs/protocol.md "Streaming regions"): with a Region::stream() region, the MRSP
   // request carries a stream descriptor naming the handlers' function code (1..127; calls must

@@ -111,6 +111,9 @@ struct ConnectParams {
   std::uint8_t responder_resources = 16;    // RDMA READs the NAA may have outstanding on us
   std::uint8_t initiator_depth = 16;        // RDMA READs we may have outstanding on the NAA
   std::vector<std::uint8_t> private_data;   // user part after the rdma_cm header (<= 56 bytes)
+  // UdpRoce: offer IRN on this connection if the endpoint does (UdpRoceOptions::irn); false:
+  // go-back-N whatever the endpoint's default (docs/protocol.md 8.1).
+  bool irn = true;
   // Out, if set (UdpRoce): the private data of the REP that accepted or the REJ that refused.
   std::vector<std::uint8_t>* reply_private_data = nullptr;
 };
@@ -160,6 +163,11 @@ struct TransportStats {
   std::uint64_t bytes_received = 0;
   std::uint64_t retransmitted_packets = 0;
   std::uint64_t timeouts = 0;  // retransmit timer expiries
+  // UdpRoce measured retransmit timers (UdpRoceOptions::timers; docs/reliability.md
+  // "Retransmit timers"): round-trip samples taken, and the latest timeout armed from them (ns;
+  // 0 = none yet: the configured constants apply).
+  std::uint64_t rtt_samples = 0;
+  std::uint64_t measured_timeout_ns = 0;
   std::uint64_t seq_naks_received = 0;
   std::uint64_t rnr_naks_received = 0;
   std::uint64_t seq_naks_sent = 0;

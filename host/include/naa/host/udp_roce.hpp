@@ -67,6 +67,9 @@ class EndpointClock {
   virtual void wait_until(std::chrono::steady_clock::time_point until) = 0;
 };
 
+enum class RetransmitTimers : std::uint8_t { automatic, measured, constants };
+enum class IrnCoalescedAcks : std::uint8_t { automatic, on, off };
+
 struct UdpRoceOptions {
   // Host-order IPv4. Empty: the first 127.0.0.x (x >= 3) whose port 4791 is free.
   std::optional<std::uint32_t> local_ip;
@@ -103,15 +106,40 @@ struct UdpRoceOptions {
   std::shared_ptr<DatagramLink> link;
   std::shared_ptr<EndpointClock> clock;
   // IRN (docs/protocol.md "IRN"): offer selective repeat in every CM REQ (a capability block
-  // after the rdma_cm header; the user's private data then gets at most 40 bytes). A peer that
-  // answers without the block gets go-back-N, exactly as with irn = false.
-  bool irn = false;
-  std::uint16_t irn_bdp_cap = 128;  // packets, 1..4096: the bitmap size offered
+  // after the rdma_cm header), on by default. A peer that answers without the block (Linux rxe,
+  // the NAAICE reference, any standard RoCEv2 stack) gets go-back-N, exactly as with irn = false.
+  // A connection whose user private data is longer than 40 bytes (56 minus the block) is offered
+  // no block: go-back-N, the user's bytes as given. false: never offer (go-back-N everywhere).
+  bool irn = true;
+  // The BDP cap offered (packets, 1..4096): the bitmap size, the most PSNs in flight. 0: from
+  // the path, as the IRN paper sizes it (link rate x RTT): irn_link_gbps x the round trip
+  // (irn_rtt_us if set, else the one this endpoint last measured to the same peer, its CM
+  // REQ -> REP) / path MTU, rounded up, at most 4096; 128 while no round trip is known.
+  std::uint16_t irn_bdp_cap = 128;
+  double irn_link_gbps = 100;
+  std::uint32_t irn_rtt_us = 0;
   // IRN's two retransmit timeouts (exponents e of 4.096 us x 2^e). RTO_high is the connection's
   // local ACK timeout; RTO_low (used while at most irn_low_threshold packets are in flight, so a
   // lost tail is recovered early) is irn_rto_low, or RTO_high - 2 when 0.
   std::uint8_t irn_rto_low = 0;
   std::uint8_t irn_low_threshold = 3;  // N of the IRN paper
+  // Offer coalesced IRN ACKs (capability flag bit 1, docs/protocol.md 8.2): both responders then
+  // answer up to 4 in-order packets with one ACK. automatic: on the wall clock, where each ACK is
+  // a system call on both sides; not with a `clock` (the co-simulation keeps the paper's ACK per
+  // packet).
+  IrnCoalescedAcks irn_coalesced_acks = IrnCoalescedAcks::automatic;
+  // Retransmit timers (docs/reliability.md "Retransmit timers"). measured: go-back-N's timeout
+  // and IRN's RTO_low / RTO_high follow the measured round trip (RFC 6298: smoothed RTT + 4 x
+  // its variation, the CM REQ -> REP as a first estimate that may lengthen but not shorten the
+  // constant until the data path gives a sample; RTO_high = 2 x RTO_low), never below
+  // timer_floor_us (go-back-N: nor below its local ACK timeout, as a spurious expiry resends a
+  // window) nor above max(1 s, the configured local ACK timeout / negotiated RTO_high),
+  // so longer than the constants on a path slower than they assume. constants:
+  // the local ACK timeout and the negotiated RTO_low / RTO_high as they are (IBTA, the IRN
+  // paper). automatic (default): measured on the wall clock, constants with a `clock` (the
+  // co-simulation keeps the paper's constants in simulated time).
+  RetransmitTimers timers = RetransmitTimers::automatic;
+  std::uint32_t timer_floor_us = 2000;
 };
 
 // Opens the endpoint. On failure returns nullptr and sets ec (address_in_use, no_free_address,

@@ -25,6 +25,13 @@ inline constexpr std::size_t kCapabilityBlockSize = 16;
 inline constexpr std::uint8_t kCapabilityMagic[4] = {'N', 'A', 'A', 'X'};
 inline constexpr std::uint8_t kCapabilityVersion = 1;
 inline constexpr std::uint16_t kCapabilityIrn = 0x0001;  // flags bit 0
+// flags bit 1: coalesced ACKs (docs/protocol.md 8.2). A requester sets AckReq only on a
+// message's last packet, every kIrnCoalescedAcks-th packet of a message, a retransmission and
+// the last packet it can send for now; a responder answers those, duplicates and packets that
+// leave or fill a gap, and lets an in-order packet without AckReq go unanswered. Offered by a
+// host on the wall clock, where each ACK costs a system call on both sides; echoed by the NAA.
+inline constexpr std::uint16_t kCapabilityCoalescedAcks = 0x0002;
+inline constexpr std::uint32_t kIrnCoalescedAcks = 4;
 inline constexpr std::uint16_t kIrnDefaultBdpCap = 128;  // packets
 inline constexpr std::uint16_t kIrnMaxBdpCap = 4096;
 inline constexpr std::uint8_t kIrnDefaultLowThreshold = 3;  // N of the IRN paper
@@ -42,6 +49,9 @@ struct CapabilityBlock {
   std::uint8_t low_threshold = kIrnDefaultLowThreshold;  // N
   friend bool operator==(const CapabilityBlock&, const CapabilityBlock&) = default;
   [[nodiscard]] bool irn() const noexcept { return (flags & kCapabilityIrn) != 0; }
+  [[nodiscard]] bool coalesced_acks() const noexcept {
+    return (flags & kCapabilityCoalescedAcks) != 0;
+  }
 };
 
 // Layout (16 bytes, big-endian): magic "NAAX"(4) | version(1) | length(1) = 16 | flags(16) |
@@ -96,6 +106,11 @@ class IrnReceiveWindow {
   // SackETH bitmap: bit i set when PSN ePSN + 1 + i has arrived.
   [[nodiscard]] std::uint32_t sack_bitmap() const noexcept;
   [[nodiscard]] bool arrived(std::uint32_t psn) const noexcept;
+  // After a fresh packet `psn` was marked and advance() ran: it arrived in order and left no
+  // gap (with coalesced ACKs such a packet without AckReq needs no ACK of its own).
+  [[nodiscard]] bool in_order(std::uint32_t psn) const noexcept {
+    return !has_gap() && epsn_ == psn_add(psn, 1);
+  }
 
  private:
   static constexpr std::uint8_t kArrived = 1;

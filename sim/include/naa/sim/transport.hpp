@@ -106,7 +106,7 @@ class Transport : public sc_core::sc_module,
   void irn_send_ack(Qp& qp, std::uint32_t sack_psn);
   void irn_requester_rx(Qp& qp, const protocol::PacketView& v);
   bool irn_send_next_packet(Qp& qp);
-  void irn_send_packet(Qp& qp, std::uint32_t psn);
+  void irn_send_packet(Qp& qp, std::uint32_t psn, bool urgent);  // urgent: AckReq at once
   void irn_on_timeout(Qp& qp);
   void irn_arm_retransmit(Qp& qp);
   [[nodiscard]] std::uint32_t qp_index(const Qp& qp) const;

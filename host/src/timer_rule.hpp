@@ -1,0 +1,31 @@
+// What a UdpRoce endpoint derives from the path: which retransmit timers its queue pairs run
+// (UdpRoceOptions::timers; docs/reliability.md "Retransmit timers": measured from the round trip
+// on the wall clock, the configured constants in simulated time, an EndpointClock) and the IRN
+// BDP cap it offers (UdpRoceOptions::irn_bdp_cap = 0; docs/protocol.md 8.1).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+
+#include "naa/host/udp_roce.hpp"
+#include "rc_qp.hpp"
+
+namespace naa::host::detail {
+
+// The IRN BDP cap (packets) for a path: rate x round trip / MTU, rounded up, in 1..4096.
+inline std::uint16_t bdp_cap_packets(double link_gbps, std::chrono::nanoseconds rtt,
+                                     std::uint32_t mtu) {
+  const double bytes = link_gbps / 8.0 * static_cast<double>(rtt.count());  // Gb/s x ns / 8
+  const double packets = std::ceil(bytes / static_cast<double>(std::max<std::uint32_t>(mtu, 1)));
+  return static_cast<std::uint16_t>(std::clamp(packets, 1.0, 4096.0));
+}
+
+inline void apply_timer_rule(const UdpRoceOptions& o, RcConfig& cfg) {
+  cfg.measured_timers = o.timers == RetransmitTimers::measured ||
+                        (o.timers == RetransmitTimers::automatic && !o.clock);
+  cfg.timer_floor = std::chrono::microseconds(o.timer_floor_us);
+}
+
+}  // namespace naa::host::detail
