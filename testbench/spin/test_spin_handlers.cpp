@@ -99,6 +99,33 @@ TEST_CASE("spin: accumulate into memory (DMA from and to NAA memory) gives acc +
   CHECK(NaaSim::stat_in(st, "handler.segv") == 0);
 }
 
+TEST_CASE("spin: accumulate under flow control: RNR NAKs, then silence, never a retry lost") {
+  // One HPU and 8 KiB of HPU memory: the C handler is far slower than the link, so most packets
+  // are RNR-NAKed while the host's window is in flight. The packets behind an RNR NAK must be
+  // dropped silently (IBTA 9.7.5.2.8), not NAKed as sequence errors: each of those cost the host a
+  // retry, and a 1 MiB call used to run out of them.
+  const std::uint64_t seed = naa::testbench::test_seed();
+  INFO("NAA_TEST_SEED=" << seed);
+  NaaSim sim(sim_ip(), {"--handler", SPIN_ACCUMULATE_ELF, "--hpus", "1", "--hpu-mem", "8K"});
+  REQUIRE(sim.ready());
+  const std::size_t words = 64 * 1024;  // 256 KiB
+  const auto acc_bytes = random_bytes(4 * words, seed);
+  auto data = random_bytes(4 * words, seed + 1);
+  auto acc = acc_bytes;
+  host::Session s(opts(25, 0), {Region::inout(acc), Region::input(data).stream()});
+  REQUIRE(s.call(25).return_code == 0);
+  for (std::size_t i = 0; i < words; ++i) {
+    const std::uint32_t want = naa::protocol::load_le32(acc_bytes.data() + 4 * i) +
+                               naa::protocol::load_le32(data.data() + 4 * i);
+    REQUIRE(naa::protocol::load_le32(acc.data() + 4 * i) == want);
+  }
+  const std::string st = sim.stats_text();
+  INFO(st);
+  CHECK(NaaSim::stat_in(st, "handler.rnr_naks") > 0);
+  CHECK(NaaSim::stat_in(st, "transport.nak_sent.rnr") > 0);
+  CHECK(NaaSim::stat_in(st, "transport.nak_sent.sequence") == 0);
+}
+
 TEST_CASE("spin: the built-in handlers in C give the C++ built-ins' bytes") {
   const std::uint64_t seed = naa::testbench::test_seed();
   INFO("NAA_TEST_SEED=" << seed);

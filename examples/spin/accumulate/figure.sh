@@ -3,13 +3,12 @@
 # that adds N bytes of uint32 to N bytes already in NAA memory, streamed (the handler adds each
 # packet as it arrives) against the store-and-forward baseline (RDMA in, then the vadd_i32
 # kernel), both co-simulated in naa-cosim, so the figures are simulated time and repeat exactly.
-# usage: figure.sh NAA_COSIM IMAGE [SIZES]   (SIZES default "16K 64K 256K"; 1M fails today:
-# docs/spin.md "Figures")
+# usage: figure.sh NAA_COSIM IMAGE [SIZES]   (SIZES default "16K 64K 256K 1M")
 set -euo pipefail
 export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 cosim=$1
 image=$2
-sizes=${3:-"16K 64K 256K"}
+sizes=${3:-"16K 64K 256K 1M"}
 call_ns() {  # the simulated time of the (only) call, from naa-cosim's phase lines
   "$@" -q | awk '$2 == "call" { print $6; found = 1 } END { if (!found) exit 1 }'
 }
