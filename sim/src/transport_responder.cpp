@@ -17,16 +17,6 @@ using protocol::psn_after;
 
 }  // namespace
 
-// An RNR NAK for the expected PSN, then silence for the packets behind it until the requester
-// resends that PSN after its RNR timer (IBTA 9.7.5.2.8): they are out of order from now on, and a
-// "PSN sequence error" NAK for each window would cost the requester a retry apiece (a pipelined
-// streaming call under flow control ran out of retries that way).
-void Transport::rnr_nak(Qp& qp, std::uint32_t psn) {
-  naks_.add(static_cast<std::size_t>(NakSent::rnr));
-  send_ack(qp, psn, protocol::rnr_nak_syndrome(ctx_.cfg.rnr_timer_code));
-  qp.nak_sequence_sent = true;
-}
-
 void Transport::responder(Qp& qp, Packet* /*p*/, const protocol::PacketView& v) {
   const protocol::Bth& bth = v.headers.bth;
   const protocol::OpcodeInfo& info = *v.info;
@@ -132,14 +122,16 @@ void Transport::responder(Qp& qp, Packet* /*p*/, const protocol::PacketView& v) 
         return;
       }
       if (v.headers.immediate && !calls->can_accept(qp)) {
-        rnr_nak(qp, psn);
+        naks_.add(static_cast<std::size_t>(NakSent::rnr));
+        send_ack(qp, psn, protocol::rnr_nak_syndrome(ctx_.cfg.rnr_timer_code));
         return;  // ePSN unchanged: the peer retries this packet
       }
       // A STREAM region's payload goes to the handlers, not to Memory; with no HPU and no HPU
       // memory free the packet is RNR-NAKed like a missing receive (flow control, nothing lost).
       const bool streamed = len != 0 && streams.size() != 0 && streams->streams(qp, qp.write_va);
       if (streamed && !streams->can_take(qp, len)) {
-        rnr_nak(qp, psn);
+        naks_.add(static_cast<std::size_t>(NakSent::rnr));
+        send_ack(qp, psn, protocol::rnr_nak_syndrome(ctx_.cfg.rnr_timer_code));
         return;
       }
       qp.in_message = Qp::InMessage::write;

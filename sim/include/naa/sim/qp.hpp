@@ -67,8 +67,6 @@ struct Qp {
   // ---- responder ----
   std::uint32_t epsn = 0;
   std::uint32_t msn = 0;
-  // A NAK for ePSN (sequence error or RNR) was sent: later packets are dropped silently until
-  // ePSN arrives again.
   bool nak_sequence_sent = false;
   enum class InMessage : std::uint8_t { none, send, write } in_message = InMessage::none;
   std::uint64_t write_va = 0;

@@ -87,7 +87,6 @@ class Transport : public sc_core::sc_module,
   void rx_thread();
   void tx_thread();
   void responder(Qp& qp, Packet* p, const protocol::PacketView& v);
-  void rnr_nak(Qp& qp, std::uint32_t psn);  // RNR NAK for ePSN, then silence (IBTA 9.7.5.2.8)
   void requester_rx(Qp& qp, const protocol::PacketView& v);
   void send_ack(Qp& qp, std::uint32_t psn, std::uint8_t syndrome);
   void fatal_nak(Qp& qp, std::uint32_t psn, std::uint8_t syndrome);
