@@ -30,9 +30,13 @@
 #include <thread>
 #include <vector>
 
+#include "ofi_side.hpp"
 #include "test_addresses.hpp"
 
 namespace {
+
+using naa::testbench::ofi::expect_cm;
+using naa::testbench::ofi::Side;
 
 const int kOnlyNaa = ::setenv("FI_PROVIDER", "naa", 1);
 constexpr const char* kPort = "7471";
@@ -70,55 +74,6 @@ void check_table(const Table* ops, const char* name) {
   }
 }
 
-struct Side {
-  fi_info* info = nullptr;
-  fid_fabric* fabric = nullptr;
-  fid_eq* eq = nullptr;
-  fid_pep* pep = nullptr;
-  fid_domain* domain = nullptr;
-  fid_cq* cq = nullptr;
-  fid_ep* ep = nullptr;
-  fid_mr* mr = nullptr;
-  std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(1 << 16);
-  ~Side() {
-    if (ep != nullptr) fi_close(&ep->fid);
-    if (mr != nullptr) fi_close(&mr->fid);
-    if (cq != nullptr) fi_close(&cq->fid);
-    if (pep != nullptr) fi_close(&pep->fid);
-    if (domain != nullptr) fi_close(&domain->fid);
-    if (eq != nullptr) fi_close(&eq->fid);
-    if (fabric != nullptr) fi_close(&fabric->fid);
-    if (info != nullptr) fi_freeinfo(info);
-  }
-  void open_fabric() {
-    REQUIRE(fi_fabric(info->fabric_attr, &fabric, nullptr) == 0);
-    fi_eq_attr ea{};
-    ea.wait_obj = FI_WAIT_UNSPEC;
-    REQUIRE(fi_eq_open(fabric, &ea, &eq, nullptr) == 0);
-  }
-  void open_endpoint(fi_info* fi, fi_wait_obj wait) {
-    REQUIRE(fi_domain(fabric, fi, &domain, nullptr) == 0);
-    fi_cq_attr ca{};
-    ca.format = FI_CQ_FORMAT_DATA;
-    ca.wait_obj = wait;
-    REQUIRE(fi_cq_open(domain, &ca, &cq, nullptr) == 0);
-    REQUIRE(fi_endpoint(domain, fi, &ep, nullptr) == 0);
-    REQUIRE(fi_ep_bind(ep, &eq->fid, 0) == 0);
-    REQUIRE(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV) == 0);
-    REQUIRE(fi_enable(ep) == 0);
-    REQUIRE(fi_mr_reg(domain, buf.data(), buf.size(),
-                      FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
-                      0, 0, &mr, nullptr) == 0);
-  }
-};
-
-std::uint32_t expect_cm(fid_eq* eq, fi_eq_cm_entry& entry) {
-  std::uint32_t event = 0;
-  const ssize_t n = fi_eq_sread(eq, &event, &entry, sizeof entry, 10000, 0);
-  REQUIRE(n >= static_cast<ssize_t>(sizeof(fi_eq_cm_entry)));
-  return event;
-}
-
 // Server on .1 listening, client on .2 connected to it, both manually progressed. `on_connreq`
 // sees the FI_CONNREQ's fi_info (its handle is the connection request) before the accept.
 struct Pair {
@@ -127,7 +82,7 @@ struct Pair {
                 const std::function<void(fi_info*)>& on_connreq = {}) {
     fi_info* h = base_hints();
     REQUIRE(fi_getinfo(kVersion, ip(1).c_str(), kPort, FI_SOURCE, h, &server.info) == 0);
-    server.open_fabric();
+    server.open_fabric(server.info);
     REQUIRE(fi_passive_ep(server.fabric, server.info, &server.pep, nullptr) == 0);
     REQUIRE(fi_pep_bind(server.pep, &server.eq->fid, 0) == 0);
     REQUIRE(fi_listen(server.pep) == 0);
@@ -139,13 +94,13 @@ struct Pair {
     h->src_addrlen = sizeof src;
     REQUIRE(fi_getinfo(kVersion, ip(1).c_str(), kPort, 0, h, &client.info) == 0);
     fi_freeinfo(h);
-    client.open_fabric();
-    client.open_endpoint(client.info, FI_WAIT_NONE);
+    client.open_fabric(client.info);
+    client.open_endpoint(client.info);
     REQUIRE(fi_connect(client.ep, client.info->dest_addr, nullptr, 0) == 0);
     fi_eq_cm_entry entry{};
     REQUIRE(expect_cm(server.eq, entry) == FI_CONNREQ);
     if (on_connreq) on_connreq(entry.info);
-    server.open_endpoint(entry.info, server_wait);
+    server.open_endpoint(entry.info, FI_CQ_FORMAT_DATA, server_wait);
     REQUIRE(fi_accept(server.ep, nullptr, 0) == 0);
     fi_freeinfo(entry.info);
     REQUIRE(expect_cm(server.eq, entry) == FI_CONNECTED);
