@@ -329,6 +329,7 @@ void RcQp::on_response(const protocol::PacketView& p, Clock::time_point now) {
       }
       go_back_to(psn);
       rnr_psn_ = psn;
+      rnr_echo_ = true;
       rnr_until_ = now + std::chrono::nanoseconds(protocol::rnr_timer_ns(syndrome & 0x1F));
       retransmit_at_.reset();
       break;
@@ -339,11 +340,18 @@ void RcQp::on_response(const protocol::PacketView& p, Clock::time_point now) {
       if (syndrome == protocol::kNakPsnSequenceError) {
         ++counters_.seq_naks_received;
         // The packets that were in flight behind an RNR-NAKed one draw one sequence-error NAK
-        // for that same PSN (the responder's ePSN did not move, PROTOCOL.md 3). We are already
-        // going back there when the RNR timer ends: no new loss, so no retry is spent (as Linux
+        // for that same PSN (the responder's ePSN did not move, PROTOCOL.md 3). We go back there
+        // anyway when the RNR timer ends: no new loss, so no retry is spent (as Linux
         // rxe's requester skips NAKs while a retry is under way). Spending one per window ran a
         // pipelined streaming call under flow control out of retries.
-        if (rnr_until_ && psn == rnr_psn_) break;
+        // The responder NAKs an ePSN once, so there is at most one such echo per RNR NAK; it may
+        // come after the RNR timer already ended (10 us on the wall clock), when the resend has
+        // begun: then it only sends that PSN's packets once more.
+        if (rnr_echo_ && psn == rnr_psn_) {
+          rnr_echo_ = false;
+          if (!rnr_until_) go_back_to(psn);
+          break;
+        }
         if (!retry_or_fail(now)) return;
         go_back_to(psn);
         break;

@@ -167,6 +167,7 @@ class RcQp : public QpEngine {
   std::optional<Clock::time_point> retransmit_at_;
   std::optional<Clock::time_point> rnr_until_;
   std::uint32_t rnr_psn_ = 0;  // the PSN the last RNR NAK named, resent when rnr_until_ passes
+  bool rnr_echo_ = false;      // its one sequence-error NAK (PROTOCOL.md 3) has not come yet
   std::uint32_t reads_in_flight_ = 0;
   RttEstimator rtt_;
   std::optional<std::pair<std::uint32_t, Clock::time_point>> timed_;  // PSN whose ACK we time

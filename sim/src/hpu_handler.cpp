@@ -295,7 +295,6 @@ HandlerRun HpuHandler::invoke(HandlerContext& ctx, std::uint32_t entry,
     put32(arg_block, 0x118 + 8 * i, ctx.regions[i].flags);
     put32(arg_block, 0x11C + 8 * i, ctx.regions[i].size);
   }
-  std::vector<std::uint8_t> packet_copy(packet.begin(), packet.end());
   std::vector<std::uint8_t> stack(L::kStackSize, 0);
   std::vector<InvocationBus::Area> areas;
   for (rtl::HpuSegment& s : image_.segments) {
@@ -304,7 +303,11 @@ HandlerRun HpuHandler::invoke(HandlerContext& ctx, std::uint32_t entry,
   for (rtl::HpuSegment& s : data)
     areas.push_back({s.vaddr, s.bytes, true, s.executable});
   areas.push_back({L::kState, ctx.state, true, false});
-  areas.push_back({L::kPacket, packet_copy, false, false});
+  // The packet is mapped read-only (the bus refuses writes to it), so it needs no copy.
+  areas.push_back({L::kPacket,
+                   {const_cast<std::uint8_t*>(packet.data()), packet.size()},  // NOLINT
+                   false,
+                   false});
   areas.push_back({L::kArgs, arg_block, false, false});
   areas.push_back({L::kStackTop - L::kStackSize, stack, true, false});
   InvocationBus bus(ctx, std::move(areas));

@@ -123,7 +123,8 @@ TEST_CASE("spin: accumulate under flow control: RNR NAKs cost the host no retry"
   INFO(st);
   CHECK(NaaSim::stat_in(st, "handler.rnr_naks") > 0);
   CHECK(NaaSim::stat_in(st, "transport.nak_sent.rnr") > 0);
-  CHECK(NaaSim::stat_in(st, "transport.nak_sent.sequence") > 0);  // the case above happened
+  // Whether sequence-error NAKs follow depends on how the host's window met the RNR NAK in wall
+  // time; the co-simulated test below makes that case happen every time.
 }
 
 TEST_CASE("spin: the built-in handlers in C give the C++ built-ins' bytes") {
