@@ -21,20 +21,31 @@ function(naa_add_handler target)
     message(FATAL_ERROR "naa_add_handler(${target}): needs clang and lld for riscv32 "
                         "(apt-get install clang-14 lld-14)")
   endif()
-  set(sources "")
-  foreach(s IN LISTS ARG_SOURCES)
+  # One object per source, each with the headers it includes as its depfile (an edited header
+  # rebuilds the image), then one link.
+  set(flags --target=riscv32-unknown-elf -march=rv32im -mabi=ilp32 -O2 -ffreestanding -nostdlib -mno-relax
+            -Wall -Wextra -I${NAA_SPIN_INCLUDE_DIR} ${ARG_COMPILE_OPTIONS})
+  set(objdir ${CMAKE_CURRENT_BINARY_DIR}/${target}.dir)
+  set(objects "")
+  set(n 0)
+  foreach(s IN LISTS ARG_SOURCES ITEMS ${NAA_SPIN_KIT_DIR}/naa_spin_rt.c)
     get_filename_component(abs ${s} ABSOLUTE)
-    list(APPEND sources ${abs})
+    get_filename_component(name ${s} NAME_WE)
+    set(obj ${objdir}/${n}_${name}.o)
+    math(EXPR n "${n} + 1")
+    add_custom_command(OUTPUT ${obj}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${objdir}
+      COMMAND ${NAA_HANDLER_CC} ${flags} -MD -MF ${obj}.d -c ${abs} -o ${obj}
+      DEPENDS ${abs} DEPFILE ${obj}.d
+      COMMENT "naa_add_handler: ${target}: ${name}.c" VERBATIM)
+    list(APPEND objects ${obj})
   endforeach()
   set(image ${CMAKE_CURRENT_BINARY_DIR}/${target}.elf)
   add_custom_command(OUTPUT ${image}
-    COMMAND ${NAA_HANDLER_CC} --target=riscv32-unknown-elf -march=rv32im -mabi=ilp32 -O2
-            -ffreestanding -nostdlib -fuse-ld=lld -mno-relax -Wall -Wextra
-            -I${NAA_SPIN_INCLUDE_DIR} ${ARG_COMPILE_OPTIONS}
-            -Wl,-T,${NAA_SPIN_KIT_DIR}/naa_spin.ld -Wl,--gc-sections
-            ${sources} ${NAA_SPIN_KIT_DIR}/naa_spin_rt.c -o ${image}
-    DEPENDS ${sources} ${NAA_SPIN_KIT_DIR}/naa_spin.ld ${NAA_SPIN_KIT_DIR}/naa_spin_rt.c
-            ${NAA_SPIN_INCLUDE_DIR}/naa/spin.h
+    COMMAND ${NAA_HANDLER_CC} --target=riscv32-unknown-elf -march=rv32im -mabi=ilp32 -nostdlib
+            -fuse-ld=lld -mno-relax -Wl,-T,${NAA_SPIN_KIT_DIR}/naa_spin.ld -Wl,--gc-sections
+            ${objects} -o ${image}
+    DEPENDS ${objects} ${NAA_SPIN_KIT_DIR}/naa_spin.ld
     COMMENT "naa_add_handler: ${target}.elf (riscv32 rv32im)" VERBATIM)
   add_custom_target(${target} ALL DEPENDS ${image})
   set_target_properties(${target} PROPERTIES NAA_HANDLER_IMAGE ${image})

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <random>
@@ -59,6 +60,24 @@ class FixedArena {
   std::size_t used_ = 0;
 };
 
+// --save-regions: DIR/region<i>.<when>, the bytes of parameter i, for a check outside naa-cosim
+// (the examples' figure scripts compare them with what the handler must have computed).
+bool save_regions(const std::string& dir,
+                  const std::vector<std::pair<const std::uint8_t*, std::uint64_t>>& regions,
+                  const char* when) {
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    const std::string path = dir + "/region" + std::to_string(i) + "." + when;
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(regions[i].first),
+            static_cast<std::streamsize>(regions[i].second));
+    if (!f.flush()) {
+      std::cerr << "naa-cosim: --save-regions: cannot write " << path << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 void fill(std::uint8_t* p, const RegionArg& r) {
   if (r.source.rfind("seq:", 0) == 0) {
     for (std::uint64_t i = 0; i < r.size; ++i)
@@ -106,9 +125,11 @@ int run_cosim(const Options& o) {
   std::vector<naa::host::Region> regions;
   std::vector<std::pair<std::uint8_t*, std::vector<std::uint8_t>>> inouts;  // for the check
   bool streaming = false;
+  std::vector<std::pair<const std::uint8_t*, std::uint64_t>> saved;  // --save-regions
   for (const auto& r : o.regions) {
     std::uint8_t* p = arena.take(r.size);
     if (r.kind != RegionArg::out) fill(p, r);
+    saved.emplace_back(p, r.size);
     if (r.kind == RegionArg::inout)
       inouts.emplace_back(p, std::vector<std::uint8_t>(p, p + r.size));
     switch (r.kind) {
@@ -130,6 +151,7 @@ int run_cosim(const Options& o) {
     }
     if (r.kind >= RegionArg::stream_in) streaming = true;
   }
+  if (!o.save_regions.empty() && !save_regions(o.save_regions, saved, "before")) return 2;
   naa::cosim::Cosim cs(o.cfg);
   naa::host::UdpRoceOptions uo;
   uo.seed = o.seed;
@@ -173,6 +195,7 @@ int run_cosim(const Options& o) {
     std::cerr << "naa-cosim: " << e.what() << "\n";
     return 3;
   }
+  if (!o.save_regions.empty() && !save_regions(o.save_regions, saved, "after")) return 2;
   const double session_wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - session_wall_start).count();
   const double session_cycles = (cs.now_ns() - session_start_ns) * cs.clock_mhz() / 1e3;

@@ -68,6 +68,9 @@ Options:
       --handler IMG.elf   a sPIN handler image in C (naa/spin.h; docs/spin.md) for its function
                           code, run on the HPU cores (--hpu); repeatable
       --stats             print the NAA model's statistics at the end
+      --save-regions DIR  write each region's bytes before the first call and after the last
+                          to DIR/region<i>.before and DIR/region<i>.after (i: parameter index),
+                          for an outside check of the results
   -q, --quiet             only the phase lines
   -h, --help              this help
 The blocks that also exist as RTL, as in naa-sim (docs/sim/rtl.md; lockstep: the first
@@ -152,6 +155,7 @@ Options parse_options(int argc, char* argv[]) {
     kPcie,
     kNic,
     kStats,
+    kSaveRegions,
     kIn,
     kOut,
     kInout,
@@ -194,6 +198,7 @@ Options parse_options(int argc, char* argv[]) {
                                     {"host-pcie-ns", required_argument, nullptr, kPcie},
                                     {"host-nic-ns", required_argument, nullptr, kNic},
                                     {"stats", no_argument, nullptr, kStats},
+                                    {"save-regions", required_argument, nullptr, kSaveRegions},
                                     {"host-rx-ns", required_argument, nullptr, kRx},
                                     {"clock-mhz", required_argument, nullptr, kClock},
                                     {"width", required_argument, nullptr, kWidth},
@@ -280,6 +285,9 @@ Options parse_options(int argc, char* argv[]) {
         break;
       case kStats:
         o.stats = true;
+        break;
+      case kSaveRegions:
+        o.save_regions = optarg;
         break;
       case kRx:
         o.cfg.host.sw_rx_ns = parse_double(optarg, "--host-rx-ns", 1e9);

@@ -38,6 +38,7 @@ struct Options {
   std::vector<RegionArg> regions;
   std::uint64_t stream_arg = 0;  // --stream-arg: the streaming descriptor's argument
   bool stats = false;
+  std::string save_regions;  // --save-regions DIR: every region's bytes before and after
   bool quiet = false;
   naa::cosim::SweepOptions sweep;  // csv_path set: --naaice-sweep
   naa::cosim::LossSweepOptions loss;

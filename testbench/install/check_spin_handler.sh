@@ -53,4 +53,18 @@ rows=$("$repo/examples/spin/accumulate/figure.sh" "$prefix/bin/naa-cosim" \
   "$scratch/accumulate/accumulate.elf" 16K) || fail "accumulate figure.sh failed"
 echo "$rows"
 echo "$rows" | grep -qE '^16K,[0-9]+,[0-9]+,[0-9.]+$' || fail "accumulate: no CSV row for 16K"
+# examples/spin/pingpong and examples/spin/unpack: built against the prefix alone; their figure
+# scripts check every result byte for byte.
+build_example "$repo/examples/spin/pingpong" "$scratch/pingpong"
+rows=$("$repo/examples/spin/pingpong/figure.sh" "$prefix/bin/naa-cosim" \
+  "$scratch/pingpong/pingpong_stream.elf" "$scratch/pingpong/pingpong_store.elf" 9000) ||
+  fail "pingpong figure.sh failed"
+echo "$rows"
+echo "$rows" | grep -qE '^9000,[0-9]+,[0-9]+,[0-9]+,' || fail "pingpong: no CSV row for 9000"
+build_example "$repo/examples/spin/unpack" "$scratch/unpack"
+rows=$("$repo/examples/spin/unpack/figure.sh" "$prefix/bin/naa-cosim" \
+  "$scratch/unpack/unpack_stream.elf" "$scratch/unpack/unpack_store.elf" 80 20K) ||
+  fail "unpack figure.sh failed"
+echo "$rows"
+echo "$rows" | grep -qE '^80,[0-9]+,[0-9]+,' || fail "unpack: no CSV row for block 80"
 echo "sPIN handler OK"
