@@ -9,12 +9,16 @@
 namespace naa::fabric {
 
 namespace {
-bool later(const Event& a, const Event& b) {
-  return a.t != b.t ? a.t > b.t : a.seq > b.seq;
-}
+// The heap's order as a function object, so that std::push_heap/pop_heap inline it.
+struct Later {
+  bool operator()(const Event& a, const Event& b) const {
+    return a.t != b.t ? a.t > b.t : a.seq > b.seq;
+  }
+};
+constexpr Later later{};
 }  // namespace
 
-std::uint32_t Frame::wire_bytes() const {
+std::uint32_t Frame::compute_wire_bytes() const {
   // PFC: a minimum frame (64 bytes with FCS) + preamble/SFD and gap; RoCE: sim/link_model.hpp.
   if (type == Type::pfc) return sim::kEthernetMinFrameBytes + 20;
   return static_cast<std::uint32_t>(sim::ethernet_wire_bytes(datagram.size()));
@@ -115,9 +119,42 @@ Network::Impl::Impl(const Topology& t, const NetworkConfig& c) : topo(t), cfg(c)
   create_naas();
 }
 
-void Network::Impl::schedule(Ps at, std::function<void()> fn) {
-  heap.push_back(Event{std::max(at, now), seq++, std::move(fn)});
+EventBody& Network::Impl::schedule_body(Ps at) {
+  std::uint32_t b = 0;
+  if (free_bodies.empty()) {
+    b = static_cast<std::uint32_t>(bodies.size());
+    bodies.emplace_back();
+  } else {
+    b = free_bodies.back();
+    free_bodies.pop_back();
+  }
+  heap.push_back(Event{std::max(at, now), seq++, b});
   std::push_heap(heap.begin(), heap.end(), later);
+  return bodies[b];
+}
+
+void Network::Impl::schedule(Ps at, std::function<void()> fn) {
+  EventBody& e = schedule_body(at);
+  e.kind = EventBody::Kind::call;
+  e.fn = std::move(fn);
+}
+
+void Network::Impl::dispatch(EventBody& body) {
+  switch (body.kind) {
+    case EventBody::Kind::call:
+      body.fn();
+      break;
+    case EventBody::Kind::transmit_attempt: {
+      Port& p = ports[static_cast<std::size_t>(body.port)];
+      if (p.tx_at != body.at) return;  // superseded by an earlier attempt (arm_tx)
+      p.tx_at = -1;
+      try_send(body.port);
+      break;
+    }
+    case EventBody::Kind::arrival:
+      arrive(body.port, std::move(body.frame));
+      break;
+  }
 }
 
 bool Network::Impl::run(Ps until, const std::function<bool()>& done) {
@@ -138,10 +175,13 @@ bool Network::Impl::run(Ps until, const std::function<bool()>& done) {
     }
     if (heap.empty() || heap.front().t > until) break;
     std::pop_heap(heap.begin(), heap.end(), later);
-    Event ev = std::move(heap.back());
+    const Event ev = heap.back();
     heap.pop_back();
     now = ev.t;
-    ev.fn();
+    // Out of the slab before it runs: what it schedules may reuse the slot.
+    EventBody body = std::move(bodies[ev.body]);
+    free_bodies.push_back(ev.body);
+    dispatch(body);
     if (done && done()) {
       stopped = true;
       break;
@@ -165,12 +205,10 @@ void Network::Impl::arm_tx(int port, Ps at) {
   Port& p = ports[static_cast<std::size_t>(port)];
   if (p.tx_at >= 0 && p.tx_at <= at) return;
   p.tx_at = at;
-  schedule(at, [this, port, at] {
-    Port& pp = ports[static_cast<std::size_t>(port)];
-    if (pp.tx_at != at) return;
-    pp.tx_at = -1;
-    try_send(port);
-  });
+  EventBody& e = schedule_body(at);
+  e.kind = EventBody::Kind::transmit_attempt;
+  e.port = port;
+  e.at = at;
 }
 
 void Network::Impl::try_send(int port) {
@@ -220,11 +258,11 @@ void Network::Impl::transmit(int port, FramePtr f) {
   capture(port, *f);
   if (nodes[static_cast<std::size_t>(p.node)].nic && f->type == Frame::Type::roce)
     nic_sent(p.node, *f);
-  const int peer = p.peer;
-  // The frame arrives (last bit) one latency after it left. Shared ownership: std::function must
-  // be copyable.
-  auto shared = std::make_shared<FramePtr>(std::move(f));
-  schedule(end + p.latency, [this, peer, shared] { arrive(peer, std::move(*shared)); });
+  // The frame arrives (last bit) one latency after it left.
+  EventBody& e = schedule_body(end + p.latency);
+  e.kind = EventBody::Kind::arrival;
+  e.port = p.peer;
+  e.frame = std::move(f);
 }
 
 void Network::Impl::arrive(int port, FramePtr f) {
@@ -441,6 +479,8 @@ const std::vector<QueueSample>& Network::queue_samples() const {
 
 void Network::clear_events() {
   impl_->heap.clear();
+  impl_->bodies.clear();
+  impl_->free_bodies.clear();
   for (Port& p : impl_->ports)
     p.tx_at = -1;
   for (NodeState& n : impl_->nodes)
