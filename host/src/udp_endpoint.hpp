@@ -193,6 +193,7 @@ class Endpoint final : public Transport,
   std::error_code qp_error(std::uint32_t qpn) const;
   std::error_code post_send(std::uint32_t qpn, const SendWr& wr);
   std::error_code post_recv(std::uint32_t qpn, const RecvWr& wr);
+  std::error_code cancel_recv(std::uint32_t qpn, std::uint64_t wr_id);
   std::size_t poll_cq(std::uint32_t qpn, std::span<WorkCompletion> out);
   std::size_t wait_cq(std::uint32_t qpn, std::span<WorkCompletion> out,
                       std::chrono::nanoseconds timeout);
@@ -358,6 +359,9 @@ class UdpQp final : public QueuePair {
   std::error_code error() const override { return ep_->qp_error(qpn_); }
   std::error_code post_send(const SendWr& wr) override { return ep_->post_send(qpn_, wr); }
   std::error_code post_recv(const RecvWr& wr) override { return ep_->post_recv(qpn_, wr); }
+  std::error_code cancel_recv(std::uint64_t wr_id) override {
+    return ep_->cancel_recv(qpn_, wr_id);
+  }
   std::size_t poll_cq(std::span<WorkCompletion> out) override { return ep_->poll_cq(qpn_, out); }
   std::size_t wait_cq(std::span<WorkCompletion> out, std::chrono::nanoseconds timeout) override {
     return ep_->wait_cq(qpn_, out, timeout);

@@ -470,6 +470,13 @@ std::error_code Endpoint::post_recv(std::uint32_t qpn, const RecvWr& wr) {
   return it->second->rc->post_recv(wr);
 }
 
+std::error_code Endpoint::cancel_recv(std::uint32_t qpn, std::uint64_t wr_id) {
+  std::lock_guard lock(mu_);
+  auto it = qps_.find(qpn);
+  if (it == qps_.end() || !it->second->rc) return Errc::not_connected;
+  return it->second->rc->cancel_recv(wr_id);
+}
+
 std::size_t Endpoint::poll_cq(std::uint32_t qpn, std::span<WorkCompletion> out) {
   if (opts_.progress == Progress::manual) progress(std::chrono::nanoseconds(0));
   std::lock_guard lock(mu_);

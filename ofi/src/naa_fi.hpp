@@ -335,6 +335,9 @@ struct Ep {
 };
 int ep_open(fid_domain* domain, fi_info* info, fid_ep** ep, void* context) noexcept;
 
+// fi_cancel of a posted receive (ep_ops.cpp).
+ssize_t ep_cancel(fid_t fid, void* context) noexcept;
+
 // Tables of the data operations (ep_ops.cpp).
 extern fi_ops_msg g_msg_ops;
 extern fi_ops_rma g_rma_ops;
