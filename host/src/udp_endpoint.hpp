@@ -232,6 +232,7 @@ class Endpoint final : public Transport,
   void arm_timer();
   [[nodiscard]] std::optional<Clock::time_point> next_timer_deadline() const;
   void progress_simulated(std::chrono::nanoseconds timeout);  // co-simulation (EndpointClock)
+  bool poll_directly();  // manual progress(0): false if Asio must poll (udp_roce.cpp)
   // Automatic progress (udp_roce.cpp): the progress thread's loop, a waiting caller's turn at
   // driving io_ (called without mu_), and the end of the lease before another blocking wait.
   void progress_thread_main();
@@ -279,6 +280,10 @@ class Endpoint final : public Transport,
   asio::io_context io_;
   asio::ip::udp::socket rx_;
   int rx_fd_ = -1;
+  // Manual progress(0) (udp_roce.cpp poll_directly): calls so far (progress_mu_), and how often
+  // Asio's own poll runs among them.
+  static constexpr std::uint64_t kAsioPollEvery = 32;
+  std::uint64_t zero_timeout_polls_ = 0;
   asio::steady_timer timer_;
   std::optional<Clock::time_point> timer_armed_at_;
   std::array<std::uint8_t, 1> rx_peek_{};
