@@ -178,3 +178,23 @@ TEST_CASE("ofi semantics: without progress threads a silent receiver's peer gets
   }
   ::unsetenv("FI_NAA_PROGRESS_THREAD");
 }
+
+// An IRN connection's SENDs name their receive by its position in the queue (docs/protocol.md
+// "IRN"), so none can be taken out: fi_cancel answers -FI_ENOSYS and the receive still completes.
+TEST_CASE("ofi semantics: fi_cancel on an IRN connection answers -FI_ENOSYS", "[ofi]") {
+  REQUIRE(::setenv("FI_NAA_IRN", "1", 1) == 0);
+  {
+    Pair p;
+    int rx_ctx = 0, tx_ctx = 0;
+    REQUIRE(fi_recv(p.server.ep, p.server.at(0), 4096, p.server.desc(), 0, &rx_ctx) == 0);
+    CHECK(fi_cancel(&p.server.ep->fid, &rx_ctx) == -FI_ENOSYS);
+    fill(p.client.at(0), 100, 5);
+    REQUIRE(fi_send(p.client.ep, p.client.at(0), 100, p.client.desc(), 0, &tx_ctx) == 0);
+    REQUIRE_FALSE(next_completion(p.client.cq).is_error);
+    const Completion c = next_completion(p.server.cq);
+    REQUIRE_FALSE(c.is_error);
+    CHECK(c.entry.op_context == &rx_ctx);
+    CHECK(std::memcmp(p.server.at(0), p.client.at(0), 100) == 0);
+  }
+  ::unsetenv("FI_NAA_IRN");
+}
