@@ -1,6 +1,7 @@
 // The UdpRoce endpoint's private interface (naa/host/udp_roce.hpp is the public one), split as
 // Linux rxe splits its driver:
-//   udp_net.cpp    sockets, receive batches, ICMP errors, transmit, network impairment
+//   udp_net.cpp    sockets, receive batches (and manual progress's direct poll), ICMP errors,
+//                  transmit, network impairment
 //   udp_cm.cpp     the IB CM active side: connect, REQ/REP/RTU/REJ/MRA, DREQ/DREP, disconnect
 //   udp_roce.cpp   the endpoint's life, progress, timers, receive dispatch, QueuePair operations
 // The RC rules themselves live in rc_qp.cpp.
@@ -232,7 +233,7 @@ class Endpoint final : public Transport,
   void arm_timer();
   [[nodiscard]] std::optional<Clock::time_point> next_timer_deadline() const;
   void progress_simulated(std::chrono::nanoseconds timeout);  // co-simulation (EndpointClock)
-  bool poll_directly();  // manual progress(0): false if Asio must poll (udp_roce.cpp)
+  bool poll_directly();  // manual progress(0): false if Asio must poll (udp_net.cpp)
   // Automatic progress (udp_roce.cpp): the progress thread's loop, a waiting caller's turn at
   // driving io_ (called without mu_), and the end of the lease before another blocking wait.
   void progress_thread_main();
@@ -280,7 +281,7 @@ class Endpoint final : public Transport,
   asio::io_context io_;
   asio::ip::udp::socket rx_;
   int rx_fd_ = -1;
-  // Manual progress(0) (udp_roce.cpp poll_directly): calls so far (progress_mu_), and how often
+  // Manual progress(0) (udp_net.cpp poll_directly): calls so far (progress_mu_), and how often
   // Asio's own poll runs among them.
   static constexpr std::uint64_t kAsioPollEvery = 32;
   std::uint64_t zero_timeout_polls_ = 0;
