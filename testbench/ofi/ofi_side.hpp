@@ -107,8 +107,10 @@ inline fi_info* base_hints() {
 // sees the FI_CONNREQ's fi_info (its handle is the connection request) before the accept.
 struct Pair {
   Side server, client;
+  // `before_connect` sees the client with its endpoint enabled, before fi_connect.
   explicit Pair(fi_wait_obj server_wait = FI_WAIT_NONE,
-                const std::function<void(fi_info*)>& on_connreq = {}) {
+                const std::function<void(fi_info*)>& on_connreq = {},
+                const std::function<void(Side&)>& before_connect = {}) {
     fi_info* h = base_hints();
     REQUIRE(fi_getinfo(kVersion, ip(1).c_str(), kPort, FI_SOURCE, h, &server.info) == 0);
     server.open_fabric(server.info);
@@ -125,6 +127,7 @@ struct Pair {
     fi_freeinfo(h);
     client.open_fabric(client.info);
     client.open_endpoint(client.info);
+    if (before_connect) before_connect(client);
     REQUIRE(fi_connect(client.ep, client.info->dest_addr, nullptr, 0) == 0);
     fi_eq_cm_entry entry{};
     REQUIRE(expect_cm(server.eq, entry) == FI_CONNREQ);

@@ -198,3 +198,38 @@ TEST_CASE("ofi semantics: fi_cancel on an IRN connection answers -FI_ENOSYS", "[
   }
   ::unsetenv("FI_NAA_IRN");
 }
+
+// A receive posted before the connection exists waits in the provider, not in a QP: fi_cancel
+// takes it from there. The receive counter counts the cancel as an error completion.
+TEST_CASE("ofi semantics: fi_cancel of a receive posted before the connection, counted as an error",
+          "[ofi]") {
+  int ctx[2] = {};
+  fid_cntr* cntr = nullptr;
+  Pair p(FI_WAIT_NONE, {}, [&](Side& c) {
+    fi_cntr_attr ca{};
+    ca.events = FI_CNTR_EVENTS_COMP;
+    REQUIRE(fi_cntr_open(c.domain, &ca, &cntr, nullptr) == 0);
+    REQUIRE(fi_ep_bind(c.ep, &cntr->fid, FI_RECV) == 0);
+    REQUIRE(fi_recv(c.ep, c.at(0), 4096, c.desc(), 0, &ctx[0]) == 0);
+    REQUIRE(fi_recv(c.ep, c.at(4096), 4096, c.desc(), 0, &ctx[1]) == 0);
+    CHECK(fi_cancel(&c.ep->fid, &ctx[0]) == 0);
+  });
+  Completion c = next_completion(p.client.cq);
+  REQUIRE(c.is_error);
+  CHECK(c.err.err == FI_ECANCELED);
+  CHECK(c.err.op_context == &ctx[0]);
+  fill(p.server.at(0), 700, 21);
+  int tx_ctx = 0;
+  REQUIRE(fi_send(p.server.ep, p.server.at(0), 700, p.server.desc(), 0, &tx_ctx) == 0);
+  REQUIRE_FALSE(next_completion(p.server.cq).is_error);
+  c = next_completion(p.client.cq);
+  REQUIRE_FALSE(c.is_error);
+  CHECK(c.entry.op_context == &ctx[1]);
+  CHECK(c.entry.len == 700);
+  CHECK(std::memcmp(p.client.at(4096), p.server.at(0), 700) == 0);
+  CHECK(fi_cntr_read(cntr) == 1);
+  CHECK(fi_cntr_readerr(cntr) == 1);
+  REQUIRE(fi_close(&p.client.ep->fid) == 0);  // before the counter it is bound to
+  p.client.ep = nullptr;
+  CHECK(fi_close(&cntr->fid) == 0);
+}
