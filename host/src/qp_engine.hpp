@@ -28,6 +28,11 @@ class QpEngine {
   [[nodiscard]] bool in_error() const noexcept { return static_cast<bool>(error()); }
   virtual std::error_code post_send(const SendWr& wr, Clock::time_point now) = 0;
   virtual std::error_code post_recv(const RecvWr& wr) = 0;
+  // QueuePair::cancel_recv (transport.hpp): not_supported unless the engine can.
+  virtual std::error_code cancel_recv(std::uint64_t wr_id) {
+    (void)wr_id;
+    return make_error_code(Errc::not_supported);
+  }
   // A packet addressed to this QP whose ICRC has been verified.
   virtual void on_packet(const protocol::PacketView& packet, Clock::time_point now) = 0;
   virtual void on_timer(Clock::time_point now) = 0;

@@ -130,6 +130,18 @@ std::error_code RcQp::post_recv(const RecvWr& wr) {
   return {};
 }
 
+// QueuePair::cancel_recv: rq_ is consumed from the front, so a receive taken out of it is simply
+// never reached; only the front one can be part-filled (in_msg_ == send, rc_responder.cpp).
+std::error_code RcQp::cancel_recv(std::uint64_t wr_id) {
+  for (auto it = rq_.begin(); it != rq_.end(); ++it) {
+    if (it->wr.wr_id != wr_id) continue;
+    if (it == rq_.begin() && in_msg_ == InMessage::send) return Errc::busy;
+    rq_.erase(it);
+    return {};
+  }
+  return Errc::invalid_argument;
+}
+
 bool RcQp::in_flight(std::uint32_t psn) const noexcept {
   return psn_diff(psn, una_psn_) < psn_diff(max_sent_psn_, una_psn_);
 }

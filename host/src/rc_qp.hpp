@@ -85,6 +85,10 @@ class RcQp : public QpEngine {
   // Validates (lkey, bounds, opcode), assigns PSNs and sends what the window allows.
   std::error_code post_send(const SendWr& wr, Clock::time_point now) override;
   std::error_code post_recv(const RecvWr& wr) override;
+  // Removes a posted receive no SEND has started to fill (the front one is busy between a
+  // multi-packet SEND's first and last packet); later messages take the receives after it, in
+  // order, as if it had never been posted.
+  std::error_code cancel_recv(std::uint64_t wr_id) override;
 
   // A packet addressed to this QP whose ICRC has been verified.
   void on_packet(const protocol::PacketView& packet, Clock::time_point now) override;

@@ -1,6 +1,7 @@
 // The UdpRoce endpoint's private interface (naa/host/udp_roce.hpp is the public one), split as
 // Linux rxe splits its driver:
-//   udp_net.cpp    sockets, receive batches, ICMP errors, transmit, network impairment
+//   udp_net.cpp    sockets, receive batches (and manual progress's direct poll), ICMP errors,
+//                  transmit, network impairment
 //   udp_cm.cpp     the IB CM active side: connect, REQ/REP/RTU/REJ/MRA, DREQ/DREP, disconnect
 //   udp_roce.cpp   the endpoint's life, progress, timers, receive dispatch, QueuePair operations
 // The RC rules themselves live in rc_qp.cpp.
@@ -193,6 +194,7 @@ class Endpoint final : public Transport,
   std::error_code qp_error(std::uint32_t qpn) const;
   std::error_code post_send(std::uint32_t qpn, const SendWr& wr);
   std::error_code post_recv(std::uint32_t qpn, const RecvWr& wr);
+  std::error_code cancel_recv(std::uint32_t qpn, std::uint64_t wr_id);
   std::size_t poll_cq(std::uint32_t qpn, std::span<WorkCompletion> out);
   std::size_t wait_cq(std::uint32_t qpn, std::span<WorkCompletion> out,
                       std::chrono::nanoseconds timeout);
@@ -231,6 +233,7 @@ class Endpoint final : public Transport,
   void arm_timer();
   [[nodiscard]] std::optional<Clock::time_point> next_timer_deadline() const;
   void progress_simulated(std::chrono::nanoseconds timeout);  // co-simulation (EndpointClock)
+  bool poll_directly();  // manual progress(0): false if Asio must poll (udp_net.cpp)
   // Automatic progress (udp_roce.cpp): the progress thread's loop, a waiting caller's turn at
   // driving io_ (called without mu_), and the end of the lease before another blocking wait.
   void progress_thread_main();
@@ -278,6 +281,10 @@ class Endpoint final : public Transport,
   asio::io_context io_;
   asio::ip::udp::socket rx_;
   int rx_fd_ = -1;
+  // Manual progress(0) (udp_net.cpp poll_directly): calls so far (progress_mu_), and how often
+  // Asio's own poll runs among them.
+  static constexpr std::uint64_t kAsioPollEvery = 32;
+  std::uint64_t zero_timeout_polls_ = 0;
   asio::steady_timer timer_;
   std::optional<Clock::time_point> timer_armed_at_;
   std::array<std::uint8_t, 1> rx_peek_{};
@@ -358,6 +365,9 @@ class UdpQp final : public QueuePair {
   std::error_code error() const override { return ep_->qp_error(qpn_); }
   std::error_code post_send(const SendWr& wr) override { return ep_->post_send(qpn_, wr); }
   std::error_code post_recv(const RecvWr& wr) override { return ep_->post_recv(qpn_, wr); }
+  std::error_code cancel_recv(std::uint64_t wr_id) override {
+    return ep_->cancel_recv(qpn_, wr_id);
+  }
   std::size_t poll_cq(std::span<WorkCompletion> out) override { return ep_->poll_cq(qpn_, out); }
   std::size_t wait_cq(std::span<WorkCompletion> out, std::chrono::nanoseconds timeout) override {
     return ep_->wait_cq(qpn_, out, timeout);

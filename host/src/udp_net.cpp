@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <linux/errqueue.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -177,6 +178,29 @@ void Endpoint::on_readable(const boost::system::error_code& ec) {
     arm_receive();
   }
   finish_handler(lock);
+}
+
+// A zero-timeout manual poll (an application spinning on fi_cq_read over the libfabric provider,
+// issue 29): poll(2) on the socket, and one recvmmsg when something came, instead of Asio's
+// epoll_wait and its MSG_PEEK receives (each datagram cost one at re-arming and one on readiness:
+// fi_pingpong's client made 2 recvfrom calls per transfer, now none). An empty spin costs one
+// poll(2), as it cost one epoll_wait (a recvmmsg on an empty socket costs more). What only Asio
+// runs (posted handlers, the pending receives' errors) it still runs on every kAsioPollEvery-th
+// call, and timers as soon as one is due: false then. progress_mu_ held.
+bool Endpoint::poll_directly() {
+  pollfd pfd{rx_fd_, POLLIN, 0};
+  const bool readable = ::poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN) != 0;
+  std::unique_lock lock(mu_);
+  if (stopping_) return true;
+  if (timer_armed_at_ && *timer_armed_at_ <= now()) return false;
+  if (!readable) return true;
+  bool more = false;
+  {
+    TxBatch batch(*this);
+    more = drain_socket();
+  }
+  finish_handler(lock);
+  return !more;
 }
 
 // Up to 8 batches of kRxBatch datagrams; true if more may be waiting.

@@ -260,6 +260,8 @@ void Endpoint::progress(std::chrono::nanoseconds timeout) {
   if (io_.stopped()) io_.restart();
   if (timeout.count() > 0) {
     io_.run_one_for(timeout);
+  } else if (rx_fd_ >= 0 && ++zero_timeout_polls_ % kAsioPollEvery != 0 && poll_directly()) {
+    return;
   }
   io_.poll();
 }
@@ -468,6 +470,13 @@ std::error_code Endpoint::post_recv(std::uint32_t qpn, const RecvWr& wr) {
     return Errc::not_connected;
   }
   return it->second->rc->post_recv(wr);
+}
+
+std::error_code Endpoint::cancel_recv(std::uint32_t qpn, std::uint64_t wr_id) {
+  std::lock_guard lock(mu_);
+  auto it = qps_.find(qpn);
+  if (it == qps_.end() || !it->second->rc) return Errc::not_connected;
+  return it->second->rc->cancel_recv(wr_id);
 }
 
 std::size_t Endpoint::poll_cq(std::uint32_t qpn, std::span<WorkCompletion> out) {

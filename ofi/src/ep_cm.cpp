@@ -369,9 +369,6 @@ int ep_close(fid* f) noexcept {
       -FI_EOTHER);
 }
 
-ssize_t ep_cancel(fid_t, void*) noexcept {
-  return -FI_ENOENT;
-}
 // FI_OPT_CM_DATA_SIZE (size_t): the private data a connect carries (56, 40 with IRN; the smallest
 // of connect, accept and reject: what the verbs provider reports, and what ofi_rxm checks its
 // connect data against, prov/rxm/src/rxm_conn.c rxm_init_connect_data). Setting it to at most that

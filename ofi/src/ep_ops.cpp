@@ -391,6 +391,54 @@ ssize_t r_injectdata(fid_ep* f, const void* buf, size_t len, uint64_t data, fi_a
 
 }  // namespace
 
+// fi_cancel (fi_endpoint(3)): takes back the oldest posted receive with this context that no
+// message has reached yet and reports it as an error completion, err FI_ECANCELED, on the
+// receive CQ (and the receive counter's errors). A receive a multi-packet message is filling, or
+// one the QP has completed but not yet dispatched, completes as it would have: the next match is
+// tried, and -FI_ENOENT if none is left. Transmits are on the wire at once (manual progress: at
+// the next progress) and are not cancelled. IRN connections cannot take a receive back (its SENDs
+// name their receive by position): -FI_ENOSYS.
+ssize_t ep_cancel(fid_t f, void* context) noexcept {
+  return guard(
+      [&]() -> ssize_t {
+        if (f == nullptr || f->fclass != FI_CLASS_EP) return -FI_EINVAL;
+        if (context == nullptr) return -FI_ENOENT;  // posted without a context: not cancellable
+        Ep& ep = *reinterpret_cast<Ep*>(f);
+        Domain& d = *ep.domain;
+        std::lock_guard lock(d.mu);
+        bool unsupported = false;
+        for (auto it = ep.ops.begin(); it != ep.ops.end(); ++it) {
+          if (it->second.tx || it->second.context != context) continue;
+          const std::uint64_t wr_id = it->first;
+          auto queued = std::find_if(ep.unposted.begin(), ep.unposted.end(),
+                                     [&](const host::RecvWr& w) { return w.wr_id == wr_id; });
+          if (queued != ep.unposted.end()) {
+            ep.unposted.erase(queued);
+          } else if (!ep.qp) {
+            continue;
+          } else if (const std::error_code ec = ep.qp->cancel_recv(wr_id)) {
+            if (ec == host::Errc::not_supported) unsupported = true;
+            continue;
+          }
+          const Op op = it->second;
+          ep.ops.erase(it);
+          --ep.rx_outstanding;
+          if (op.bounce) finish_bounce(*d.transport, *op.bounce, 0, false);
+          CqEntry e;
+          e.op_context = op.context;
+          e.flags = op.flags;
+          e.buf = op.buf;
+          e.error = true;
+          e.err = FI_ECANCELED;
+          if (ep.recv_cntr != nullptr) ep.recv_cntr->add(true);
+          if (ep.rx_cq != nullptr) ep.rx_cq->push(e);
+          return 0;
+        }
+        return unsupported ? -FI_ENOSYS : -FI_ENOENT;
+      },
+      ssize_t{-FI_EOTHER});
+}
+
 fi_ops_msg g_msg_ops = {sizeof(fi_ops_msg), m_recv,   m_recvv,    m_recvmsg,   m_send, m_sendv,
                         m_sendmsg,          m_inject, m_senddata, m_injectdata};
 fi_ops_rma g_rma_ops = {sizeof(fi_ops_rma), r_read,     r_readv,  r_readmsg,   r_write,

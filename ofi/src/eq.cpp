@@ -180,7 +180,7 @@ void Eq::push(EqEvent e) {
 }
 
 void Eq::poll_sources() {
-  last_call_ns.store(now_ns(), std::memory_order_relaxed);
+  app.called();
   poll_sources_work();
 }
 
@@ -189,16 +189,17 @@ void Eq::poll_sources() {
 // the application reads the EQ itself.
 void Eq::cm_thread_main() {
   std::unique_lock lock(cm_mu);
+  bool driving = false;
   while (!cm_stop) {
-    const std::int64_t due = last_call_ns.load(std::memory_order_relaxed) + kNicIdle.count();
-    const std::int64_t now = now_ns();
-    if (now >= due) {
-      lock.unlock();
-      poll_sources_work();
-      lock.lock();
-    }
-    cm_cv.wait_for(
-        lock, std::max(std::chrono::nanoseconds(due - now), std::chrono::nanoseconds(kNicSlice)));
+    // Parked for kNicIdle after a look that found the application reading the EQ; otherwise a
+    // turn every kNicSlice (CM is not latency bound: the REQ is retried, PROTOCOL.md 4).
+    cm_cv.wait_for(lock, driving ? std::chrono::milliseconds(kNicSlice) : kNicIdle);
+    if (cm_stop) return;
+    driving = app.idle_since_last_look();
+    if (!driving) continue;
+    lock.unlock();
+    poll_sources_work();
+    lock.lock();
   }
 }
 

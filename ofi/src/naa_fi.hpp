@@ -38,6 +38,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -82,15 +83,29 @@ inline constexpr std::uint64_t kCaps =
 inline constexpr std::uint64_t kMrMode =
     FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 
-// How long the application may stay away before a domain's NIC thread drives its transport, and
-// the longest turn it takes (docs/host/libfabric.md "Progress").
+// How long the application may stay away before a domain's NIC thread (an EQ's CM thread) drives
+// its transport, and the longest turn it takes (docs/host/libfabric.md "Progress").
 inline constexpr std::chrono::milliseconds kNicIdle{1};
 inline constexpr std::chrono::milliseconds kNicSlice{5};
-inline std::int64_t now_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+
+// Whether the application called in lately, at the cost of one relaxed increment per call (no
+// clock read, no lock, no wake-up on the data path): the application's calls bump the count, and
+// a progress thread that finds it unchanged after kNicIdle knows nobody called for that long.
+class CallWatch {
+ public:
+  void called() noexcept { calls_.fetch_add(1, std::memory_order_relaxed); }
+  // True if no call came since the previous look (the first look sees the calls since start).
+  bool idle_since_last_look() noexcept {
+    const std::uint64_t now = calls_.load(std::memory_order_relaxed);
+    const bool idle = now == seen_;
+    seen_ = now;
+    return idle;
+  }
+
+ private:
+  std::atomic<std::uint64_t> calls_{0};
+  std::uint64_t seen_ = 0;  // the progress thread's own
+};
 
 // Runs f() and turns any exception into `on_exception` (an -FI_* code): nothing crosses the ABI.
 template <class F, class R>
@@ -158,7 +173,7 @@ struct Domain {
   void progress_work();
   // Manual progress: the "NIC" thread (domain.cpp) that runs the transport's reliability work when
   // the application has not called in for kNicIdle.
-  std::atomic<std::int64_t> last_call_ns{0};
+  CallWatch app;
   std::thread nic;
   std::mutex nic_mu;
   std::condition_variable nic_cv;
@@ -168,6 +183,7 @@ struct Domain {
   void nic_main();
   // Takes the completions of `ep`'s QP into its CQs and counters (mu held).
   void dispatch(Ep& ep);
+  std::array<host::WorkCompletion, 32> wc_buf;  // dispatch's (mu)
 };
 int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** domain, void* context) noexcept;
 
@@ -244,7 +260,7 @@ struct Eq {
   // application's call (poll_sources) also parks the CM thread.
   void poll_sources();
   void poll_sources_work();
-  std::atomic<std::int64_t> last_call_ns{0};
+  CallWatch app;
   std::thread cm_thread;
   std::mutex cm_mu;
   std::condition_variable cm_cv;
@@ -334,6 +350,9 @@ struct Ep {
   std::vector<int> free_slots;
 };
 int ep_open(fid_domain* domain, fi_info* info, fid_ep** ep, void* context) noexcept;
+
+// fi_cancel of a posted receive (ep_ops.cpp).
+ssize_t ep_cancel(fid_t fid, void* context) noexcept;
 
 // Tables of the data operations (ep_ops.cpp).
 extern fi_ops_msg g_msg_ops;

@@ -27,6 +27,8 @@
 #include <system_error>
 #include <vector>
 
+#include "naa/host/error.hpp"
+
 namespace naa::host {
 
 // Memory access rights (ibv_access_flags). Local read is always allowed.
@@ -137,6 +139,15 @@ class QueuePair {
   // SGE is outside its lkey's region or lacks local access) or not_connected.
   [[nodiscard]] virtual std::error_code post_send(const SendWr& wr) = 0;
   [[nodiscard]] virtual std::error_code post_recv(const RecvWr& wr) = 0;
+  // Takes back the posted receive `wr_id` that no message has started to fill (for libfabric's
+  // fi_cancel; ibverbs has none). Nothing is completed: the caller reports the cancel. Errors:
+  // invalid_argument if no such receive is posted (or it already completed), busy if a
+  // multi-packet message is being received into it (it will complete), not_supported where the
+  // QP cannot (ibverbs; IRN, whose SENDs name their receive by position, docs/protocol.md "IRN").
+  [[nodiscard]] virtual std::error_code cancel_recv(std::uint64_t wr_id) {
+    (void)wr_id;
+    return make_error_code(Errc::not_supported);
+  }
 
   // Takes up to out.size() completions, oldest first; returns how many. In manual progress mode
   // this also makes progress (receives packets, runs timers) without blocking.
