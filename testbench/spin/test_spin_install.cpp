@@ -5,17 +5,23 @@
 // MRSP error codes.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "child_process.hpp"
 #include "naa/host/error.hpp"
 #include "naa/host/session.hpp"
 #include "naa/protocol/bytes.hpp"
 #include "naa_sim.hpp"
+#include "naaice.h"
 #include "seed.hpp"
 #include "session_against_sim.hpp"
 #include "test_addresses.hpp"
@@ -170,4 +176,116 @@ TEST_CASE("spin: naa-sim refuses bad handler images with their MRSP error codes"
   CHECK(io[0] == static_cast<std::uint8_t>(in[0] ^ 0x11));
   CHECK(NaaSim::stat_in(sim.stats_text(), "handler.images_refused") == cases.size() - 1);
   CHECK(NaaSim::stat_in(sim.stats_text(), "mrsp.regions_held") == 3);
+}
+
+TEST_CASE("spin: naa-call --handler installs the image and --handler-state its state") {
+  const std::uint64_t seed = naa::testbench::test_seed();
+  INFO("NAA_TEST_SEED=" << seed);
+  NaaSim sim(sim_ip(), {"--hpus", "2", "--hpu=model"});
+  REQUIRE(sim.ready());
+  const std::string dir = "/tmp/naa-spin-install-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::vector<std::uint8_t>& bytes) {
+    std::ofstream(dir + "/" + name, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()),  // NOLINT: bytes to a file
+               static_cast<std::streamsize>(bytes.size()));
+    return dir + "/" + name;
+  };
+  const auto in = random_bytes(10000, seed);
+  std::vector<std::uint8_t> state(8, 0);
+  naa::protocol::store_le32(state.data(), 77);
+  const std::vector<std::string> common = {"--naa",
+                                           sim_ip(),
+                                           "--local",
+                                           naa::testbench::host_ip(1),
+                                           "--fn",
+                                           "20",
+                                           "--stream-arg",
+                                           "0x3C",
+                                           "--inout",
+                                           write("in.bin", in) + "@" + dir + "/out.bin",
+                                           "--out",
+                                           "8@" + dir + "/counts.bin",
+                                           "--handler-state",
+                                           write("state.bin", state),
+                                           "--quiet"};
+  auto args = common;
+  args.insert(args.end(), {"--handler", SPIN_XOR_COUNT_ELF});
+  auto r = naa::testbench::run_program(NAA_CALL_PATH, args, {}, 60s);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto out = read_file((dir + "/out.bin").c_str());
+  REQUIRE(out.size() == in.size());
+  for (std::size_t i = 0; i < in.size(); ++i)
+    REQUIRE(out[i] == static_cast<std::uint8_t>(in[i] ^ 0x3C));
+  const auto counts = read_file((dir + "/counts.bin").c_str());
+  const std::uint64_t payloads = NaaSim::stat_in(sim.stats_text(), "handler.payloads");
+  CHECK(naa::protocol::load_le32(counts.data()) == 77 + payloads);
+  CHECK(naa::protocol::load_le32(counts.data() + 4) == in.size());
+  // A bad image: naa-call says which MRSP error and exits 3.
+  auto bad = read_file(SPIN_XOR_COUNT_ELF);
+  bad[18] = 62;  // e_machine EM_X86_64
+  args = common;
+  args.insert(args.end(), {"--handler", write("x86.elf", bad)});
+  r = naa::testbench::run_program(NAA_CALL_PATH, args, {}, 60s);
+  INFO(r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("MRSP error 0x04 (wrong machine)") != std::string::npos);
+  CHECK(r.err.find("[mrsp_wrong_machine]") != std::string::npos);
+  // A state without an image is a usage error.
+  r = naa::testbench::run_program(NAA_CALL_PATH, common, {}, 60s);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--handler-state needs --handler") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("spin: AP1 installs a handler image with naaice_ap1_set_handler, a bad one fails") {
+  const std::uint64_t seed = naa::testbench::test_seed();
+  INFO("NAA_TEST_SEED=" << seed);
+  NaaSim sim(sim_ip(), {"--hpus", "2", "--hpu=model"});
+  REQUIRE(sim.ready());
+  const auto image = read_file(SPIN_XOR_COUNT_ELF);
+  auto bad = image;
+  bad[18] = 62;  // e_machine EM_X86_64
+  std::vector<std::uint8_t> state(8, 0);
+  naa::protocol::store_le32(state.data(), 5);
+  const auto in = random_bytes(6000, seed);
+  for (const bool good : {true, false}) {
+    INFO((good ? "good image" : "x86-64 image"));
+    std::vector<char> io(in.begin(), in.end());
+    std::vector<char> counts(8, 0);
+    char* params[] = {io.data(), counts.data()};
+    size_t sizes[] = {io.size(), counts.size()};
+    naaice_communication_context* ctx = nullptr;
+    const std::string local = naa::testbench::host_ip(good ? 3 : 4);
+    REQUIRE(naaice_init_communication_context(&ctx, 0, sizes, params, 2, 0, nullptr, 20,
+                                              local.c_str(), sim_ip().c_str(),
+                                              SERVER_CONNECTION_PORT) == 0);
+    REQUIRE(naaice_set_input_mr(ctx, 0) == 0);
+    REQUIRE(naaice_set_output_mr(ctx, 0) == 0);
+    REQUIRE(naaice_set_output_mr(ctx, 1) == 0);
+    const auto& img = good ? image : bad;
+    REQUIRE(naaice_ap1_set_handler(ctx, img.data(), img.size(), state.data(), state.size(), 0x66) ==
+            0);
+    REQUIRE(naaice_register_mrs(ctx) == 0);
+    if (good) {
+      const int mrsp = naaice_do_mrsp(ctx);
+      INFO(naaice_ap1_last_error(ctx));
+      REQUIRE(mrsp == 0);
+      REQUIRE(naaice_do_data_transfer(ctx) == 0);
+      CHECK(ctx->naa_returncode == 0);
+      for (std::size_t i = 0; i < in.size(); ++i)
+        REQUIRE(static_cast<std::uint8_t>(io[i]) == static_cast<std::uint8_t>(in[i] ^ 0x66));
+      const auto* c = reinterpret_cast<const std::uint8_t*>(counts.data());  // NOLINT
+      CHECK(naa::protocol::load_le32(c) ==
+            5 + NaaSim::stat_in(sim.stats_text(), "handler.payloads"));
+    } else {
+      CHECK(naaice_do_mrsp(ctx) == -1);
+      const std::string why = naaice_ap1_last_error(ctx);
+      INFO(why);
+      CHECK(why.find("MRSP error 0x04 (wrong machine)") != std::string::npos);
+    }
+    (void)naaice_disconnect_and_cleanup(ctx);
+    std::free(ctx);  // NOLINT: the reference API allocates the context with malloc
+  }
 }
