@@ -310,6 +310,7 @@ HandlerRun HpuHandler::invoke(HandlerContext& ctx, std::uint32_t entry,
   put64(arg_block, 0x108, ctx.arg);
   const std::size_t listed = std::min<std::size_t>(ctx.regions.size(), L::kMaxRegions);
   put32(arg_block, 0x110, static_cast<std::uint32_t>(listed));
+  put32(arg_block, 0x114, static_cast<std::uint32_t>(ctx.state.size()));
   for (std::size_t i = 0; i < listed; ++i) {
     put32(arg_block, 0x118 + 8 * i, ctx.regions[i].flags);
     put32(arg_block, 0x11C + 8 * i, ctx.regions[i].size);

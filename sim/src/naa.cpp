@@ -1,6 +1,7 @@
 #include "naa/sim/naa.hpp"
 
 #include "naa/sim/block_factory.hpp"
+#include "naa/sim/builtin_handler_images.hpp"
 #include "naa/sim/hpu_handler.hpp"
 
 namespace naa::sim {
@@ -130,6 +131,13 @@ void Naa::report(std::ostream& os) const {
        << key << ".cycles=" << h->cycles() << '\n'
        << key << ".traps=" << h->traps() << '\n';
   }
+  for (const HpuHandler* h : builtin_hpu_handlers_) {
+    if (h->invocations() == 0) continue;  // sparse: a run without streaming calls is unchanged
+    const std::string key = "hpu.fn" + std::to_string(h->function_code());
+    os << key << ".invocations=" << h->invocations() << '\n'
+       << key << ".cycles=" << h->cycles() << '\n'
+       << key << ".traps=" << h->traps() << '\n';
+  }
   tx_->report(os);
   if (cfg_.blocks) cfg_.blocks->report(os);
   os << "packet_pool.available=" << pool_.available() << '\n'
@@ -148,6 +156,16 @@ HandlerRegistry Naa::handler_registry() {
   hpu_cores_ = std::make_shared<HpuCores>(std::move(cores));
   const std::shared_ptr<HpuCores>& shared = hpu_cores_;
   const std::uint64_t max_cycles = hpu_max_cycles();
+  // The built-ins in C replace the C++ classes, which stay as their oracles (docs/spin.md).
+  for (const BuiltinHandlerImage& image : cfg_.builtin_handlers_in_c
+                                              ? builtin_handler_images()
+                                              : std::span<const BuiltinHandlerImage>()) {
+    auto loaded = HpuHandler::load(image.bytes, image.name, shared, max_cycles);
+    if (!loaded.handler)
+      model_fatal("naa", std::string("built-in ") + image.name + ": " + loaded.message);
+    builtin_hpu_handlers_.push_back(loaded.handler.get());
+    registry.register_handler(std::move(loaded.handler));
+  }
   for (const HandlerImageFile& image : cfg_.handler_images) {
     auto loaded = HpuHandler::load(image.bytes, image.name, shared, max_cycles);
     if (!loaded.handler) model_fatal("naa", "--handler " + image.name + ": " + loaded.message);

@@ -71,8 +71,9 @@ class Naa : public sc_core::sc_module {
   std::unique_ptr<MrspHandler> mrsp_;
   std::unique_ptr<KernelEngine> kernels_;
   std::unique_ptr<HandlerEngine> handlers_;
-  std::vector<const class HpuHandler*> hpu_handlers_;  // --handler images, for report()
-  std::shared_ptr<class HpuCores> hpu_cores_;          // one core per HPU (--hpus), --hpu's mode
+  std::vector<const class HpuHandler*> hpu_handlers_;          // --handler images, for report()
+  std::vector<const class HpuHandler*> builtin_hpu_handlers_;  // the built-ins in C
+  std::shared_ptr<class HpuCores> hpu_cores_;  // one core per HPU (--hpus), --hpu's mode
   std::unique_ptr<TxPipe> tx_;
 };
 
