@@ -315,6 +315,31 @@ int naaice_set_immediate(Ctx* comm_ctx, uint8_t* imm_bytes) {
 }
 
 // Connects (IB CM) and runs MRSP (PROTOCOL.md 4, 5.1); blocks up to NAA_CONNECT_TIMEOUT_MS.
+int naaice_ap1_set_handler(Ctx* comm_ctx, const void* image, size_t image_size, const void* state,
+                           size_t state_size, uint64_t stream_argument) {
+  static const char* const kFn = "naaice_ap1_set_handler";
+  if (!usable(comm_ctx)) return fail(nullptr, kFn, "no context");
+  naa_ap1_state& st = *comm_ctx->naa_state;
+  if (st.session) return fail(comm_ctx, kFn, "MRSP already done on this context");
+  if ((image == nullptr && image_size != 0) || (state == nullptr && state_size != 0)) {
+    return fail(comm_ctx, kFn, "a NULL buffer with a size");
+  }
+  if (image == nullptr && state_size != 0) return fail(comm_ctx, kFn, "a state needs an image");
+  if (state_size > st.opts.stream_state_bytes) {
+    return fail(
+        comm_ctx, kFn,
+        "the state is larger than " + std::to_string(st.opts.stream_state_bytes) + " bytes");
+  }
+  const auto* i = static_cast<const std::uint8_t*>(image);
+  const auto* s = static_cast<const std::uint8_t*>(state);
+  st.opts.handler_image.assign(i, i + image_size);
+  st.opts.handler_state.assign(s, s + state_size);
+  st.opts.stream_function = comm_ctx->fncode;
+  st.opts.stream_argument = stream_argument;
+  st.stream = true;
+  return 0;
+}
+
 int naaice_init_mrsp(Ctx* comm_ctx) {
   static const char* const kFn = "naaice_init_mrsp";
   if (!usable(comm_ctx)) return fail(nullptr, kFn, "no context");
@@ -335,6 +360,7 @@ int naaice_init_mrsp(Ctx* comm_ctx) {
     if (l.to_write) r.flags |= Region::kInput;
     if (p.to_write) r.flags |= Region::kOutput;
     if (l.single_send) r.flags |= Region::kSingleSend;  // as the reference, outputs included
+    if (st.stream && l.to_write) r.flags |= Region::kStream;
     regions.push_back(r);
   }
   for (unsigned i = 0; i < comm_ctx->no_internal_mrs; ++i) {

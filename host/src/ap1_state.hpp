@@ -21,6 +21,7 @@ struct naa_ap1_state {
   naa::host::detail::CallOutcome last;
   std::uint32_t return_code = 0;
   bool registered = false;
+  bool stream = false;  // naaice_ap1_set_handler: the inputs stream to the handlers
   std::string error;
 };
 

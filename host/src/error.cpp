@@ -60,6 +60,14 @@ std::string_view errc_name(Errc e) noexcept {
       return "not_supported";
     case Errc::call_failed:
       return "call_failed";
+    case Errc::mrsp_wrong_machine:
+      return "mrsp_wrong_machine";
+    case Errc::mrsp_image_too_large:
+      return "mrsp_image_too_large";
+    case Errc::mrsp_missing_entry_point:
+      return "mrsp_missing_entry_point";
+    case Errc::mrsp_bad_image:
+      return "mrsp_bad_image";
   }
   return "unknown";
 }
@@ -125,6 +133,14 @@ class HostCategory final : public std::error_category {
         return "operation not supported by this transport";
       case Errc::call_failed:
         return "NAA call failed";
+      case Errc::mrsp_wrong_machine:
+        return "MRSP error 0x04: the handler image is not for the HPU (RV32 RISC-V ELF)";
+      case Errc::mrsp_image_too_large:
+        return "MRSP error 0x05: the handler image or its state is too large";
+      case Errc::mrsp_missing_entry_point:
+        return "MRSP error 0x06: the handler image has no handler entry points";
+      case Errc::mrsp_bad_image:
+        return "MRSP error 0x07: the NAA refused the handler image";
     }
     return "unknown naa.host error";
   }

@@ -23,8 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::uint64_t kNaaAlignment = 4096;  // as the NAAICE host library places regions
-constexpr std::uint64_t kMrspRecvId = 0x4D52535000000001ULL;  // "MRSP"
-constexpr std::uint64_t kMrspSendId = 0x4D52535000000002ULL;
 constexpr std::uint64_t kCallRecvTag = 1ULL << 63;
 
 constexpr std::uint64_t kMaxMessageBytes = std::uint64_t{1} << 31;
@@ -46,10 +44,6 @@ std::optional<std::uint32_t> route_source(std::uint32_t dst) {
   }
   ::close(fd);
   return out;
-}
-
-std::string wc_text(const WorkCompletion& wc) {
-  return wc.status.message();
 }
 
 }  // namespace
@@ -120,17 +114,36 @@ std::error_code SessionCore::setup(std::vector<Region> regions, std::string& det
   }
   // The stream descriptor (docs/protocol.md "Streaming regions"): an INTERNAL|STREAM entry after
   // the internal regions, only when a region streams, so a stock call's MRSP is unchanged.
-  if (std::any_of(regions.begin(), regions.end(),
-                  [](const Region& r) { return (r.flags & Region::kStream) != 0; })) {
-    if (opts_.stream_function < 1 || opts_.stream_function > 127) {
-      detail = "streaming regions need SessionOptions::stream_function 1..127";
+  const bool streams = std::any_of(regions.begin(), regions.end(), [](const Region& r) {
+    return (r.flags & Region::kStream) != 0;
+  });
+  if (streams && (opts_.stream_function < 1 || opts_.stream_function > 127)) {
+    detail = "streaming regions need SessionOptions::stream_function 1..127";
+    return Errc::invalid_argument;
+  }
+  // sPIN code with the connection (docs/protocol.md "Handler images"): the HANDLER_IMAGE region
+  // the image and the handlers' initial state are written into, the request's last entry.
+  if (!opts_.handler_image.empty()) {
+    if (!streams) {
+      detail = "a handler image needs a stream() region (its handlers process it)";
       return Errc::invalid_argument;
     }
-    Region d = Region::internal(std::max<std::uint32_t>(opts_.stream_state_bytes, 1));
-    d.flags |= Region::kStream;
-    regions.push_back(d);
+    if (opts_.handler_state.size() > opts_.stream_state_bytes) {
+      detail = "the initial handler state is larger than SessionOptions::stream_state_bytes";
+      return Errc::invalid_argument;
+    }
+    image_buf_ = opts_.handler_image;
+    image_buf_.insert(image_buf_.end(), opts_.handler_state.begin(), opts_.handler_state.end());
+    if (image_buf_.size() > kMaxMessageBytes) {
+      detail = "the handler image is larger than 2 GiB";
+      return Errc::invalid_argument;
+    }
+  } else if (!opts_.handler_state.empty()) {
+    detail = "an initial handler state needs SessionOptions::handler_image";
+    return Errc::invalid_argument;
   }
-  if (regions.size() > protocol::kMrspMaxEntries) {
+  if (regions.size() + (streams ? 1 : 0) + (image_buf_.empty() ? 0 : 1) >
+      protocol::kMrspMaxEntries) {
     detail = "at most 255 regions fit an MRSP message";
     return Errc::invalid_argument;
   }
@@ -144,6 +157,31 @@ std::error_code SessionCore::setup(std::vector<Region> regions, std::string& det
       detail = "NAA address beyond 56 bits";
       return Errc::invalid_argument;
     }
+  }
+  // The regions the session adds go behind every other region, wherever the caller placed those
+  // (AP1 places them all; with every region placed here that is where the next one would go).
+  std::uint64_t end = align_up(opts_.naa_base_address, kNaaAlignment);
+  for (const Region& r : regions)
+    end =
+        std::max(end, align_up(*r.naa_address + std::max<std::uint64_t>(r.size, 1), kNaaAlignment));
+  const auto add = [&](Region r) {
+    r.naa_address = end;
+    end = align_up(end + std::max<std::uint64_t>(r.size, 1), kNaaAlignment);
+    regions.push_back(r);
+    return end - 1 <= protocol::kMrspMaxNaaAddress;
+  };
+  if (streams) {
+    Region d = Region::internal(std::max<std::uint32_t>(opts_.stream_state_bytes, 1));
+    d.flags |= Region::kStream;
+    if (!add(d)) {
+      detail = "NAA address beyond 56 bits";
+      return Errc::invalid_argument;
+    }
+  }
+  if (!image_buf_.empty() &&
+      !add({image_buf_.data(), image_buf_.size(), protocol::kMrspFlagHandlerImage, {}})) {
+    detail = "NAA address beyond 56 bits";
+    return Errc::invalid_argument;
   }
 
   // Endpoint.
@@ -218,118 +256,11 @@ std::error_code SessionCore::setup(std::vector<Region> regions, std::string& det
   info_.path_mtu = qp_->path_mtu();
   info_.connect_time = t1 - t0;
   ec = run_mrsp(detail);
+  if (!ec) ec = install_handler(detail);
   info_.mrsp_time = Clock::now() - t1;
   if (ec) {
     (void)qp_->disconnect(opts_.disconnect_timeout);
     return ec;
-  }
-  return {};
-}
-
-// PROTOCOL.md 5.1: post the receive for the answer BEFORE sending 0x01; both SENDs carry SE.
-std::error_code SessionCore::run_mrsp(std::string& detail) {
-  std::vector<protocol::MrspRequestEntry> entries;
-  // Parameter regions in index order, then internal regions.
-  for (int pass = 0; pass < 2; ++pass) {
-    for (RegionState& st : regions_) {
-      const bool internal = (st.region.flags & Region::kInternal) != 0;
-      if (internal != (pass == 1)) continue;
-      protocol::MrspRequestEntry e;
-      e.flags = st.region.flags;
-      e.naa_address = *st.region.naa_address;
-      e.size = static_cast<std::uint32_t>(st.region.size);
-      if (!internal) {
-        e.host_va = reinterpret_cast<std::uintptr_t>(st.region.data);  // NOLINT: VAs on the wire
-        e.host_rkey = st.mr.rkey;
-        st.placement = entries.size();
-      } else if ((st.region.flags & Region::kStream) != 0) {
-        e.host_va = opts_.stream_argument;    // the stream descriptor's argument
-        e.host_rkey = opts_.stream_function;  // and its function code
-      }
-      entries.push_back(e);
-    }
-  }
-  auto n = protocol::encode_mrsp_request(entries, mrsp_tx_);
-  if (!n) {
-    detail = "cannot encode the MRSP request";
-    return Errc::invalid_argument;
-  }
-  RecvWr rwr;
-  rwr.wr_id = kMrspRecvId;
-  rwr.sge = {reinterpret_cast<std::uintptr_t>(mrsp_rx_.data()),  // NOLINT
-             static_cast<std::uint32_t>(mrsp_rx_.size()), mrsp_rx_mr_.lkey};
-  if (auto ec = qp_->post_recv(rwr)) return ec;
-  SendWr swr;
-  swr.wr_id = kMrspSendId;
-  swr.opcode = WrOpcode::send;
-  swr.sge = {reinterpret_cast<std::uintptr_t>(mrsp_tx_.data()),  // NOLINT
-             static_cast<std::uint32_t>(*n), mrsp_tx_mr_.lkey};
-  swr.solicited = true;
-  if (auto ec = qp_->post_send(swr)) return ec;
-
-  bool sent = false;
-  std::optional<WorkCompletion> answer;
-  const auto deadline = Clock::now() + opts_.mrsp_timeout;
-  while (!sent || !answer) {
-    const auto now = Clock::now();
-    if (now >= deadline) {
-      detail = "no MRSP answer from the NAA within " + std::to_string(opts_.mrsp_timeout.count()) +
-               " ms";
-      return Errc::timeout;
-    }
-    WorkCompletion wc;
-    if (qp_->wait_cq(std::span(&wc, 1), deadline - now) == 0) {
-      if (auto qe = qp_->error()) {
-        detail = "connection failed during MRSP: " + qe.message();
-        return qe;
-      }
-      continue;
-    }
-    if (wc.status) {
-      detail = "MRSP " + std::string(wc.wr_id == kMrspSendId ? "SEND" : "receive") +
-               " failed: " + wc_text(wc);
-      return wc.status;
-    }
-    if (wc.wr_id == kMrspSendId) sent = true;
-    if (wc.wr_id == kMrspRecvId) answer = wc;
-  }
-  const protocol::ByteView reply(mrsp_rx_.data(), answer->byte_len);
-  auto msg = protocol::decode_mrsp(reply);
-  if (!msg) {
-    detail = "MRSP answer does not decode: " + std::string(protocol::to_string(msg.error()));
-    return Errc::mrsp_bad_reply;
-  }
-  if (const auto* err = std::get_if<protocol::MrspError>(&*msg)) {
-    detail = "the NAA refused the regions: MRSP error 0x0" + std::to_string(err->code) + " (" +
-             std::string(protocol::mrsp_error_name(err->code)) + ")";
-    switch (err->code) {
-      case protocol::kMrspErrorNotEnoughMemory:
-        return Errc::mrsp_not_enough_memory;
-      case protocol::kMrspErrorInvalidAddress:
-        return Errc::mrsp_invalid_address;
-      case protocol::kMrspErrorTooManyRegions:
-        return Errc::mrsp_too_many_regions;
-      default:
-        return Errc::mrsp_unknown_error;
-    }
-  }
-  const auto* adv = std::get_if<protocol::MrspAdvertisementView>(&*msg);
-  if (adv == nullptr) {
-    detail = "the NAA answered MRSP with a request (type 0x01)";
-    return Errc::mrsp_bad_reply;
-  }
-  std::size_t expected = 0;
-  for (const RegionState& st : regions_) {
-    if ((st.region.flags & Region::kInternal) == 0) ++expected;
-  }
-  if (adv->count() != expected) {
-    detail = "MRSP advertisement has " + std::to_string(adv->count()) + " entries, expected " +
-             std::to_string(expected);
-    return Errc::mrsp_bad_reply;
-  }
-  for (std::size_t i = 0; i < adv->count(); ++i) {
-    const auto e = adv->entry(i);
-    placements_.push_back(Placement{e.naa_address, e.rkey, e.size});
   }
   return {};
 }

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -56,7 +57,12 @@ class SessionCore {
   };
   SessionCore() = default;
   std::error_code setup(std::vector<Region> regions, std::string& detail);
+  // session_mrsp.cpp: the 0x01/0x02 exchange, the handler image's 0x04/0x05 (if any).
   std::error_code run_mrsp(std::string& detail);
+  std::error_code install_handler(std::string& detail);
+  std::error_code exchange_mrsp(std::size_t length, WorkCompletion& answer, std::string& detail);
+  std::error_code await_mrsp(std::initializer_list<std::uint64_t> ids, WorkCompletion& answer,
+                             std::string& detail);
   void handle(const WorkCompletion& wc);
   bool finished(CallOutcome& out);
 
@@ -68,6 +74,7 @@ class SessionCore {
   SessionInfo info_;
   std::vector<std::uint8_t> mrsp_tx_;
   std::vector<std::uint8_t> mrsp_rx_;
+  std::vector<std::uint8_t> image_buf_;  // the handler image and its initial state
   MemoryRegion mrsp_tx_mr_{};
   MemoryRegion mrsp_rx_mr_{};
   // The outstanding call.

@@ -50,6 +50,11 @@ Options:
       --stream            the inputs stream: the NAA's handlers for --fn process them packet by
                           packet as they arrive (docs/protocol.md "Streaming regions")
       --stream-arg N      the handlers' 64-bit argument (unpack_strided: stride << 32 | block)
+      --handler FILE      install this sPIN handler image (naa_add_handler's ELF) with the
+                          connection as --fn's handlers (docs/protocol.md "Handler images");
+                          implies --stream
+      --handler-state SRC the handlers' initial state (FILE, seq:N or gen:N[:SEED]; at most
+                          4096 bytes): each call's handler state starts as these bytes
       --fault-rx SPEC     udp: inject faults into received datagrams; SPEC is
                           loss=P,dup=P,reorder=P,reorder-delay=N,corrupt=P,key=K
                           (docs/reliability.md)
@@ -177,7 +182,9 @@ CallOptions parse_options(int argc, char** argv) {
     kStream,
     kStreamArg,
     kIrn,
-    kFaultKey
+    kFaultKey,
+    kHandler,
+    kHandlerState
   };
   std::optional<naa::impair::FaultKey> fault_key;
   naa::host::FaultOptions& fault_rx = o.fault_rx;
@@ -210,6 +217,8 @@ CallOptions parse_options(int argc, char** argv) {
       {"fault-seed", required_argument, nullptr, kFaultSeed},
       {"stream", no_argument, nullptr, kStream},
       {"stream-arg", required_argument, nullptr, kStreamArg},
+      {"handler", required_argument, nullptr, kHandler},
+      {"handler-state", required_argument, nullptr, kHandlerState},
       {"irn", required_argument, nullptr, kIrn},
       {"fault-key", required_argument, nullptr, kFaultKey},
       {"quiet", no_argument, nullptr, 'q'},
@@ -325,6 +334,18 @@ CallOptions parse_options(int argc, char** argv) {
         if (arg.empty() || *end != '\0') usage_error("bad --stream-arg " + arg);
         break;
       }
+      case kHandler:
+        opts.handler_image = load_source(arg);
+        if (opts.handler_image.empty()) usage_error("--handler: '" + arg + "' is empty");
+        o.stream = true;
+        break;
+      case kHandlerState:
+        opts.handler_state = load_source(arg);
+        if (opts.handler_state.size() > opts.stream_state_bytes) {
+          usage_error("--handler-state: more than " + std::to_string(opts.stream_state_bytes) +
+                      " bytes");
+        }
+        break;
       case kFaultSeed:
         fault_seed = std::strtoull(arg.c_str(), nullptr, 0);
         break;
@@ -350,6 +371,9 @@ CallOptions parse_options(int argc, char** argv) {
   }
   if (optind < argc) usage_error(std::string("unexpected argument ") + argv[optind]);
   if (fn == 0) usage_error("--fn is required");
+  if (!opts.handler_state.empty() && opts.handler_image.empty()) {
+    usage_error("--handler-state needs --handler");
+  }
   if (o.stream) {
     opts.stream_function = static_cast<std::uint8_t>(fn);
     for (RegionArg& r : regs) {

@@ -10,7 +10,7 @@ namespace {
 // Header checks shared by every message type (PROTOCOL.md 5.1: `type | count | 2 zero bytes`).
 [[nodiscard]] std::optional<Error> check_header(ByteView m) noexcept {
   if (m.size() < kMrspHeaderSize) return Error::too_short;
-  if (m[0] >= kMrspTypeReserved) return Error::bad_field;
+  if (m[0] == kMrspTypeReserved || m[0] > kMrspTypeLast) return Error::bad_field;
   if (m[2] != 0 || m[3] != 0) return Error::bad_field;
   return std::nullopt;
 }
@@ -38,6 +38,14 @@ std::string_view mrsp_error_name(std::uint8_t code) noexcept {
       return "invalid address";
     case kMrspErrorTooManyRegions:
       return "too many regions";
+    case kMrspErrorWrongMachine:
+      return "wrong machine";
+    case kMrspErrorImageTooLarge:
+      return "image too large";
+    case kMrspErrorNoEntryPoint:
+      return "missing entry point";
+    case kMrspErrorBadImage:
+      return "bad image";
     default:
       return "unknown";
   }
@@ -97,6 +105,14 @@ Result<MrspMessage> decode_mrsp(ByteView message) noexcept {
       if (!r) return r.error();
       return MrspMessage{*r};
     }
+    case MrspType::install:
+      if (message[1] != 0) return Error::bad_field;
+      if (message.size() != kMrspInstallSize) return Error::count_mismatch;
+      return MrspMessage{MrspInstall{load_be64(message.data() + 4), load_be32(message.data() + 12),
+                                     load_be32(message.data() + 16)}};
+    case MrspType::installed:
+      if (message.size() > kMrspInstalledSize) return Error::too_long;
+      return MrspMessage{MrspInstalled{message[1]}};
   }
   return Error::bad_field;  // unreachable: check_header rejected the other types
 }
@@ -137,6 +153,21 @@ Result<std::size_t> encode_mrsp_advertisement(std::span<const MrspAdvertisementE
     b += kMrspAdvertisementEntrySize;
   }
   return size;
+}
+
+Result<std::size_t> encode_mrsp_install(const MrspInstall& install, MutableByteView out) noexcept {
+  if (out.size() < kMrspInstallSize) return Error::buffer_too_small;
+  write_header(out.data(), MrspType::install, 0);
+  store_be64(out.data() + 4, install.naa_address);
+  store_be32(out.data() + 12, install.image_bytes);
+  store_be32(out.data() + 16, install.state_bytes);
+  return kMrspInstallSize;
+}
+
+Result<std::size_t> encode_mrsp_installed(std::uint8_t fn, MutableByteView out) noexcept {
+  if (out.size() < kMrspInstalledSize) return Error::buffer_too_small;
+  write_header(out.data(), MrspType::installed, fn);
+  return kMrspInstalledSize;
 }
 
 Result<std::size_t> encode_mrsp_error(std::uint8_t code, MutableByteView out) noexcept {

@@ -35,6 +35,8 @@ HandlerEngine::HandlerEngine(sc_core::sc_module_name name, ModelContext& ctx,
       registry_(std::move(registry)),
       kernels_(kernels),
       calls_(ctx.qps.size()) {
+  installed_.resize(ctx.qps.size());
+  install_meter_ = std::make_unique<CycleMeter>(ctx.cfg);
   if (ctx.cfg.hpus == 0 || ctx.cfg.hpus > 256)
     model_fatal("handler_engine", "--hpus must be 1..256");
   dma_meter_ = std::make_unique<CycleMeter>(ctx.cfg);
@@ -147,6 +149,46 @@ void HandlerEngine::release(Qp& qp) {
   c.state.shrink_to_fit();
 }
 
+std::uint8_t HandlerEngine::install(Qp& qp, std::uint8_t fn, std::uint64_t address,
+                                    std::uint32_t image_bytes, std::uint32_t state_bytes,
+                                    std::uint64_t state_limit) {
+  const auto index = static_cast<std::size_t>(&qp - ctx_.qps.data());
+  const std::uint32_t generation = qp.generation;
+  auto refuse = [&](std::uint8_t code) {
+    ++images_refused_;
+    return code;
+  };
+  std::vector<std::uint8_t> bytes(std::size_t{image_bytes} + state_bytes);
+  // The image comes from NAA memory through the handler engine's DMA (timed).
+  if (!bytes.empty() && !mem.read(address, bytes.data(), bytes.size(), *install_meter_)) {
+    return refuse(protocol::kMrspErrorInvalidAddress);
+  }
+  if (!loader_) return refuse(protocol::kMrspErrorBadImage);
+  LoadedImage loaded = loader_(std::span<const std::uint8_t>(bytes).first(image_bytes));
+  if (!loaded.handler) return refuse(loaded.mrsp_error);
+  // The descriptor names the function its calls use; an image made for another is a mistake.
+  if (loaded.handler->function_code() != fn) return refuse(protocol::kMrspErrorBadImage);
+  if (state_bytes > state_limit) return refuse(protocol::kMrspErrorImageTooLarge);
+  if (qp.generation != generation) return refuse(protocol::kMrspErrorBadImage);
+  Installed& in = installed_[index];
+  in.generation = generation;
+  in.handler = std::move(loaded.handler);
+  in.state.assign(bytes.begin() + image_bytes, bytes.end());
+  ++images_installed_;
+  return 0;
+}
+
+void HandlerEngine::uninstall(Qp& qp) {
+  installed_[static_cast<std::size_t>(&qp - ctx_.qps.data())] = Installed{};
+}
+
+std::shared_ptr<const Handler> HandlerEngine::handler_of(const Qp& qp, std::uint8_t fn) const {
+  const Installed& in = installed_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+  if (in.handler && in.generation == qp.generation) return in.handler;
+  // The registry outlives every call: a non-owning pointer.
+  return {std::shared_ptr<const Handler>(), registry_.find(fn)};
+}
+
 void HandlerEngine::dma_thread() {
   for (;;) {
     while (dma_.empty()) {
@@ -244,7 +286,7 @@ void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
   auto valid = [&] { return qp.generation == t.generation && qp.state == QpState::rts; };
   if (!valid() || call.generation != t.generation) return done();
   const auto d = descriptor(qp);
-  const Handler* h = d ? registry_.find(d->fn) : nullptr;
+  const std::shared_ptr<const Handler> h = d ? handler_of(qp, d->fn) : nullptr;
   const std::vector<Region> regions = directory->regions(qp.qpn);
   std::size_t r = regions.size();
   for (std::size_t i = 0; i < regions.size(); ++i) {
@@ -267,6 +309,12 @@ void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
       fail(call, kRcHandlerMemory);
     } else {
       call.state.assign(d->state_size, 0);
+      // An installed image's initial state (docs/protocol.md "Handler images").
+      const Installed& in = installed_[t.qp_index];
+      if (in.handler && in.generation == qp.generation) {
+        std::copy_n(in.state.begin(), std::min<std::size_t>(in.state.size(), call.state.size()),
+                    call.state.begin());
+      }
     }
   }
   const std::uint64_t offset = r < regions.size() ? t.va - regions[r].naa_address : 0;
@@ -352,7 +400,7 @@ void HandlerEngine::run_completion(std::uint32_t hpu_index, Task& t) {
   const auto imm = protocol::decode_call_immediate(t.imm);
   if (!imm || imm->aborted) return reset();  // not a call, or immediate 0: no reply
   const auto d = descriptor(qp);
-  const Handler* h = d ? registry_.find(d->fn) : nullptr;
+  const std::shared_ptr<const Handler> h = d ? handler_of(qp, d->fn) : nullptr;
   if (h == nullptr) {
     fail(call, static_cast<std::uint32_t>(protocol::ReturnCode::unknown_function));
   } else if (imm->fn != d->fn) {
@@ -495,6 +543,10 @@ void HandlerEngine::report(std::ostream& os) const {
      << "handler.first_payload_handover_ps=" << first_handover_ps_ << '\n'
      << "handler.first_payload_start_ps=" << first_start_ps_ << '\n'
      << "handler.max_idle_start_delay_cycles=" << max_idle_start_delay_cycles_ << '\n';
+  if (images_installed_ + images_refused_ != 0) {  // only once a host installed one (sparse)
+    os << "handler.images_installed=" << images_installed_ << '\n'
+       << "handler.images_refused=" << images_refused_ << '\n';
+  }
   for (std::size_t fn = 0; fn < kernel_runs_.size(); ++fn) {
     if (kernel_runs_[fn] == 0) continue;
     const Kernel* k = kernels_.find(static_cast<std::uint8_t>(fn));

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <optional>
 
+#include "naa/protocol/mrsp.hpp"
 #include "naa/rtl/hpu_run.hpp"
 
 namespace naa::sim {
@@ -206,6 +207,20 @@ HandlerRc rc_of(std::uint32_t ret) {
 
 }  // namespace
 
+std::uint8_t mrsp_error_of(SpinImageError e) noexcept {
+  switch (e) {
+    case SpinImageError::wrong_machine:
+      return protocol::kMrspErrorWrongMachine;
+    case SpinImageError::too_large:
+      return protocol::kMrspErrorImageTooLarge;
+    case SpinImageError::no_info:
+    case SpinImageError::bad_entry:
+      return protocol::kMrspErrorNoEntryPoint;
+    default:
+      return protocol::kMrspErrorBadImage;
+  }
+}
+
 HpuCores::HpuCores(std::vector<std::unique_ptr<rtl::HpuPort>> cores) : cores_(std::move(cores)) {
   for (auto& c : cores_)
     rtl::reset_hpu(*c);
@@ -220,7 +235,11 @@ HpuHandler::Loaded HpuHandler::load(std::span<const std::uint8_t> file, std::str
     return std::move(out);
   };
   rtl::HpuImageResult img = rtl::load_hpu_image(file);
-  if (!img.image) return refuse(SpinImageError::bad_elf, img.message);
+  if (!img.image) {
+    const bool machine = img.error == rtl::HpuImageError::wrong_class ||
+                         img.error == rtl::HpuImageError::wrong_machine;
+    return refuse(machine ? SpinImageError::wrong_machine : SpinImageError::bad_elf, img.message);
+  }
   std::unique_ptr<HpuHandler> h(new HpuHandler());
   h->image_ = std::move(*img.image);
   for (const rtl::HpuSegment& s : h->image_.segments) {
@@ -253,7 +272,7 @@ HpuHandler::Loaded HpuHandler::load(std::span<const std::uint8_t> file, std::str
   h->header_ = u32(info, 16);
   h->payload_ = u32(info, 20);
   h->completion_ = u32(info, 24);
-  if (h->payload_ == 0) return refuse(SpinImageError::bad_info, "no payload handler");
+  if (h->payload_ == 0) return refuse(SpinImageError::bad_entry, "no payload handler");
   for (const std::uint32_t entry : {h->header_, h->payload_, h->completion_}) {
     if (entry == 0) continue;
     const bool inside = std::any_of(
@@ -291,6 +310,7 @@ HandlerRun HpuHandler::invoke(HandlerContext& ctx, std::uint32_t entry,
   put64(arg_block, 0x108, ctx.arg);
   const std::size_t listed = std::min<std::size_t>(ctx.regions.size(), L::kMaxRegions);
   put32(arg_block, 0x110, static_cast<std::uint32_t>(listed));
+  put32(arg_block, 0x114, static_cast<std::uint32_t>(ctx.state.size()));
   for (std::size_t i = 0; i < listed; ++i) {
     put32(arg_block, 0x118 + 8 * i, ctx.regions[i].flags);
     put32(arg_block, 0x11C + 8 * i, ctx.regions[i].size);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "naa/protocol/mrsp.hpp"
+#include "naa/sim/hpu_handler.hpp"
 
 namespace naa::sim {
 namespace {
@@ -13,10 +14,21 @@ bool overlaps(std::uint64_t a, std::uint64_t alen, std::uint64_t b, std::uint64_
   return a < b + blen && b < a + alen;
 }
 
+bool is_image(std::uint8_t flags) {
+  return (flags & protocol::kMrspFlagHandlerImage) != 0;
+}
+
+constexpr std::uint8_t kDescriptorFlags = protocol::kMrspFlagInternal | protocol::kMrspFlagStream;
+
 }  // namespace
 
 MrspHandler::MrspHandler(sc_core::sc_module_name name, ModelContext& ctx)
-    : sc_module(name), ctx_(ctx), in_(256), meter_(ctx.cfg), regions_(ctx.qps.size()) {
+    : sc_module(name),
+      ctx_(ctx),
+      in_(256),
+      meter_(ctx.cfg),
+      regions_(ctx.qps.size()),
+      images_(ctx.qps.size()) {
   SC_THREAD(thread);
 }
 
@@ -35,15 +47,44 @@ std::size_t MrspHandler::regions_held() const {
   std::size_t n = 0;
   for (const auto& list : regions_)
     n += list.size();
+  for (const auto& image : images_)
+    n += image ? 1U : 0U;
   return n;
 }
 
 void MrspHandler::release(Qp& qp) {
-  auto& list = regions_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+  const auto index = static_cast<std::size_t>(&qp - ctx_.qps.data());
+  auto& list = regions_[index];
   for (const Region& r : list)
     scrub->clear(r.naa_address, r.size);
   list.clear();
+  free_image(qp, index);
+  handlers->uninstall(qp);
   mr->invalidate_owner(qp.qpn);
+}
+
+void MrspHandler::free_image(Qp& qp, std::size_t index) {
+  auto& image = images_[index];
+  if (!image) return;
+  scrub->clear(image->naa_address, image->size);  // no image bytes pass to the next connection
+  if (qp.state == QpState::rts) mr->program(image->mr_index, MrEntry{});  // its rkey is revoked
+  image.reset();
+}
+
+std::uint8_t MrspHandler::install(Qp& qp, std::size_t index, const protocol::MrspInstall& m,
+                                  std::uint8_t& fn) {
+  const auto& image = images_[index];
+  const std::uint64_t bytes = std::uint64_t{m.image_bytes} + m.state_bytes;
+  if (!image || m.naa_address != image->naa_address || m.image_bytes == 0 || bytes > image->size) {
+    return protocol::kMrspErrorInvalidAddress;  // not what the 0x02 advertised to this host
+  }
+  const auto& mine = regions_[index];
+  const auto d = std::find_if(mine.begin(), mine.end(), [](const Region& r) {
+    return (r.flags & kDescriptorFlags) == kDescriptorFlags;
+  });
+  if (d == mine.end()) return protocol::kMrspErrorInvalidAddress;  // no stream descriptor
+  fn = static_cast<std::uint8_t>(d->host_rkey & 0x7FU);
+  return handlers->install(qp, fn, image->naa_address, m.image_bytes, m.state_bytes, d->size);
 }
 
 std::uint8_t MrspHandler::place(Qp& qp, std::vector<Region>& out) {
@@ -62,6 +103,13 @@ std::uint8_t MrspHandler::place(Qp& qp, std::vector<Region>& out) {
   for (std::size_t i = 0; i < count; ++i) {
     const auto e = msg->entry(i);
     if (e.naa_address >= mem_size || e.size == 0) return protocol::kMrspErrorInvalidAddress;
+    // docs/protocol.md "Handler images": one HANDLER_IMAGE entry, the last, not INTERNAL.
+    if (is_image(e.flags)) {
+      if (i + 1 != count || e.flags != protocol::kMrspFlagHandlerImage) {
+        return protocol::kMrspErrorInvalidAddress;
+      }
+      if (e.size > kSpinMaxImageFile) return protocol::kMrspErrorImageTooLarge;
+    }
     if (e.size > mem_size - e.naa_address) return protocol::kMrspErrorNotEnoughMemory;
     for (std::size_t j = 0; j < i; ++j) {
       const auto o = msg->entry(j);
@@ -75,6 +123,10 @@ std::uint8_t MrspHandler::place(Qp& qp, std::vector<Region>& out) {
         if (overlaps(e.naa_address, e.size, r.naa_address, r.size)) {
           return protocol::kMrspErrorInvalidAddress;
         }
+      }
+      const auto& image = images_[q];
+      if (image && overlaps(e.naa_address, e.size, image->naa_address, image->size)) {
+        return protocol::kMrspErrorInvalidAddress;
       }
     }
     Region r;
@@ -104,14 +156,35 @@ void MrspHandler::thread() {
     ++requests_;
     meter_.spend(SimConfig::stage_cycles(qp.recv_len, ctx_.cfg.width, ctx_.cfg.mrsp_latency));
     if (qp.generation != w.generation || qp.state != QpState::rts) continue;
+    SendWqe wqe;
+    wqe.op = SendWqe::Op::send;
+    wqe.solicited = true;  // PROTOCOL.md 5.1: both MRSP SENDs carry SE
+    const auto any = protocol::decode_mrsp({qp.recv_buf.data(), qp.recv_len});
+    if (any && std::holds_alternative<protocol::MrspInstall>(*any)) {
+      // docs/protocol.md "Handler images": install what the host wrote, then free the region.
+      ++installs_;
+      std::uint8_t fn = 0;
+      const std::uint8_t code = install(qp, w.index, std::get<protocol::MrspInstall>(*any), fn);
+      if (qp.generation != w.generation || qp.state != QpState::rts) continue;
+      free_image(qp, w.index);
+      if (code != 0) {
+        ++errors_.at(code);
+        wqe.data.resize(protocol::kMrspErrorSize);
+        (void)protocol::encode_mrsp_error(code, wqe.data);
+      } else {
+        ++installed_;
+        wqe.data.resize(protocol::kMrspInstalledSize);
+        (void)protocol::encode_mrsp_installed(fn, wqe.data);
+      }
+      receives->repost_receive(qp);
+      sends->post_send(qp, std::move(wqe));
+      continue;
+    }
     placed.clear();
     const std::uint8_t code = place(qp, placed);
     // place() waits (per-entry cost): the connection may have ended meanwhile, and programming
     // MR entries for a released QP would leak them.
     if (qp.generation != w.generation || qp.state != QpState::rts) continue;
-    SendWqe wqe;
-    wqe.op = SendWqe::Op::send;
-    wqe.solicited = true;  // PROTOCOL.md 5.1: both MRSP SENDs carry SE
     if (code != 0) {
       ++errors_.at(code);
       wqe.data.resize(protocol::kMrspErrorSize);
@@ -121,6 +194,8 @@ void MrspHandler::thread() {
       auto& mine = regions_[w.index];
       for (const Region& r : mine)
         scrub->clear(r.naa_address, r.size);
+      free_image(qp, w.index);
+      handlers->uninstall(qp);  // an installed image belongs to the regions it came with
       mr->invalidate_owner(qp.qpn);
       mine.clear();
       adv.clear();
@@ -139,13 +214,19 @@ void MrspHandler::thread() {
         e.owner_qpn = qp.qpn;
         // INPUT regions may be written and read back, OUTPUT regions only read; INTERNAL regions
         // take an entry (they count towards the 32) but grant no remote access.
+        // A HANDLER_IMAGE region may only be written (docs/protocol.md "Handler images").
         if ((r.flags & protocol::kMrspFlagInternal) == 0) {
           if ((r.flags & protocol::kMrspFlagInput) != 0) e.access |= kMrRemoteWrite | kMrRemoteRead;
           if ((r.flags & protocol::kMrspFlagOutput) != 0) e.access |= kMrRemoteRead;
+          if (is_image(r.flags)) e.access |= kMrRemoteWrite;
         }
         mr->program(*index, e);
         scrub->clear(r.naa_address, r.size);  // a new region reads as zeros
-        mine.push_back(r);
+        if (is_image(r.flags)) {
+          images_[w.index] = r;  // not one of the call's regions
+        } else {
+          mine.push_back(r);
+        }
         ++regions_placed_;
         if ((r.flags & protocol::kMrspFlagInternal) == 0) {
           adv.push_back({r.naa_address, r.rkey, r.size});
@@ -168,7 +249,13 @@ void MrspHandler::report(std::ostream& os) const {
      << "mrsp.regions_held=" << regions_held() << '\n'
      << "mrsp.bad_messages=" << bad_messages_ << '\n';
   for (std::size_t c = 1; c < errors_.size(); ++c) {
+    // The handler-image extension's codes, like its counters, only once non-zero: a run without
+    // it reports what it always did (scripts/sim-time-digest.sh compares that byte for byte).
+    if (c > protocol::kMrspErrorTooManyRegions && errors_[c] == 0) continue;
     os << "mrsp.error_" << c << '=' << errors_[c] << '\n';
+  }
+  if (installs_ != 0) {
+    os << "mrsp.installs=" << installs_ << '\n' << "mrsp.images_installed=" << installed_ << '\n';
   }
 }
 

@@ -1,6 +1,7 @@
 #include "naa/sim/naa.hpp"
 
 #include "naa/sim/block_factory.hpp"
+#include "naa/sim/builtin_handler_images.hpp"
 #include "naa/sim/hpu_handler.hpp"
 
 namespace naa::sim {
@@ -57,6 +58,8 @@ Naa::Naa(sc_core::sc_module_name name, const SimConfig& cfg, const Log& log, Pee
   kernels_ = std::make_unique<KernelEngine>("kernel_engine", ctx_, std::move(registry));
   handlers_ = std::make_unique<HandlerEngine>("handler_engine", ctx_, handler_registry(),
                                               kernels_->registry());
+  handlers_->set_image_loader(
+      [this](std::span<const std::uint8_t> image) { return load_installed_image(image); });
   tx_ = std::make_unique<TxPipe>("tx_pipe", ctx_);
   mr_ports_ = std::make_unique<MrTablePorts>(*mr_);
   bind_ports();
@@ -91,6 +94,7 @@ void Naa::bind_ports() {
   mrsp_->receives(*transport_);
   mrsp_->mr(*mr_ports_);
   mrsp_->scrub(*mem_);
+  mrsp_->handlers(*handlers_);
 
   kernels_->directory(*mrsp_);
   kernels_->sends(*transport_);
@@ -127,26 +131,40 @@ void Naa::report(std::ostream& os) const {
        << key << ".cycles=" << h->cycles() << '\n'
        << key << ".traps=" << h->traps() << '\n';
   }
+  for (const HpuHandler* h : builtin_hpu_handlers_) {
+    if (h->invocations() == 0) continue;  // sparse: a run without streaming calls is unchanged
+    const std::string key = "hpu.fn" + std::to_string(h->function_code());
+    os << key << ".invocations=" << h->invocations() << '\n'
+       << key << ".cycles=" << h->cycles() << '\n'
+       << key << ".traps=" << h->traps() << '\n';
+  }
   tx_->report(os);
   if (cfg_.blocks) cfg_.blocks->report(os);
   os << "packet_pool.available=" << pool_.available() << '\n'
      << "packet_pool.exhausted=" << pool_.exhausted() << '\n';
 }
 
-// The built-in handlers, and --handler's images on the HPU cores (docs/spin.md).
+// The built-in handlers, and --handler's images on the HPU cores (docs/spin.md). The cores also
+// run the images hosts install with their connection (docs/protocol.md "Handler images").
 HandlerRegistry Naa::handler_registry() {
   HandlerRegistry registry = HandlerRegistry::with_builtins();
-  if (cfg_.handler_images.empty()) return registry;
   std::vector<std::unique_ptr<rtl::HpuPort>> cores;
   for (std::uint32_t i = 0; i < cfg_.hpus; ++i) {
     auto core = cfg_.blocks ? cfg_.blocks->make_hpu(cfg_, i) : nullptr;
     cores.push_back(core ? std::move(core) : std::make_unique<rtl::HpuModel>());
   }
-  auto shared = std::make_shared<HpuCores>(std::move(cores));
-  // The watchdog's limit (HandlerEngine::watchdog): the smaller of the two that are set.
-  std::uint64_t max_cycles = kHpuDefaultMaxCycles;
-  for (const std::uint64_t limit : {cfg_.hpu_max_cycles, cfg_.kernel_timeout_cycles}) {
-    if (limit != 0) max_cycles = std::min(max_cycles, limit);
+  hpu_cores_ = std::make_shared<HpuCores>(std::move(cores));
+  const std::shared_ptr<HpuCores>& shared = hpu_cores_;
+  const std::uint64_t max_cycles = hpu_max_cycles();
+  // The built-ins in C replace the C++ classes, which stay as their oracles (docs/spin.md).
+  for (const BuiltinHandlerImage& image : cfg_.builtin_handlers_in_c
+                                              ? builtin_handler_images()
+                                              : std::span<const BuiltinHandlerImage>()) {
+    auto loaded = HpuHandler::load(image.bytes, image.name, shared, max_cycles);
+    if (!loaded.handler)
+      model_fatal("naa", std::string("built-in ") + image.name + ": " + loaded.message);
+    builtin_hpu_handlers_.push_back(loaded.handler.get());
+    registry.register_handler(std::move(loaded.handler));
   }
   for (const HandlerImageFile& image : cfg_.handler_images) {
     auto loaded = HpuHandler::load(image.bytes, image.name, shared, max_cycles);
@@ -159,6 +177,24 @@ HandlerRegistry Naa::handler_registry() {
     registry.register_handler(std::move(loaded.handler));
   }
   return registry;
+}
+
+std::uint64_t Naa::hpu_max_cycles() const {
+  // The watchdog's limit (HandlerEngine::watchdog): the smaller of the two that are set.
+  std::uint64_t max_cycles = kHpuDefaultMaxCycles;
+  for (const std::uint64_t limit : {cfg_.hpu_max_cycles, cfg_.kernel_timeout_cycles}) {
+    if (limit != 0) max_cycles = std::min(max_cycles, limit);
+  }
+  return max_cycles;
+}
+
+LoadedImage Naa::load_installed_image(std::span<const std::uint8_t> image) {
+  auto loaded = HpuHandler::load(image, "installed", hpu_cores_, hpu_max_cycles());
+  LoadedImage out;
+  out.mrsp_error = loaded.handler ? 0 : mrsp_error_of(loaded.error);
+  out.message = std::move(loaded.message);
+  out.handler = std::move(loaded.handler);
+  return out;
 }
 
 void Naa::report_activity(std::ostream& os, std::uint64_t sc_start_calls) const {

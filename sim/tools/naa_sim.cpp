@@ -43,9 +43,10 @@ int run(Options options) {
   // SystemC's own reports would otherwise end the process on a warning-turned-error; keep them
   // as messages (nothing a peer sends reaches SystemC).
   sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DISPLAY);
-  const bool want_rtl = options.blocks.any_rtl() || !options.trace_path.empty() ||
-                        options.mr_table_variant != "reference" ||
-                        (options.blocks.hpu_rtl() && !cfg.handler_images.empty());
+  const bool want_rtl =
+      options.blocks.any_rtl() || !options.trace_path.empty() ||
+      options.mr_table_variant != "reference" ||
+      (options.blocks.hpu_rtl() && (!cfg.handler_images.empty() || options.blocks.hpu_given));
 #if !NAA_SIM_HAS_RTL
   if (!options.kernel_plugins.empty()) {
     usage_error("--kernel: this naa-sim was built without RTL support (NAA_BUILD_RTL=OFF)");

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "naa/sim/builtin_handler_images.hpp"
 #include "naa/sim/hpu_handler.hpp"
 #include "naa/sim/net_port.hpp"
 
@@ -48,6 +49,11 @@ Options:
   --hpu-width N      bytes per cycle of the handlers' cost models (default 8)
   --hpu-max-cycles N a handler invocation over N cycles is stopped (0x02; default 0 = only
                      the --kernel-timeout-cycles watchdog) (docs/sim/handler_engine.md)
+  --builtin-handlers=c|cpp
+                     the built-in streaming handlers (add1, add2, sum_u64, crc32,
+                     unpack_strided): c runs spin/builtins' C images on the HPU cores (--hpu;
+                     the default when this build has them), cpp the C++ oracles of
+                     sim/src/handlers.cpp with their cost formulas (docs/spin.md)
   --idle-timeout-ms N
                      idle liveness: a connection that heard nothing from its host for N ms
                      gets a zero-length RDMA WRITE probe; if the retries run out its QP,
@@ -260,6 +266,7 @@ Options parse_options(int argc, char* argv[]) {
     kIrnBdpCap,
     kKernelPlugin,
     kHandler,
+    kBuiltinHandlers,
     kHpu,
     kHelp
   };
@@ -305,6 +312,7 @@ Options parse_options(int argc, char* argv[]) {
       {"hpu-mem", required_argument, nullptr, kHpuMem},
       {"hpu-width", required_argument, nullptr, kHpuWidth},
       {"hpu-max-cycles", required_argument, nullptr, kHpuMaxCycles},
+      {"builtin-handlers", required_argument, nullptr, kBuiltinHandlers},
       {nullptr, 0, nullptr, 0},
   };
   opterr = 0;
@@ -360,6 +368,17 @@ Options parse_options(int argc, char* argv[]) {
         cfg.hpus = static_cast<std::uint32_t>(parse_u64(optarg, "--hpus", 256));
         if (cfg.hpus == 0) usage_error("--hpus must be 1..256");
         break;
+      case kBuiltinHandlers: {
+        const std::string v = optarg;
+        if (v != "c" && v != "cpp") usage_error("--builtin-handlers must be c or cpp, not " + v);
+        if (v == "c" && naa::sim::builtin_handler_images().empty()) {
+          usage_error(
+              "--builtin-handlers=c: this naa-sim was built without clang and lld for "
+              "riscv32, so without the C images");
+        }
+        cfg.builtin_handlers_in_c = v == "c";
+        break;
+      }
       case kHpuMem:
         cfg.hpu_mem = parse_size(optarg);
         break;

@@ -21,20 +21,34 @@ typedef struct {
   piece_t pieces[];
 } crc_state_t;
 
+/* zlib's byte-wise table, made once per HPU on its first packet (static data is private to an
+ * HPU and stays between calls): about 8 times fewer core cycles per byte than bit by bit. */
+static uint32_t table[256];
+static uint32_t table_ready;
+
 static uint32_t crc32_bytes(const uint8_t* p, uint32_t n) {
-  uint32_t crc = 0xFFFFFFFFu;
-  for (uint32_t i = 0; i < n; ++i) {
-    crc ^= p[i];
-    for (int k = 0; k < 8; ++k)
-      crc = (crc >> 1) ^ (POLY & (0u - (crc & 1u)));
+  if (!table_ready) {
+    for (uint32_t b = 0; b < 256; ++b) {
+      uint32_t c = b;
+      for (int k = 0; k < 8; ++k)
+        c = (c >> 1) ^ (POLY & (0u - (c & 1u)));
+      table[b] = c;
+    }
+    table_ready = 1;
   }
+  uint32_t crc = 0xFFFFFFFFu;
+  for (uint32_t i = 0; i < n; ++i)
+    crc = (crc >> 8) ^ table[(crc ^ p[i]) & 0xFFu];
   return ~crc;
 }
 
 static int payload(const ptl_payload_t* p, void* state) {
   crc_state_t* s = (crc_state_t*)state;
-  const uint32_t crc = crc32_bytes(p->base, p->length);
   const uint32_t n = PtlHandlerFAdd(&s->count, 1);
+  /* The state holds one slot per packet: a call with more packets than slots fails (the C++
+   * oracle refuses it before the first packet with 0x7D; a handler can only answer FAIL). */
+  if (sizeof(crc_state_t) + (n + 1) * sizeof(piece_t) > NAA_SPIN_ENV->state_bytes) return PTL_FAIL;
+  const uint32_t crc = crc32_bytes(p->base, p->length);
   s->pieces[n].offset_lo = (uint32_t)p->offset;
   s->pieces[n].offset_hi = (uint32_t)(p->offset >> 32);
   s->pieces[n].length = p->length;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # sPIN handler test (issue 28, docs/spin.md): installs the build into a temporary prefix, builds
-# examples/spin-handler against that prefix alone (a copy outside the repository), then runs the
-# installed naa-sim with the image on the model, RTL and lockstep HPU cores and checks naa-call's
-# streamed results byte for byte against the XOR computed here.
+# examples/spin-handler against that prefix alone (a copy outside the repository), then the
+# installed naa-call installs the image with its connection (--handler, docs/protocol.md "Handler
+# images") on the installed naa-sim, started without it, on the model, RTL and lockstep HPU cores,
+# and the streamed results are checked byte for byte against the XOR computed here (issue 28's
+# done-when). Once more with the image given to naa-sim (--handler) instead.
 # usage: check_spin_handler.sh <build-dir> <example-dir> <scratch-dir>
 set -euo pipefail
 build=$1
@@ -24,19 +26,33 @@ open(sys.argv[1],"wb").write(bytes(r.randrange(256) for _ in range(20011)))' "$s
 python3 -c 'import sys; d=open(sys.argv[1],"rb").read()
 open(sys.argv[2],"wb").write(bytes(b ^ 0xA5 for b in d))' "$scratch/in.bin" "$scratch/expect.bin"
 
-for mode in rtl lockstep model; do
+for mode in rtl lockstep model on-sim; do
   log=$scratch/sim-$mode.log
-  start_sim "$log" --hpus 4 --handler "$image" --hpu="$mode"
   out=$scratch/out-$mode.bin
-  "$prefix/bin/naa-call" --naa "$naa" --local "$NAA_TEST_BLOCK.2" --fn 30 --stream \
+  if [ "$mode" = on-sim ]; then  # the image given to naa-sim, not installed by the host
+    start_sim "$log" --hpus 4 --handler "$image" --hpu=model
+    upload=(--stream)
+  else
+    start_sim "$log" --hpus 4 --hpu="$mode"
+    upload=(--handler "$image")
+  fi
+  "$prefix/bin/naa-call" --naa "$naa" --local "$NAA_TEST_BLOCK.2" --fn 30 "${upload[@]}" \
     --stream-arg 0x12A5 --inout "$scratch/in.bin@$out" --quiet >"$scratch/call.log" 2>&1 ||
-    { cat "$scratch/call.log" "$log"; fail "$mode: naa-call --fn 30 --stream failed"; }
+    { cat "$scratch/call.log" "$log"; fail "$mode: naa-call --fn 30 ${upload[*]} failed"; }
   cmp "$out" "$scratch/expect.bin" || fail "$mode: the streamed result differs from in XOR 0xA5"
   stop_sim "$log"
   payloads=$(sed -n 's/^handler.payloads=//p' "$log.stats")
-  invocations=$(sed -n 's/^hpu.fn30.invocations=//p' "$log.stats")
-  [ -n "$payloads" ] && [ "$payloads" -ge 5 ] && [ "$invocations" = "$payloads" ] ||
-    { grep -E "^(handler|hpu)\." "$log.stats"; fail "$mode: payloads $payloads, invocations $invocations"; }
+  [ -n "$payloads" ] && [ "$payloads" -ge 5 ] ||
+    { grep -E "^(handler|hpu)\." "$log.stats"; fail "$mode: $payloads payload handlers"; }
+  if [ "$mode" = on-sim ]; then
+    invocations=$(sed -n 's/^hpu.fn30.invocations=//p' "$log.stats")
+    [ "$invocations" = "$payloads" ] || fail "on-sim: $invocations invocations, $payloads payloads"
+    mode=model
+  else  # installed by the host: one image, its cycles executed (about 32 per byte XORed)
+    grep -q "^handler.images_installed=1$" "$log.stats" || fail "$mode: the image was not installed"
+    cycles=$(sed -n 's/^handler.compute_cycles=//p' "$log.stats")
+    [ "$cycles" -gt $((3 * 20011)) ] || fail "$mode: only $cycles cycles for 20011 bytes"
+  fi
   verilated=$(sed -n 's/^rtl.hpu.verilated=//p' "$log.stats")
   want=4
   [ "$mode" = model ] && want=0
@@ -44,7 +60,7 @@ for mode in rtl lockstep model; do
   if [ "$mode" = lockstep ]; then
     grep -q "^rtl.lockstep.divergences=0$" "$log.stats" || fail "lockstep: a divergence"
   fi
-  echo "$mode: $payloads packets through the handler on the HPU cores, result verified"
+  echo "$mode: $payloads packets through the handler on the HPU cores (${upload[*]}), result verified"
 done
 # examples/spin/accumulate: built against the prefix alone; its figure script runs the installed
 # naa-cosim (streamed accumulate and the vadd_i32 baseline) and prints one CSV row per size.

@@ -42,6 +42,17 @@ TestPeer::ConnectOptions mtu4k() {
   return o;
 }
 
+// These tests cover the HandlerEngine's mechanics and its cost model with the C++ built-ins, the
+// oracles of the C images naa-sim runs by default (docs/spin.md; testbench/spin compares the two).
+std::vector<std::string> with_cpp_builtins(std::vector<std::string> args) {
+  args.push_back("--builtin-handlers=cpp");
+  return args;
+}
+struct CppRig : SimAndPeer {
+  explicit CppRig(const std::vector<std::string>& args = {})
+      : SimAndPeer(with_cpp_builtins(args)) {}
+};
+
 std::uint64_t stat(NaaSim& naa, const std::string& key) {
   return NaaSim::stat_in(naa.stats_text(), key);
 }
@@ -85,7 +96,7 @@ Add1Run add1_run(bool stream, const std::vector<std::string>& args = {},
   std::vector<std::string> a = {"--pcap", pcap.path, "--idle-timeout-ms", "0"};
   a.insert(a.end(), {"--link-hold-us", "2000000"});
   a.insert(a.end(), args.begin(), args.end());
-  SimAndPeer rig(a);
+  CppRig rig(a);
   auto& [naa, peer] = rig;
   Connection c;
   auto o = mtu4k();
@@ -119,7 +130,7 @@ Add1Run add1_run(bool stream, const std::vector<std::string>& args = {},
 TEST_CASE("streaming add1: 256 KiB at 4 KiB MTU runs 1 header 64 payload 1 completion handler",
           "[sim][streaming]") {
   ScratchPcap pcap;
-  SimAndPeer rig({"--pcap", pcap.path});
+  CppRig rig({"--pcap", pcap.path});
   auto& [naa, peer] = rig;
   Connection c;
   REQUIRE(peer.connect(c, mtu4k()) == 0);
@@ -178,7 +189,7 @@ TEST_CASE("streaming add1: 256 KiB at 4 KiB MTU runs 1 header 64 payload 1 compl
 }
 
 TEST_CASE("streaming: duplicated packets never re-run a handler", "[sim][streaming]") {
-  SimAndPeer rig({"--fault-rx", "dup=0.3", "--seed", "17"});
+  CppRig rig({"--fault-rx", "dup=0.3", "--seed", "17"});
   auto& [naa, peer] = rig;
   Connection c;
   REQUIRE(peer.connect(c, mtu4k()) == 0);
@@ -201,7 +212,7 @@ TEST_CASE("streaming: duplicated packets never re-run a handler", "[sim][streami
 
 TEST_CASE("streaming: a call without STREAM regions runs store-and-forward as before",
           "[sim][streaming]") {
-  SimAndPeer rig;
+  CppRig rig;
   auto& [naa, peer] = rig;
   Connection c;
   REQUIRE(peer.connect(c, mtu4k()) == 0);
@@ -230,7 +241,7 @@ TEST_CASE("streaming: a call without STREAM regions runs store-and-forward as be
 
 TEST_CASE("streaming sum_u64 and crc32: partial results combined by the completion handler",
           "[sim][streaming]") {
-  SimAndPeer rig({"--hpus", "4"});
+  CppRig rig({"--hpus", "4"});
   auto& [naa, peer] = rig;
   const auto in = pattern(100 * 1024 + 12, 3);  // 26 packets, the last one short
   std::uint64_t want_sum = 0;
@@ -276,7 +287,7 @@ TEST_CASE("streaming sum_u64 and crc32: partial results combined by the completi
 
 TEST_CASE("streaming unpack_strided deposits blocks at their stride - outside a region fails 0x7E",
           "[sim][streaming]") {
-  SimAndPeer rig;
+  CppRig rig;
   auto& [naa, peer] = rig;
   // Seed 5.2: stride 2.5 KiB, blocksize 1.5 KiB; 8 blocks = 12 KiB of message.
   constexpr std::uint64_t kStride = 2560, kBlock = 1536, kCount = 8;
@@ -327,7 +338,7 @@ TEST_CASE("streaming unpack_strided deposits blocks at their stride - outside a 
 
 TEST_CASE("streaming: a call of another function than the descriptor's answers 0x04",
           "[sim][streaming]") {
-  SimAndPeer rig;
+  CppRig rig;
   auto& [naa, peer] = rig;
   Connection c;
   REQUIRE(peer.connect(c, mtu4k()) == 0);
@@ -348,7 +359,7 @@ TEST_CASE("streaming: a call of another function than the descriptor's answers 0
 
 TEST_CASE("streaming limits: HPU memory 0x7D and the watchdog 0x02", "[sim][streaming]") {
   // Every invocation costs at least its 4 cycles of overhead (model and RTL alike): over 3.
-  SimAndPeer rig({"--hpu-mem", "16K", "--hpu-max-cycles", "3"});
+  CppRig rig({"--hpu-mem", "16K", "--hpu-max-cycles", "3"});
   auto& [naa, peer] = rig;
   const auto in = pattern(8192, 1);
   Connection c;
@@ -402,8 +413,8 @@ double sum_work_ns(std::uint32_t hpus, std::uint32_t size, double* cycles_per_pa
   // a loaded machine cannot open gaps in simulated time. The handlers' C++ cost model at
   // --hpu-width (--kernels=model): sum_u64 has RTL, and in rtl mode each packet runs through the
   // 64-byte block instead; sim_streaming_rtl's --kernels=rtl comes later and wins.
-  SimAndPeer rig({"--idle-timeout-ms", "0", "--hpus", std::to_string(hpus), "--hpu-mem", "8M",
-                  "--link-hold-us", "2000000", "--kernels=model"});
+  CppRig rig({"--idle-timeout-ms", "0", "--hpus", std::to_string(hpus), "--hpu-mem", "8M",
+              "--link-hold-us", "2000000", "--kernels=model"});
   auto& [naa, peer] = rig;
   Connection c;
   REQUIRE(peer.connect(c, mtu4k()) == 0);

@@ -25,6 +25,7 @@ std::shared_ptr<RtlBlocks> install_rtl_blocks(const BlockModes& modes, RtlBlocks
   options.rx_pipe = mode_of(modes.rx_pipe, "--rx-pipe");
   options.rx_pipe_by_default = !modes.rx_pipe_given;
   options.hpu = mode_of(modes.hpu, "--hpu");
+  options.hpu_given = modes.hpu_given;
   auto rtl = std::make_shared<RtlBlocks>(std::move(options), cfg);
   for (const std::string& note : rtl->notes())
     notes << program << ": " << note << '\n';

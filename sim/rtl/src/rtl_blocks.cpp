@@ -326,8 +326,10 @@ RtlBlocks::RtlBlocks(RtlBlocksOptions options, const SimConfig& cfg)
       throw std::invalid_argument("--trace: cannot write " + options_.trace_fst);
     }
   }
-  // The HPU cores: only when there are handler images to run (naa-sim --handler).
-  const bool hpu_rtl = options_.hpu != BlockMode::model && !cfg.handler_images.empty();
+  // The HPU cores: only when there are handler images to run (naa-sim --handler) or --hpu asks
+  // for them (images hosts install over MRSP, docs/protocol.md "Handler images").
+  const bool hpu_rtl =
+      options_.hpu != BlockMode::model && (!cfg.handler_images.empty() || options_.hpu_given);
   if (!mr_rtl && !kernels_rtl && !rx_rtl && !hpu_rtl) return;  // nothing Verilated
 
   // ---- the Verilated blocks, all in one session, all created before the first cycle ----

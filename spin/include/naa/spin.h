@@ -94,7 +94,7 @@ typedef struct {
   uint32_t num_hpus;
   uint64_t arg;
   uint32_t num_regions; /* at most NAA_SPIN_MAX_REGIONS are listed */
-  uint32_t reserved;
+  uint32_t state_bytes; /* the size of the handler state (`state`, the descriptor's bytes) */
   naa_spin_region_t regions[NAA_SPIN_MAX_REGIONS];
 } naa_spin_env_t;
 #define NAA_SPIN_ENV ((const naa_spin_env_t*)(NAA_SPIN_ARGS + 0x100u))

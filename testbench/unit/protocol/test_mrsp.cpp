@@ -195,13 +195,13 @@ TEST_CASE("mrsp: error codes are data", "[mrsp]") {
     Result<MrspMessage> m = decode_mrsp(out);
     REQUIRE(m.has_value());
     CHECK(std::get<MrspError>(*m).code == code);
-    CHECK(is_known_mrsp_error_code(static_cast<std::uint8_t>(code)) == (code >= 1 && code <= 3));
+    CHECK(is_known_mrsp_error_code(static_cast<std::uint8_t>(code)) == (code >= 1 && code <= 7));
   }
   CHECK(mrsp_error_name(kMrspErrorNotEnoughMemory) == "not enough memory");
   CHECK(mrsp_error_name(kMrspErrorInvalidAddress) == "invalid address");
   CHECK(mrsp_error_name(kMrspErrorTooManyRegions) == "too many regions");
   CHECK(mrsp_error_name(0) == "unknown");
-  CHECK(mrsp_error_name(4) == "unknown");
+  CHECK(mrsp_error_name(8) == "unknown");
 }
 
 TEST_CASE("mrsp: unknown flag bits decode as data", "[mrsp]") {
@@ -233,6 +233,7 @@ TEST_CASE("mrsp: fewer than 4 bytes is too_short", "[mrsp]") {
 
 TEST_CASE("mrsp: reserved and unknown types are bad_field", "[mrsp]") {
   for (unsigned type = 3; type <= 0xFF; ++type) {
+    if (type == 4 || type == 5) continue;  // install / installed (handler images)
     INFO("type " << type);
     std::vector<std::uint8_t> bytes = {static_cast<std::uint8_t>(type), 0, 0, 0};
     CHECK(decode_mrsp(bytes).error() == Error::bad_field);
@@ -353,4 +354,44 @@ TEST_CASE("mrsp: encode rejects a buffer one byte short, writing nothing", "[mrs
   out.assign(10, 0xEE);
   CHECK(*encode_mrsp_error(1, out) == 4);
   CHECK(to_hex(out) == "00010000eeeeeeeeeeee");
+}
+
+// docs/protocol.md "Handler images": 0x04 install and 0x05 installed.
+TEST_CASE("mrsp: install and installed round-trip byte for byte", "[mrsp]") {
+  std::vector<std::uint8_t> out(kMrspInstallSize);
+  const MrspInstall in{0x0000'1234'5678'9000ULL, 0x2345, 0x40};
+  REQUIRE(*encode_mrsp_install(in, out) == kMrspInstallSize);
+  CHECK(out == from_hex("04000000"
+                        "0000123456789000"
+                        "00002345"
+                        "00000040"));
+  Result<MrspMessage> m = decode_mrsp(out);
+  REQUIRE(m.has_value());
+  CHECK(std::get<MrspInstall>(*m) == in);
+  std::vector<std::uint8_t> ok(kMrspInstalledSize);
+  REQUIRE(*encode_mrsp_installed(30, ok) == kMrspInstalledSize);
+  CHECK(ok == from_hex("051E0000"));
+  m = decode_mrsp(ok);
+  REQUIRE(m.has_value());
+  CHECK(std::get<MrspInstalled>(*m).fn == 30);
+  std::vector<std::uint8_t> small(kMrspInstallSize - 1);
+  CHECK(encode_mrsp_install(in, small).error() == Error::buffer_too_small);
+}
+
+TEST_CASE("mrsp: malformed install and installed messages are refused", "[mrsp]") {
+  std::vector<std::uint8_t> install(kMrspInstallSize);
+  REQUIRE(encode_mrsp_install(MrspInstall{0x1000, 100, 0}, install));
+  CHECK(decode_mrsp(ByteView(install).first(19)).error() == Error::count_mismatch);
+  std::vector<std::uint8_t> longer = install;
+  longer.push_back(0);
+  CHECK(decode_mrsp(longer).error() == Error::count_mismatch);
+  std::vector<std::uint8_t> counted = install;
+  counted[1] = 1;  // byte 1 of a 0x04 is zero
+  CHECK(decode_mrsp(counted).error() == Error::bad_field);
+  CHECK(decode_mrsp(from_hex("05010000"
+                             "00"))
+            .error() == Error::too_long);
+  CHECK(decode_mrsp(from_hex("05010100")).error() == Error::bad_field);
+  CHECK(mrsp_error_name(kMrspErrorWrongMachine) == "wrong machine");
+  CHECK(mrsp_error_name(kMrspErrorNoEntryPoint) == "missing entry point");
 }

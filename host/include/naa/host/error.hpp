@@ -50,6 +50,11 @@ enum class Errc : std::uint8_t {
   socket_error,      // a socket call failed (the detail names it)
   not_supported,     // the operation exists in the interface but not in this backend
   call_failed,       // the C API: the NAA call failed (detail says why)
+  // The NAA refused a handler image (docs/protocol.md "Handler images"; MRSP errors 0x04-0x07).
+  mrsp_wrong_machine,        // 0x04: not an ELF32 little-endian RISC-V file
+  mrsp_image_too_large,      // 0x05: outside the 64 KiB image window, or too much state
+  mrsp_missing_entry_point,  // 0x06: no naa_spin_info or no payload handler
+  mrsp_bad_image,            // 0x07: anything else (malformed, another function code)
 };
 
 [[nodiscard]] const std::error_category& host_category() noexcept;

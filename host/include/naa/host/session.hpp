@@ -121,6 +121,12 @@ struct SessionOptions {
   std::uint8_t stream_function = 0;
   std::uint64_t stream_argument = 0;
   std::uint32_t stream_state_bytes = 4096;
+  // sPIN code with the connection (docs/protocol.md "Handler images"): a handler image (the ELF
+  // naa_add_handler builds) the NAA installs as this connection's handlers of stream_function,
+  // and their initial state (each call's handler state starts as these bytes, zeros behind
+  // them; at most stream_state_bytes). Needs a stream() region. Empty: the NAA's own handlers.
+  std::vector<std::uint8_t> handler_image;
+  std::vector<std::uint8_t> handler_state;
 };
 
 // Where the NAA placed a non-internal region (its MRSP 0x02 entry).

@@ -38,13 +38,19 @@ inline constexpr std::uint64_t kMrspMaxNaaAddress = (std::uint64_t{1} << 56) - 1
 }
 inline constexpr std::size_t kMrspErrorSize = kMrspHeaderSize;
 
-// Byte 0. 0x03 is reserved and, like any other value, rejected.
+// Byte 0. 0x03 is reserved and, like any value above 0x05, rejected.
 enum class MrspType : std::uint8_t {
   error = 0x00,          // NAA -> host
   request = 0x01,        // host -> NAA: advertisement + request
   advertisement = 0x02,  // NAA -> host
+  // Extension (docs/protocol.md "Handler images"): only a host that installs a sPIN handler
+  // image sends 0x04, after the 0x02 that advertised its HANDLER_IMAGE region; only then does
+  // the NAA answer 0x05. A stock exchange never contains them.
+  install = 0x04,    // host -> NAA: install the image written into the HANDLER_IMAGE region
+  installed = 0x05,  // NAA -> host: the image is the connection's handler set
 };
 inline constexpr std::uint8_t kMrspTypeReserved = 0x03;
+inline constexpr std::uint8_t kMrspTypeLast = 0x05;
 
 // Request entry flags.
 inline constexpr std::uint8_t kMrspFlagInternal = 0x01;    // NAA scratch, never transferred
@@ -57,6 +63,11 @@ inline constexpr std::uint8_t kMrspKnownFlags = 0x0F;
 // stream descriptor (host rkey field = function code, host VA field = handler argument). A stock
 // host never sets it, so is_known_mrsp_flags() keeps describing PROTOCOL.md 5.1 alone.
 inline constexpr std::uint8_t kMrspFlagStream = 0x10;
+// Extension (docs/protocol.md "Handler images"): 0x20 HANDLER_IMAGE marks the last entry of a
+// streaming request as the buffer the host writes a sPIN handler image (and the handlers'
+// initial state) into before it sends 0x04 install. The NAA advertises it (remote write only),
+// never lists it among the call's regions and frees it once the install was answered.
+inline constexpr std::uint8_t kMrspFlagHandlerImage = 0x20;
 // PROTOCOL.md 5.1 does not say what the upper four flag bits mean; decode keeps them as data and
 // leaves the policy to the receiver, which can ask this.
 [[nodiscard]] constexpr bool is_known_mrsp_flags(std::uint8_t flags) noexcept {
@@ -67,12 +78,18 @@ inline constexpr std::uint8_t kMrspFlagStream = 0x10;
 inline constexpr std::uint8_t kMrspErrorNotEnoughMemory = 0x01;  // address + size beyond memory
 inline constexpr std::uint8_t kMrspErrorInvalidAddress = 0x02;   // out of bounds or overlapping
 inline constexpr std::uint8_t kMrspErrorTooManyRegions = 0x03;   // more than the free MR entries
+// Extension (docs/protocol.md "Handler images"): answers to 0x04 install only.
+inline constexpr std::uint8_t kMrspErrorWrongMachine = 0x04;   // not an ELF32 LE RISC-V file
+inline constexpr std::uint8_t kMrspErrorImageTooLarge = 0x05;  // outside the 64 KiB, state too big
+inline constexpr std::uint8_t kMrspErrorNoEntryPoint = 0x06;   // no handler table or payload entry
+inline constexpr std::uint8_t kMrspErrorBadImage = 0x07;       // anything else wrong with the image
 // An error message with another code still decodes (the code is data, a newer NAA may add codes);
 // this says whether we know what it means.
 [[nodiscard]] constexpr bool is_known_mrsp_error_code(std::uint8_t code) noexcept {
-  return code >= kMrspErrorNotEnoughMemory && code <= kMrspErrorTooManyRegions;
+  return code >= kMrspErrorNotEnoughMemory && code <= kMrspErrorBadImage;
 }
-// "not enough memory", "invalid address", "too many regions", "unknown".
+// "not enough memory", "invalid address", "too many regions", "wrong machine", "image too large",
+// "missing entry point", "bad image", "unknown".
 [[nodiscard]] std::string_view mrsp_error_name(std::uint8_t code) noexcept;
 
 // Host -> NAA, 24 bytes: `flags (1) | NAA address (7) | host VA (8) | host rkey (4) | size (4)`.
@@ -130,16 +147,37 @@ struct MrspError {
   friend bool operator==(const MrspError&, const MrspError&) = default;
 };
 
-using MrspMessage = std::variant<MrspError, MrspRequestView, MrspAdvertisementView>;
+// A type 0x04 message, host -> NAA, 20 bytes: `04 | 00 | 00 00 | NAA address (8) |
+// image bytes (4) | state bytes (4)`. The image is at the NAA address (the HANDLER_IMAGE region's
+// advertised address), the handlers' initial state right behind it.
+inline constexpr std::size_t kMrspInstallSize = 20;
+struct MrspInstall {
+  std::uint64_t naa_address = 0;
+  std::uint32_t image_bytes = 0;
+  std::uint32_t state_bytes = 0;
+  friend bool operator==(const MrspInstall&, const MrspInstall&) = default;
+};
+
+// A type 0x05 message, NAA -> host, 4 bytes: `05 | function code | 00 00`.
+inline constexpr std::size_t kMrspInstalledSize = 4;
+struct MrspInstalled {
+  std::uint8_t fn = 0;  // the installed handler set's function code
+  friend bool operator==(const MrspInstalled&, const MrspInstalled&) = default;
+};
+
+using MrspMessage =
+    std::variant<MrspError, MrspRequestView, MrspAdvertisementView, MrspInstall, MrspInstalled>;
 
 // Identifies and validates any MRSP message. Errors, checked in this order:
 //   too_short        fewer than 4 bytes;
-//   bad_field        type 0x03 (reserved) or above, or bytes 2-3 not zero;
+//   bad_field        type 0x03 (reserved) or above 0x05, bytes 2-3 not zero, or byte 1 of a
+//                    0x04 not zero;
 //   count_mismatch   request/advertisement whose length is not exactly 4 + count x entry size.
 //                    Trailing bytes are rejected as well as missing ones: a SEND delivers exactly
 //                    the message into the receive buffer and the completion reports its length,
 //                    so extra bytes mean a sender that disagrees with us about the format;
-//   too_long         an error message longer than its 4 bytes (same reasoning).
+//   too_long         an error or 0x05 message longer than its 4 bytes (same reasoning);
+//   count_mismatch   a 0x04 that is not exactly 20 bytes.
 [[nodiscard]] Result<MrspMessage> decode_mrsp(ByteView message) noexcept;
 // The same checks, but anything other than the named type is bad_field.
 [[nodiscard]] Result<MrspRequestView> decode_mrsp_request(ByteView message) noexcept;
@@ -152,6 +190,10 @@ using MrspMessage = std::variant<MrspError, MrspRequestView, MrspAdvertisementVi
                                                       MutableByteView out) noexcept;
 [[nodiscard]] Result<std::size_t> encode_mrsp_advertisement(
     std::span<const MrspAdvertisementEntry> entries, MutableByteView out) noexcept;
+[[nodiscard]] Result<std::size_t> encode_mrsp_install(const MrspInstall& install,
+                                                      MutableByteView out) noexcept;
+[[nodiscard]] Result<std::size_t> encode_mrsp_installed(std::uint8_t fn,
+                                                        MutableByteView out) noexcept;
 // Any code is written (codes are data, see is_known_mrsp_error_code).
 [[nodiscard]] Result<std::size_t> encode_mrsp_error(std::uint8_t code,
                                                     MutableByteView out) noexcept;

@@ -96,6 +96,9 @@ struct SimConfig {
   std::uint64_t hpu_mem = 256 * 1024;  // --hpu-mem: handler state + packets waiting for an HPU
   std::uint32_t hpu_width = 8;         // --hpu-width: bytes per cycle of an HPU's cost models
   std::uint64_t hpu_max_cycles = 0;    // --hpu-max-cycles: per invocation, 0 = the watchdog only
+  // --builtin-handlers: the built-in handlers as spin/builtins' C images on the HPU cores (true,
+  // when builtin_handler_images() has them) or as the C++ oracles of handlers.cpp (false).
+  bool builtin_handlers_in_c = true;
   // --handler: sPIN handler images (naa/spin.h) run on the HPU cores (docs/spin.md), in order.
   std::vector<HandlerImageFile> handler_images;
 

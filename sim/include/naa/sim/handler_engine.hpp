@@ -22,6 +22,7 @@
 #include <ostream>
 #include <set>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -135,8 +136,22 @@ class HandlerRegistry {
   std::vector<std::unique_ptr<Handler>> by_fn_ = std::vector<std::unique_ptr<Handler>>(128);
 };
 
-// Provides StreamHandlers (from Transport) and ConnectionResources (to CmAgent: per-call state).
-class HandlerEngine : public sc_core::sc_module, public StreamHandlers, public ConnectionResources {
+// What an ImageLoader makes of a handler image (docs/protocol.md "Handler images").
+struct LoadedImage {
+  std::unique_ptr<Handler> handler;  // null if refused
+  std::uint8_t mrsp_error = 0;       // why (an MRSP error code)
+  std::string message;
+};
+// Builds the handlers of an image the host installed (the Naa gives one that runs them on its
+// HPU cores, hpu_handler.hpp).
+using ImageLoader = std::function<LoadedImage(std::span<const std::uint8_t> image)>;
+
+// Provides StreamHandlers (from Transport), HandlerInstall (from MrspHandler) and
+// ConnectionResources (to CmAgent: per-call state).
+class HandlerEngine : public sc_core::sc_module,
+                      public StreamHandlers,
+                      public HandlerInstall,
+                      public ConnectionResources {
  public:
   SC_HAS_PROCESS(HandlerEngine);
   // `kernels`: the registry the KernelEngine runs (model or RTL), for handlers that compute
@@ -155,9 +170,24 @@ class HandlerEngine : public sc_core::sc_module, public StreamHandlers, public C
   [[nodiscard]] bool owns_calls(const Qp& qp) const override;
   void complete(Qp& qp, std::uint32_t imm) override;
   void release(Qp& qp) override;
+  [[nodiscard]] std::uint8_t install(Qp& qp, std::uint8_t fn, std::uint64_t address,
+                                     std::uint32_t image_bytes, std::uint32_t state_bytes,
+                                     std::uint64_t state_limit) override;
+  void uninstall(Qp& qp) override;
+  // Without a loader every install is refused with 0x07 (bad image).
+  void set_image_loader(ImageLoader loader) { loader_ = std::move(loader); }
   void report(std::ostream& os) const;
 
  private:
+  // A connection's installed image (per QP index; valid for the QP generation it was made in).
+  struct Installed {
+    std::uint32_t generation = 0;
+    std::shared_ptr<const Handler> handler;
+    std::vector<std::uint8_t> state;  // each call's initial handler state
+  };
+  // The connection's installed handlers if it has an image, else the built-in or --handler set
+  // of the function code (null if none). Shared: an uninstall while one runs must not free it.
+  [[nodiscard]] std::shared_ptr<const Handler> handler_of(const Qp& qp, std::uint8_t fn) const;
   struct Descriptor {
     std::uint8_t fn = 0;
     std::uint64_t arg = 0;
@@ -217,6 +247,10 @@ class HandlerEngine : public sc_core::sc_module, public StreamHandlers, public C
 
   ModelContext& ctx_;
   HandlerRegistry registry_;
+  ImageLoader loader_;
+  std::vector<Installed> installed_;  // per QP index
+  std::unique_ptr<CycleMeter> install_meter_;
+  std::uint64_t images_installed_ = 0, images_refused_ = 0;
   const KernelRegistry& kernels_;
   std::deque<Task> queue_;
   sc_core::sc_event work_;

@@ -36,16 +36,23 @@ struct SpinLayout {
   static constexpr std::uint32_t kMmioSize = 0x20U;
 };
 
-// Why an image was refused (naa-sim prints the message and exits 2; the MRSP upload will answer
-// with a code per reason).
+// Why an image was refused (naa-sim prints the message and exits 2; an image installed over
+// MRSP is answered with mrsp_error_of(), docs/protocol.md "Handler images").
 enum class SpinImageError : std::uint8_t {
   none = 0,
-  bad_elf,    // rtl::load_hpu_image refused it (wrong machine, class, compressed, ...)
-  too_large,  // a segment outside [kImageBase, kImageBase + kImageMax)
-  no_info,    // no naa_spin_info symbol, or not inside a segment
-  bad_info,   // wrong magic or ABI, function code outside 1..127, no payload handler
-  bad_entry,  // a handler's address outside the image's executable segments
+  wrong_machine,  // not an ELF32 little-endian RISC-V file (EM_RISCV, ELFCLASS32, ELFDATA2LSB)
+  bad_elf,        // rtl::load_hpu_image refused it otherwise (truncated, compressed, ...)
+  too_large,      // a segment outside [kImageBase, kImageBase + kImageMax)
+  no_info,        // no naa_spin_info symbol, or not inside a segment
+  bad_info,       // wrong magic or ABI, function code outside 1..127
+  bad_entry,      // no payload handler, or a handler's address outside the executable segments
 };
+// The MRSP error code (protocol/mrsp.hpp) that answers an install refused for `e`: wrong
+// machine 0x04, too large 0x05, missing entry point (no naa_spin_info, no payload handler, a
+// handler outside the code) 0x06, anything else 0x07.
+[[nodiscard]] std::uint8_t mrsp_error_of(SpinImageError e) noexcept;
+// The largest image file (and initial state behind it) a HANDLER_IMAGE region may hold.
+inline constexpr std::uint32_t kSpinMaxImageFile = 1024 * 1024;
 
 // The HPU cores, one per HPU (--hpus), shared by every handler image: a core runs one
 // invocation at a time, to its end. Each is the model, the RTL or a lockstep pair (--hpu).

@@ -8,8 +8,14 @@
 // address is beyond the memory, a region is empty or overlaps another region (of this request or
 // of another connection), or the message is not a valid 0x01; 0x01 if address + size runs past
 // the end of the memory.
+//
+// Handler images (docs/protocol.md "Handler images"): the last entry of a 0x01 may be a
+// HANDLER_IMAGE region (flags 0x20): placed, advertised (remote write only) but not one of the
+// call's regions. A 0x04 install then hands what the host wrote there to the HandlerEngine, which
+// checks it; the region is freed and the answer is 0x05 or an error 0x02, 0x04..0x07.
 #pragma once
 
+#include <optional>
 #include <systemc>
 #include <vector>
 
@@ -17,6 +23,7 @@
 #include "naa/sim/block_interfaces.hpp"
 #include "naa/sim/common.hpp"
 #include "naa/sim/context.hpp"
+#include "naa/sim/stream_interfaces.hpp"
 
 namespace naa::sim {
 
@@ -30,10 +37,11 @@ class MrspHandler : public sc_core::sc_module,
   SC_HAS_PROCESS(MrspHandler);
   MrspHandler(sc_core::sc_module_name name, ModelContext& ctx);
 
-  sc_core::sc_port<SendQueue> sends{"sends"};           // Transport: the 0x02 / 0x00 answer
-  sc_core::sc_port<ReceiveQueue> receives{"receives"};  // Transport: the buffer is free again
-  sc_core::sc_port<MrRegistration> mr{"mr"};            // MrTable: one entry per region
-  sc_core::sc_port<MemoryScrub> scrub{"scrub"};         // Memory: regions read as zeros
+  sc_core::sc_port<SendQueue> sends{"sends"};             // Transport: the 0x02 / 0x00 answer
+  sc_core::sc_port<ReceiveQueue> receives{"receives"};    // Transport: the buffer is free again
+  sc_core::sc_port<MrRegistration> mr{"mr"};              // MrTable: one entry per region
+  sc_core::sc_port<MemoryScrub> scrub{"scrub"};           // Memory: regions read as zeros
+  sc_core::sc_port<HandlerInstall> handlers{"handlers"};  // HandlerEngine: 0x04 install
 
   // Transport completed a SEND into the QP's receive buffer.
   void deliver(Qp& qp) override;
@@ -51,13 +59,18 @@ class MrspHandler : public sc_core::sc_module,
   };
   void thread();
   std::uint8_t place(Qp& qp, std::vector<Region>& out);  // 0 = ok, else error code
+  // A 0x04 (docs/protocol.md "Handler images"): 0 or the error code; `fn` the installed one.
+  std::uint8_t install(Qp& qp, std::size_t index, const protocol::MrspInstall& m, std::uint8_t& fn);
+  void free_image(Qp& qp, std::size_t index);  // the HANDLER_IMAGE region, if any
 
   ModelContext& ctx_;
   Channel<Work> in_;
   CycleMeter meter_;
-  std::vector<std::vector<Region>> regions_;  // per QP index
-  std::uint64_t requests_ = 0, advertised_ = 0, regions_placed_ = 0, bad_messages_ = 0;
-  std::array<std::uint64_t, 4> errors_{};  // by code
+  std::vector<std::vector<Region>> regions_;   // per QP index
+  std::vector<std::optional<Region>> images_;  // per QP index: its HANDLER_IMAGE region
+  std::uint64_t requests_ = 0, advertised_ = 0, regions_placed_ = 0, bad_messages_ = 0,
+                installs_ = 0, installed_ = 0;
+  std::array<std::uint64_t, 8> errors_{};  // by code
 };
 
 }  // namespace naa::sim

@@ -52,6 +52,9 @@ class Naa : public sc_core::sc_module {
   class MrTablePorts;  // MrTable behind RemoteAccessCheck and MrRegistration (naa.cpp)
   void bind_ports();
   HandlerRegistry handler_registry();
+  [[nodiscard]] std::uint64_t hpu_max_cycles() const;
+  // An image a host installed (HandlerEngine's ImageLoader): its handlers on hpu_cores_.
+  LoadedImage load_installed_image(std::span<const std::uint8_t> image);
 
   const SimConfig& cfg_;
   SecretSource rng_;
@@ -68,7 +71,9 @@ class Naa : public sc_core::sc_module {
   std::unique_ptr<MrspHandler> mrsp_;
   std::unique_ptr<KernelEngine> kernels_;
   std::unique_ptr<HandlerEngine> handlers_;
-  std::vector<const class HpuHandler*> hpu_handlers_;  // --handler images, for report()
+  std::vector<const class HpuHandler*> hpu_handlers_;          // --handler images, for report()
+  std::vector<const class HpuHandler*> builtin_hpu_handlers_;  // the built-ins in C
+  std::shared_ptr<class HpuCores> hpu_cores_;  // one core per HPU (--hpus), --hpu's mode
   std::unique_ptr<TxPipe> tx_;
 };
 

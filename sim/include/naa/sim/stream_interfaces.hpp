@@ -35,4 +35,19 @@ class StreamHandlers : public virtual sc_core::sc_interface {
   virtual void complete(Qp& qp, std::uint32_t imm) = 0;
 };
 
+// A connection's own sPIN handler image (docs/protocol.md "Handler images"). User: MrspHandler
+// (the 0x04 install). Provider: HandlerEngine. install() waits (it reads the image from memory).
+class HandlerInstall : public virtual sc_core::sc_interface {
+ public:
+  // Reads `image_bytes` at NAA address `address` and the `state_bytes` behind them, checks the
+  // image and makes it this connection's handler set for function `fn` (its stream descriptor's,
+  // whose HPU state is `state_limit` bytes); each call's handler state then starts as those
+  // state bytes (zeros behind them). 0, or the MRSP error code that refuses it.
+  [[nodiscard]] virtual std::uint8_t install(Qp& qp, std::uint8_t fn, std::uint64_t address,
+                                             std::uint32_t image_bytes, std::uint32_t state_bytes,
+                                             std::uint64_t state_limit) = 0;
+  // The connection's regions were replaced or released: its image goes with them.
+  virtual void uninstall(Qp& qp) = 0;
+};
+
 }  // namespace naa::sim

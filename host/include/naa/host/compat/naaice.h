@@ -268,6 +268,17 @@ int naaice_set_bytes_to_send(struct naaice_communication_context* comm_ctx, int 
 uint32_t naaice_ap1_return_code(const struct naaice_communication_context* comm_ctx);
 const char* naaice_ap1_last_error(const struct naaice_communication_context* comm_ctx);
 
+/* Extension (docs/protocol.md "Streaming regions" and "Handler images"), before
+ * naaice_init_mrsp: the input regions stream to the NAA's sPIN handlers of the context's function
+ * code, with their 64-bit argument stream_argument. If image is not NULL, the connection brings
+ * its own handlers: image_size bytes of a handler image (the ELF naa_add_handler builds), and
+ * state_size bytes of state (may be NULL/0) every call's handler state starts as. The image and
+ * state are copied. naaice_init_mrsp then fails (context NAAICE_ERROR, the MRSP error code in
+ * naaice_ap1_last_error) if the NAA refuses the image. 0 or -1. */
+int naaice_ap1_set_handler(struct naaice_communication_context* comm_ctx, const void* image,
+                           size_t image_size, const void* state, size_t state_size,
+                           uint64_t stream_argument);
+
 #ifdef __cplusplus
 }
 #endif

@@ -63,8 +63,11 @@ struct RtlBlocksOptions {
   BlockMode rx_pipe = BlockMode::model;
   // The receive path's mode is naa-sim's default: at a width without a build it stays the model.
   bool rx_pipe_by_default = false;
-  // --hpu: the HPU cores that run --handler images (rtl/hpu); built only when there are images.
+  // --hpu: the HPU cores that run --handler images and images hosts install (rtl/hpu); built
+  // only when there are --handler images or --hpu was named (hpu_given), so that a run without
+  // handlers Verilates nothing more.
   BlockMode hpu = BlockMode::model;
+  bool hpu_given = false;
   // --trace: FST waveform of every Verilated block; empty = none.
   std::string trace_fst;
   // --trace-window: keep only the last N Verilated cycles (0 = all); --trace-start: record from
