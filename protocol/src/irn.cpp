@@ -206,14 +206,15 @@ std::optional<std::uint32_t> IrnSendWindow::take_retransmit() noexcept {
 
 void IrnSendWindow::on_timeout() noexcept {
   if (una_ == next_) return;
-  // Only the oldest unacknowledged PSN is known lost for sure (nothing after it was SACKed, or it
-  // would have been resent already): resend it and whatever the SACKs show lost. A timeout that
-  // fired only because the peer was slow then costs one packet, not a window
-  // (docs/protocol.md 8.4).
+  // The timer fired: every PSN in flight that is neither acknowledged nor SACKed counts as lost
+  // and is resent once, lowest first (TCP's retransmission timeout with SACK, RFC 6675 5.1, which
+  // the IRN paper's loss recovery (3.1) follows; docs/protocol.md 8.4). A burst of tail losses
+  // (an incast overflowing a switch queue: no later packet arrives to SACK them) then costs one
+  // timeout, not one per lost packet. SACKed PSNs are never resent.
   clear_retransmitted();
   recovery_ = true;
   recovery_point_ = next_;
-  if (psn_after(psn_add(una_, 1), lost_below_)) lost_below_ = psn_add(una_, 1);
+  lost_below_ = next_;
   scan_ = una_;
 }
 

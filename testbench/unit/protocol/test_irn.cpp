@@ -154,14 +154,45 @@ TEST_CASE("selective repeat: only the PSNs the SACKs show lost are resent", "[ir
   CHECK(s.can_send_new());
   // An ACK naming PSNs never sent is refused.
   CHECK_FALSE(s.on_ack(200, SackEth{}).valid);
-  // Timeout: the oldest unacknowledged PSN goes again (a slow peer costs one packet).
+  // Timeout: every unacknowledged PSN goes again, once.
   s.sent_new();
   s.sent_new();
   s.on_timeout();
   CHECK(s.take_retransmit() == std::optional<std::uint32_t>(104));
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(105));
   CHECK_FALSE(s.take_retransmit().has_value());
-  // A SACK of 105 arriving later shows nothing else lost; its ACK ends the recovery.
-  CHECK(s.on_ack(104, SackEth{0, 105, 0}).newly_acked == 1);
+  // Their ACK ends the recovery.
+  CHECK(s.on_ack(105, SackEth{0, 105, 0}).newly_acked == 2);
+  CHECK_FALSE(s.in_recovery());
+}
+
+TEST_CASE("selective repeat: a timeout resends every unSACKed PSN in flight, no SACKed one",
+          "[irn]") {
+  // A lost tail (an incast burst overflowing a queue): 102..109 sent after 100, 101 arrived;
+  // only 104 arrives of the rest. One timeout must resend all of 102, 103, 105..109 (RFC 6675
+  // 5.1; docs/protocol.md 8.4), not only the oldest one (one timeout per lost packet).
+  IrnSendWindow s;
+  s.reset(100, 16);
+  for (int i = 0; i < 10; ++i)
+    s.sent_new();
+  CHECK(s.on_ack(101, SackEth{0, 104, 0b10}).newly_acked == 2);  // bit 1: 101 + 2 + 1
+  CHECK(s.in_recovery());  // 104 SACKed: 102 and 103 are known lost
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(102));
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(103));
+  CHECK_FALSE(s.take_retransmit().has_value());
+  s.on_timeout();
+  std::vector<std::uint32_t> resent;
+  while (const auto psn = s.take_retransmit())
+    resent.push_back(*psn);
+  CHECK(resent == std::vector<std::uint32_t>{102, 103, 105, 106, 107, 108, 109});
+  // Nothing is resent twice in one recovery, and the recovery ends at the PSN sent last.
+  CHECK_FALSE(s.take_retransmit().has_value());
+  CHECK(s.on_ack(109, SackEth{0, 109, 0}).newly_acked == 8);
+  CHECK_FALSE(s.in_recovery());
+  // A timeout with nothing in flight does nothing.
+  s.on_timeout();
+  CHECK_FALSE(s.in_recovery());
+  CHECK_FALSE(s.take_retransmit().has_value());
 }
 
 TEST_CASE("IRN timeouts: RTO_low with at most N packets in flight", "[irn]") {

@@ -143,8 +143,8 @@ class IrnSendWindow {
   // The next PSN to retransmit in loss recovery (lowest unSACKed below the highest SACKed, or
   // below next() after a timeout, not yet retransmitted in this recovery); marks it.
   [[nodiscard]] std::optional<std::uint32_t> take_retransmit() noexcept;
-  // The retransmit timer fired: the oldest unacknowledged PSN, and every PSN the SACKs show lost,
-  // become eligible once more.
+  // The retransmit timer fired: every PSN in flight not acknowledged and not SACKed counts as lost
+  // and becomes eligible once more (RFC 6675 5.1; docs/protocol.md 8.4).
   void on_timeout() noexcept;
   [[nodiscard]] bool in_recovery() const noexcept { return recovery_; }
   // PSNs in flight that no SACK has covered yet: the ones whose ACK could still arrive (the timer's
