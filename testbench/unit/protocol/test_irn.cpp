@@ -195,6 +195,38 @@ TEST_CASE("selective repeat: a timeout resends every unSACKed PSN in flight, no 
   CHECK_FALSE(s.take_retransmit().has_value());
 }
 
+TEST_CASE("selective repeat: an ACK of a later retransmission shows an earlier one lost", "[irn]") {
+  // docs/protocol.md 8.4: 100 and 102 lost and resent in that order; 100's retransmission is lost
+  // too. The ACK answering 102's retransmission shows 100 still missing: 100 goes once more at
+  // once (the SACK-count rule alone would wait for 14 SACKs; with a full BDP window they never
+  // come, and only RTO_high would find it).
+  IrnSendWindow s;
+  s.reset(100, 16);
+  for (int i = 0; i < 10; ++i)
+    s.sent_new();
+  CHECK(s.on_ack(99, SackEth{0, 101, 0}).valid);
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(100));
+  CHECK(s.on_ack(99, SackEth{0, 103, 0b101}).valid);  // 101, 103
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(102));
+  CHECK_FALSE(s.take_retransmit().has_value());
+  // An ACK answering a first transmission (104) says nothing about the retransmissions.
+  CHECK(s.on_ack(99, SackEth{0, 104, 0b1101}).valid);  // 101, 103, 104
+  CHECK_FALSE(s.take_retransmit().has_value());
+  // The ACK answering 102's retransmission: 100 is still missing.
+  CHECK(s.on_ack(99, SackEth{0, 102, 0b1111}).valid);  // 101..104
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(100));
+  CHECK_FALSE(s.take_retransmit().has_value());  // once per evidence
+  // A retransmission later than the one an ACK answers is not shown lost by it: 105 lost, resent
+  // (after 100's second resend); an ACK answering 102's retransmission again (a duplicate) must
+  // not send 105 once more.
+  CHECK(s.on_ack(99, SackEth{0, 106, 0b101111}).valid);  // 101..104, 106
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(105));
+  CHECK(s.on_ack(99, SackEth{0, 102, 0b101111}).valid);
+  CHECK_FALSE(s.take_retransmit().has_value());
+  // 100's third transmission arrives: everything up to 106 is acknowledged.
+  CHECK(s.on_ack(106, SackEth{0, 100, 0}).newly_acked == 7);
+}
+
 TEST_CASE("IRN timeouts: RTO_low with at most N packets in flight", "[irn]") {
   CapabilityBlock b;
   b.rto_low = 13;

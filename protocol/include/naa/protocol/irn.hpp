@@ -155,17 +155,24 @@ class IrnSendWindow {
  private:
   static constexpr std::uint8_t kSacked = 1;
   static constexpr std::uint8_t kRetransmitted = 2;
+  static constexpr std::uint8_t kLostAgain = 4;  // its retransmission was lost: resend it once more
   [[nodiscard]] std::size_t slot(std::uint32_t psn) const noexcept { return psn % cap_; }
   [[nodiscard]] bool outstanding(std::uint32_t psn) const noexcept {
     return psn_diff(psn, una_) < in_flight();
   }
   void mark_sacked(std::uint32_t psn) noexcept;
   void clear_retransmitted() noexcept;
+  void resent(std::uint32_t psn) noexcept;  // bookkeeping of a retransmission of `psn`
   std::vector<std::uint8_t> slots_;
   // Per PSN, for a retransmitted one: the SACK count after which it counts as lost again (its
   // retransmission lost too): the SACKs of everything in flight when it was resent, plus 3.
   std::vector<std::uint32_t> resend_after_;
-  std::uint32_t sacks_ = 0;  // PSNs newly SACKed so far
+  // Per PSN, for a retransmitted one: the number of its latest retransmission (1, 2, ... in the
+  // order they were sent): an ACK answering a later retransmission that shows this PSN missing
+  // means its retransmission was lost (docs/protocol.md 8.4).
+  std::vector<std::uint32_t> resend_order_;
+  std::uint32_t resends_ = 0;  // retransmissions so far
+  std::uint32_t sacks_ = 0;    // PSNs newly SACKed so far
   std::uint32_t cap_ = 1;
   std::uint32_t una_ = 0;
   std::uint32_t next_ = 0;
