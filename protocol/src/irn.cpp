@@ -112,7 +112,7 @@ void IrnSendWindow::reset(std::uint32_t first_psn, std::uint32_t cap) {
   resends_ = 0;
   sacks_ = 0;
   una_ = next_ = first_psn;
-  recovery_ = false;
+  recovery_ = probing_ = false;
   recovery_point_ = lost_below_ = scan_ = first_psn;
 }
 
@@ -169,6 +169,16 @@ IrnSendWindow::AckEffect IrnSendWindow::on_ack(std::uint32_t cumulative,
       outstanding(answered) && (slots_[slot(answered)] & kRetransmitted) != 0
           ? resend_order_[slot(answered)]
           : 0;
+  if (probing_ && outstanding(answered)) {
+    // The first ACK after a timeout that answers a packet in flight (on_timeout): a
+    // retransmission, so the timeout was a loss: everything unSACKed sent before it is lost too;
+    // or a first transmission, so the timeout was spurious, or (sent after the timeout) its SACK
+    // shows the losses as any SACK does.
+    probing_ = false;
+    if (answered_order != 0 && psn_after(recovery_point_, lost_below_)) {
+      lost_below_ = recovery_point_;
+    }
+  }
   if (psn_after(new_una, una_)) {
     e.newly_acked = psn_diff(new_una, una_);
     una_ = new_una;
@@ -197,6 +207,7 @@ IrnSendWindow::AckEffect IrnSendWindow::on_ack(std::uint32_t cumulative,
   if (recovery_ && !psn_after(recovery_point_, una_)) {
     // Everything sent before the recovery began is acknowledged, so are its retransmissions.
     recovery_ = false;
+    probing_ = false;
     clear_retransmitted();
     scan_ = una_;
   }
@@ -237,15 +248,19 @@ std::optional<std::uint32_t> IrnSendWindow::take_retransmit() noexcept {
 
 void IrnSendWindow::on_timeout() noexcept {
   if (una_ == next_) return;
-  // The timer fired: every PSN in flight that is neither acknowledged nor SACKed counts as lost
-  // and is resent once, lowest first (TCP's retransmission timeout with SACK, RFC 6675 5.1, which
-  // the IRN paper's loss recovery (3.1) follows; docs/protocol.md 8.4). A burst of tail losses
-  // (an incast overflowing a switch queue: no later packet arrives to SACK them) then costs one
-  // timeout, not one per lost packet. SACKed PSNs are never resent.
+  // The timer fired (docs/protocol.md 8.4): loss recovery starts with the oldest unacknowledged
+  // PSN (and whatever the SACKs show lost), and the next ACK decides the rest (F-RTO, RFC 5682,
+  // with SACK): if it answers that retransmission, every PSN in flight now that is neither
+  // acknowledged nor SACKed counts as lost and is resent once (TCP's timeout with SACK, RFC 6675
+  // 5.1: a burst of tail losses, an incast overflowing a queue, costs one timeout and one round
+  // trip, not one timeout per packet); if it answers a packet sent before the timeout and never
+  // resent, the peer was only slow (naa-sim in a long memory copy, a descheduled host) and the
+  // timeout cost one packet, not a window.
   clear_retransmitted();
   recovery_ = true;
   recovery_point_ = next_;
-  lost_below_ = next_;
+  probing_ = true;
+  if (psn_after(psn_add(una_, 1), lost_below_)) lost_below_ = psn_add(una_, 1);
   scan_ = una_;
 }
 

@@ -143,8 +143,10 @@ class IrnSendWindow {
   // The next PSN to retransmit in loss recovery (lowest unSACKed below the highest SACKed, or
   // below next() after a timeout, not yet retransmitted in this recovery); marks it.
   [[nodiscard]] std::optional<std::uint32_t> take_retransmit() noexcept;
-  // The retransmit timer fired: every PSN in flight not acknowledged and not SACKed counts as lost
-  // and becomes eligible once more (RFC 6675 5.1; docs/protocol.md 8.4).
+  // The retransmit timer fired: the oldest unacknowledged PSN, and every PSN the SACKs show lost,
+  // become eligible once more; if the next ACK answers that retransmission, every PSN in flight
+  // at the timeout that is not acknowledged and not SACKed counts as lost too (F-RTO, RFC 5682,
+  // then RFC 6675 5.1; docs/protocol.md 8.4).
   void on_timeout() noexcept;
   [[nodiscard]] bool in_recovery() const noexcept { return recovery_; }
   // PSNs in flight that no SACK has covered yet: the ones whose ACK could still arrive (the timer's
@@ -177,6 +179,7 @@ class IrnSendWindow {
   std::uint32_t una_ = 0;
   std::uint32_t next_ = 0;
   bool recovery_ = false;
+  bool probing_ = false;  // a timeout fired; the next ACK says whether it was a loss (on_timeout)
   std::uint32_t recovery_point_ = 0;  // recovery ends when una reaches it
   std::uint32_t lost_below_ = 0;      // PSNs in [una, lost_below) unSACKed count as lost
   std::uint32_t scan_ = 0;            // take_retransmit() resumes here
