@@ -112,7 +112,7 @@ void IrnSendWindow::reset(std::uint32_t first_psn, std::uint32_t cap) {
   resends_ = 0;
   sacks_ = 0;
   una_ = next_ = first_psn;
-  recovery_ = probing_ = false;
+  recovery_ = probing_ = probe_answered_ = false;
   recovery_point_ = lost_below_ = scan_ = first_psn;
 }
 
@@ -170,13 +170,13 @@ IrnSendWindow::AckEffect IrnSendWindow::on_ack(std::uint32_t cumulative,
           ? resend_order_[slot(answered)]
           : 0;
   if (probing_ && outstanding(answered)) {
-    // The first ACK after a timeout that answers a packet in flight (on_timeout): a
-    // retransmission, so the timeout was a loss: everything unSACKed sent before it is lost too;
-    // or a first transmission, so the timeout was spurious, or (sent after the timeout) its SACK
-    // shows the losses as any SACK does.
-    probing_ = false;
-    if (answered_order != 0 && psn_after(recovery_point_, lost_below_)) {
-      lost_below_ = recovery_point_;
+    // After a timeout (on_timeout): an ACK answering a first transmission ends the probe (the
+    // timeout was spurious, or the SACKs show the losses as after a NAK); one answering a
+    // retransmission may answer its original (a slow path), so it decides nothing yet.
+    if (answered_order == 0) {
+      probing_ = false;
+    } else {
+      probe_answered_ = true;
     }
   }
   if (psn_after(new_una, una_)) {
@@ -207,7 +207,7 @@ IrnSendWindow::AckEffect IrnSendWindow::on_ack(std::uint32_t cumulative,
   if (recovery_ && !psn_after(recovery_point_, una_)) {
     // Everything sent before the recovery began is acknowledged, so are its retransmissions.
     recovery_ = false;
-    probing_ = false;
+    probing_ = probe_answered_ = false;
     clear_retransmitted();
     scan_ = una_;
   }
@@ -248,19 +248,26 @@ std::optional<std::uint32_t> IrnSendWindow::take_retransmit() noexcept {
 
 void IrnSendWindow::on_timeout() noexcept {
   if (una_ == next_) return;
-  // The timer fired (docs/protocol.md 8.4): loss recovery starts with the oldest unacknowledged
-  // PSN (and whatever the SACKs show lost), and the next ACK decides the rest (F-RTO, RFC 5682,
-  // with SACK): if it answers that retransmission, every PSN in flight now that is neither
-  // acknowledged nor SACKed counts as lost and is resent once (TCP's timeout with SACK, RFC 6675
-  // 5.1: a burst of tail losses, an incast overflowing a queue, costs one timeout and one round
-  // trip, not one timeout per packet); if it answers a packet sent before the timeout and never
-  // resent, the peer was only slow (naa-sim in a long memory copy, a descheduled host) and the
-  // timeout cost one packet, not a window.
+  // The timer fired (docs/protocol.md 8.4). A first expiry starts loss recovery with the oldest
+  // unacknowledged PSN (and whatever the SACKs show lost) and probes (F-RTO, RFC 5682, with the
+  // SACK PSN naming the packet that arrived): if an ACK then answers a packet sent before the
+  // timeout and never resent, the peer was only slow (naa-sim in a long memory copy, a
+  // descheduled host) and the timeout cost one packet, not a window. If the timer expires again
+  // while only retransmissions were answered, the first expiry was a loss: every PSN in flight
+  // that is neither acknowledged nor SACKed counts as lost and is resent once (TCP's timeout with
+  // SACK, RFC 6675 5.1). A burst of k tail losses (an incast overflowing a queue) so costs two
+  // timeouts, not k.
+  const bool loss = probing_ && probe_answered_;
   clear_retransmitted();
   recovery_ = true;
   recovery_point_ = next_;
-  probing_ = true;
-  if (psn_after(psn_add(una_, 1), lost_below_)) lost_below_ = psn_add(una_, 1);
+  probing_ = !loss;
+  probe_answered_ = false;
+  if (loss) {
+    lost_below_ = next_;
+  } else if (psn_after(psn_add(una_, 1), lost_below_)) {
+    lost_below_ = psn_add(una_, 1);
+  }
   scan_ = una_;
 }
 

@@ -154,14 +154,16 @@ TEST_CASE("selective repeat: only the PSNs the SACKs show lost are resent", "[ir
   CHECK(s.can_send_new());
   // An ACK naming PSNs never sent is refused.
   CHECK_FALSE(s.on_ack(200, SackEth{}).valid);
-  // Timeout: the oldest unacknowledged PSN goes again; the ACK of that retransmission shows the
-  // timeout was a loss, so 105 goes too.
+  // Timeout: the oldest unacknowledged PSN goes again. Its ACK may answer the original (a slow
+  // path): 105 goes only when the timer expires again with nothing else answered.
   s.sent_new();
   s.sent_new();
   s.on_timeout();
   CHECK(s.take_retransmit() == std::optional<std::uint32_t>(104));
   CHECK_FALSE(s.take_retransmit().has_value());
   CHECK(s.on_ack(104, SackEth{0, 104, 0}).newly_acked == 1);
+  CHECK_FALSE(s.take_retransmit().has_value());
+  s.on_timeout();
   CHECK(s.take_retransmit() == std::optional<std::uint32_t>(105));
   CHECK_FALSE(s.take_retransmit().has_value());
   // Its ACK ends the recovery.
@@ -172,9 +174,9 @@ TEST_CASE("selective repeat: only the PSNs the SACKs show lost are resent", "[ir
 TEST_CASE("selective repeat: a timeout that was a loss resends every unSACKed PSN, no SACKed one",
           "[irn]") {
   // A lost tail (an incast burst overflowing a queue): 102..109 sent after 100, 101 arrived;
-  // only 104 arrives of the rest. One timeout (and the ACK of its first retransmission) must
-  // resend all of 102, 103, 105..109 (RFC 5682, RFC 6675 5.1; docs/protocol.md 8.4), not only
-  // the oldest one (one timeout per lost packet).
+  // only 104 arrives of the rest. Two timeouts (the second one with only retransmissions
+  // answered since the first) must resend all of 102, 103, 105..109 (RFC 5682, RFC 6675 5.1;
+  // docs/protocol.md 8.4), not one PSN per timeout.
   IrnSendWindow s;
   s.reset(100, 16);
   for (int i = 0; i < 10; ++i)
@@ -190,13 +192,16 @@ TEST_CASE("selective repeat: a timeout that was a loss resends every unSACKed PS
   while (const auto psn = s.take_retransmit())
     resent.push_back(*psn);
   CHECK(resent == std::vector<std::uint32_t>{102, 103});
-  // The ACK answering 102's retransmission (cumulative 102, bitmap bit 0: 104): a loss, so every
-  // unSACKed PSN in flight at the timeout goes, once.
+  // The ACK answering 102's retransmission (cumulative 102, bitmap bit 0: 104), then nothing
+  // more until the timer expires again: the first expiry was a loss, so every unSACKed PSN in
+  // flight goes, once.
   CHECK(s.on_ack(102, SackEth{0, 102, 0b1}).newly_acked == 1);
+  CHECK_FALSE(s.take_retransmit().has_value());
+  s.on_timeout();
   resent.clear();
   while (const auto psn = s.take_retransmit())
     resent.push_back(*psn);
-  CHECK(resent == std::vector<std::uint32_t>{105, 106, 107, 108, 109});
+  CHECK(resent == std::vector<std::uint32_t>{103, 105, 106, 107, 108, 109});
   // Nothing is resent twice in one recovery, and the recovery ends at the PSN sent last.
   CHECK_FALSE(s.take_retransmit().has_value());
   CHECK(s.on_ack(109, SackEth{0, 109, 0}).newly_acked == 7);

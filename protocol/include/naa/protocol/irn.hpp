@@ -144,9 +144,9 @@ class IrnSendWindow {
   // below next() after a timeout, not yet retransmitted in this recovery); marks it.
   [[nodiscard]] std::optional<std::uint32_t> take_retransmit() noexcept;
   // The retransmit timer fired: the oldest unacknowledged PSN, and every PSN the SACKs show lost,
-  // become eligible once more; if the next ACK answers that retransmission, every PSN in flight
-  // at the timeout that is not acknowledged and not SACKed counts as lost too (F-RTO, RFC 5682,
-  // then RFC 6675 5.1; docs/protocol.md 8.4).
+  // become eligible once more; if it fires again while since the first expiry only
+  // retransmissions were answered, every PSN in flight that is not acknowledged and not SACKed
+  // counts as lost (F-RTO, RFC 5682, then RFC 6675 5.1; docs/protocol.md 8.4).
   void on_timeout() noexcept;
   [[nodiscard]] bool in_recovery() const noexcept { return recovery_; }
   // PSNs in flight that no SACK has covered yet: the ones whose ACK could still arrive (the timer's
@@ -179,7 +179,8 @@ class IrnSendWindow {
   std::uint32_t una_ = 0;
   std::uint32_t next_ = 0;
   bool recovery_ = false;
-  bool probing_ = false;  // a timeout fired; the next ACK says whether it was a loss (on_timeout)
+  bool probing_ = false;         // a timeout fired and no first transmission was answered since
+  bool probe_answered_ = false;  // ... but a retransmission was (on_timeout)
   std::uint32_t recovery_point_ = 0;  // recovery ends when una reaches it
   std::uint32_t lost_below_ = 0;      // PSNs in [una, lost_below) unSACKed count as lost
   std::uint32_t scan_ = 0;            // take_retransmit() resumes here
