@@ -150,7 +150,7 @@ void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now, bool urgent) {
 
 void IrnQp::arm_timer(Clock::time_point now) {
   retransmit_at_.reset();
-  const auto t = timeout_for(tx_.unsacked());
+  const auto t = timeout_for(tx_.timer_count());
   if (tx_.in_flight() != 0 && t.count() != 0) retransmit_at_ = now + t;
 }
 
@@ -205,7 +205,7 @@ void IrnQp::on_ack(const protocol::PacketView& p, Clock::time_point now) {
   } else if (retransmit_at_) {
     // SACKs without cumulative progress left at most N packets that can still be acknowledged:
     // RTO_low from now if that fires earlier (docs/protocol.md 8.4).
-    const auto low = now + timeout_for(tx_.unsacked());
+    const auto low = now + timeout_for(tx_.timer_count());
     if (low < *retransmit_at_) retransmit_at_ = low;
   }
   pump(now);

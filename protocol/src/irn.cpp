@@ -108,9 +108,11 @@ void IrnSendWindow::reset(std::uint32_t first_psn, std::uint32_t cap) {
   cap_ = std::max<std::uint32_t>(cap, 1);
   slots_.assign(cap_, 0);
   resend_after_.assign(cap_, 0);
+  resend_order_.assign(cap_, 0);
+  resends_ = 0;
   sacks_ = 0;
   una_ = next_ = first_psn;
-  recovery_ = false;
+  recovery_ = probing_ = probe_answered_ = false;
   recovery_point_ = lost_below_ = scan_ = first_psn;
 }
 
@@ -131,6 +133,12 @@ bool IrnSendWindow::sacked(std::uint32_t psn) const noexcept {
   return (slots_[slot(psn)] & kSacked) != 0;
 }
 
+void IrnSendWindow::resent(std::uint32_t psn) noexcept {
+  slots_[slot(psn)] = static_cast<std::uint8_t>((slots_[slot(psn)] | kRetransmitted) & ~kLostAgain);
+  resend_after_[slot(psn)] = sacks_ + in_flight() + 3;
+  resend_order_[slot(psn)] = ++resends_;
+}
+
 void IrnSendWindow::mark_sacked(std::uint32_t psn) noexcept {
   if (!outstanding(psn)) return;
   if ((slots_[slot(psn)] & kSacked) == 0) ++sacks_;
@@ -142,7 +150,7 @@ void IrnSendWindow::mark_sacked(std::uint32_t psn) noexcept {
 
 void IrnSendWindow::clear_retransmitted() noexcept {
   for (auto& s : slots_)
-    s = static_cast<std::uint8_t>(s & ~kRetransmitted);
+    s = static_cast<std::uint8_t>(s & ~(kRetransmitted | kLostAgain));
 }
 
 IrnSendWindow::AckEffect IrnSendWindow::on_ack(std::uint32_t cumulative,
@@ -154,6 +162,23 @@ IrnSendWindow::AckEffect IrnSendWindow::on_ack(std::uint32_t cumulative,
     e.valid = false;
     return e;
   }
+  // The retransmission this ACK answers, if it answers one (its SACK PSN is the packet that
+  // arrived).
+  const std::uint32_t answered = sack.sack_psn & kMax24;
+  const std::uint32_t answered_order =
+      outstanding(answered) && (slots_[slot(answered)] & kRetransmitted) != 0
+          ? resend_order_[slot(answered)]
+          : 0;
+  if (probing_ && outstanding(answered)) {
+    // After a timeout (on_timeout): an ACK answering a first transmission ends the probe (the
+    // timeout was spurious, or the SACKs show the losses as after a NAK); one answering a
+    // retransmission may answer its original (a slow path), so it decides nothing yet.
+    if (answered_order == 0) {
+      probing_ = false;
+    } else {
+      probe_answered_ = true;
+    }
+  }
   if (psn_after(new_una, una_)) {
     e.newly_acked = psn_diff(new_una, una_);
     una_ = new_una;
@@ -164,9 +189,25 @@ IrnSendWindow::AckEffect IrnSendWindow::on_ack(std::uint32_t cumulative,
   for (std::uint32_t i = 0; i < 32; ++i) {
     if ((sack.bitmap >> i & 1U) != 0) mark_sacked(psn_add(cumulative, 2 + i));
   }
+  if (answered_order != 0) {
+    // RACK (RFC 8985) by transmission order, the rule IRN 3.1 applies to first transmissions ("a
+    // higher PSN was SACKed") applied to retransmissions: this ACK answers a retransmission and
+    // shows one resent before it still missing (una and the 32 PSNs of its bitmap; an ACK says
+    // nothing of PSNs beyond them), so that earlier retransmission was lost. Without the rule only
+    // the timer finds it, RTO_high when the BDP window is full.
+    const std::uint32_t end = std::min<std::uint32_t>(in_flight(), 33);
+    for (std::uint32_t i = 0; i < end; ++i) {
+      std::uint8_t& s = slots_[slot(psn_add(una_, i))];
+      if ((s & (kSacked | kRetransmitted)) == kRetransmitted &&
+          static_cast<std::int32_t>(answered_order - resend_order_[slot(psn_add(una_, i))]) > 0) {
+        s |= kLostAgain;
+      }
+    }
+  }
   if (recovery_ && !psn_after(recovery_point_, una_)) {
     // Everything sent before the recovery began is acknowledged, so are its retransmissions.
     recovery_ = false;
+    probing_ = probe_answered_ = false;
     clear_retransmitted();
     scan_ = una_;
   }
@@ -184,20 +225,21 @@ std::optional<std::uint32_t> IrnSendWindow::take_retransmit() noexcept {
        psn = psn_add(psn, 1)) {
     std::uint8_t& s = slots_[slot(psn)];
     if ((s & (kSacked | kRetransmitted)) == 0) {
-      s |= kRetransmitted;
-      resend_after_[slot(psn)] = sacks_ + in_flight() + 3;
+      resent(psn);
       scan_ = psn_add(psn, 1);
       return psn;
     }
   }
   scan_ = lost_below_;
-  // A retransmission lost as well: still unSACKed after every packet in flight when it was resent,
-  // and 3 more, were SACKed (a RACK-like rule; without it only the timer would find it).
+  // A retransmission lost as well (without these rules only the timer would find it): an ACK of
+  // a later retransmission showed it missing (on_ack), or it is still unSACKed after every packet
+  // in flight when it was resent, and 3 more, were SACKed.
   for (std::uint32_t psn = una_; psn_after(lost_below_, psn); psn = psn_add(psn, 1)) {
     const std::uint8_t s = slots_[slot(psn)];
     if ((s & kSacked) == 0 && (s & kRetransmitted) != 0 &&
-        static_cast<std::int32_t>(sacks_ - resend_after_[slot(psn)]) >= 0) {
-      resend_after_[slot(psn)] = sacks_ + in_flight() + 3;
+        ((s & kLostAgain) != 0 ||
+         static_cast<std::int32_t>(sacks_ - resend_after_[slot(psn)]) >= 0)) {
+      resent(psn);
       return psn;
     }
   }
@@ -206,14 +248,26 @@ std::optional<std::uint32_t> IrnSendWindow::take_retransmit() noexcept {
 
 void IrnSendWindow::on_timeout() noexcept {
   if (una_ == next_) return;
-  // Only the oldest unacknowledged PSN is known lost for sure (nothing after it was SACKed, or it
-  // would have been resent already): resend it and whatever the SACKs show lost. A timeout that
-  // fired only because the peer was slow then costs one packet, not a window
-  // (docs/protocol.md 8.4).
+  // The timer fired (docs/protocol.md 8.4). A first expiry starts loss recovery with the oldest
+  // unacknowledged PSN (and whatever the SACKs show lost) and probes (F-RTO, RFC 5682, with the
+  // SACK PSN naming the packet that arrived): if an ACK then answers a packet sent before the
+  // timeout and never resent, the peer was only slow (naa-sim in a long memory copy, a
+  // descheduled host) and the timeout cost one packet, not a window. If the timer expires again
+  // while only retransmissions were answered, the first expiry was a loss: every PSN in flight
+  // that is neither acknowledged nor SACKed counts as lost and is resent once (TCP's timeout with
+  // SACK, RFC 6675 5.1). A burst of k tail losses (an incast overflowing a queue) so costs two
+  // timeouts, not k.
+  const bool loss = probing_ && probe_answered_;
   clear_retransmitted();
   recovery_ = true;
   recovery_point_ = next_;
-  if (psn_after(psn_add(una_, 1), lost_below_)) lost_below_ = psn_add(una_, 1);
+  probing_ = !loss;
+  probe_answered_ = false;
+  if (loss) {
+    lost_below_ = next_;
+  } else if (psn_after(psn_add(una_, 1), lost_below_)) {
+    lost_below_ = psn_add(una_, 1);
+  }
   scan_ = una_;
 }
 

@@ -4,7 +4,8 @@
 // >= 800 us) is longer than the IRN paper's RTO_low (131 us) and RTO_high (524 us), so the
 // constants fire on a lossless path (the first test case shows it, which is also the check that
 // this oracle can fail), while timers derived from the measured round trip never fire and never
-// retransmit, and the timeout they arm exceeds the round trip. Counters, not time, are asserted.
+// retransmit, and the timeout they arm exceeds the round trip; and IRN's spurious expiries under
+// the constants each cost one packet (F-RTO). Counters, not time, are asserted.
 //
 // One co-simulation per process (SystemC elaborates once): CTest runs each test case alone.
 #include <catch2/catch.hpp>
@@ -85,6 +86,18 @@ TEST_CASE("measured timers: the IRN paper's constants fire on a 400 us link with
   CHECK(o.stats.timeouts > 0);
   CHECK(o.stats.retransmitted_packets > 0);
   CHECK(o.stats.rtt_samples == 0);
+}
+
+TEST_CASE("IRN timeout on a slow path: each expiry resends one packet, not the window (F-RTO)",
+          "[cosim][timers][irn]") {
+  // docs/protocol.md 8.4: the constants (RTO_low 131 us, RTO_high 524 us) expire on this lossless
+  // 800 us round trip. The first ACK after each expiry answers a packet sent before it and never
+  // resent, so the timeout was spurious and cost one packet; marking the window lost at the
+  // expiry resent up to 64 packets each time.
+  const Outcome o = run(true, host::RetransmitTimers::constants);
+  CHECK(o.verified);
+  CHECK(o.stats.timeouts > 0);
+  CHECK(o.stats.retransmitted_packets == o.stats.timeouts);
 }
 
 TEST_CASE("measured timers: IRN follows a 400 us link with no timeout and no retransmission",

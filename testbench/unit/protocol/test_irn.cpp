@@ -154,14 +154,118 @@ TEST_CASE("selective repeat: only the PSNs the SACKs show lost are resent", "[ir
   CHECK(s.can_send_new());
   // An ACK naming PSNs never sent is refused.
   CHECK_FALSE(s.on_ack(200, SackEth{}).valid);
-  // Timeout: the oldest unacknowledged PSN goes again (a slow peer costs one packet).
+  // Timeout: the oldest unacknowledged PSN goes again. Its ACK may answer the original (a slow
+  // path): 105 goes only when the timer expires again with nothing else answered.
   s.sent_new();
   s.sent_new();
   s.on_timeout();
   CHECK(s.take_retransmit() == std::optional<std::uint32_t>(104));
   CHECK_FALSE(s.take_retransmit().has_value());
-  // A SACK of 105 arriving later shows nothing else lost; its ACK ends the recovery.
-  CHECK(s.on_ack(104, SackEth{0, 105, 0}).newly_acked == 1);
+  CHECK(s.on_ack(104, SackEth{0, 104, 0}).newly_acked == 1);
+  CHECK_FALSE(s.take_retransmit().has_value());
+  s.on_timeout();
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(105));
+  CHECK_FALSE(s.take_retransmit().has_value());
+  // Its ACK ends the recovery.
+  CHECK(s.on_ack(105, SackEth{0, 105, 0}).newly_acked == 1);
+  CHECK_FALSE(s.in_recovery());
+}
+
+TEST_CASE("selective repeat: a timeout that was a loss resends every unSACKed PSN, no SACKed one",
+          "[irn]") {
+  // A lost tail (an incast burst overflowing a queue): 102..109 sent after 100, 101 arrived;
+  // only 104 arrives of the rest. Two timeouts (the second one with only retransmissions
+  // answered since the first) must resend all of 102, 103, 105..109 (RFC 5682, RFC 6675 5.1;
+  // docs/protocol.md 8.4), not one PSN per timeout.
+  IrnSendWindow s;
+  s.reset(100, 16);
+  for (int i = 0; i < 10; ++i)
+    s.sent_new();
+  CHECK(s.on_ack(101, SackEth{0, 104, 0b10}).newly_acked == 2);  // bit 1: 101 + 2 + 1
+  CHECK(s.in_recovery());  // 104 SACKed: 102 and 103 are known lost
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(102));
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(103));
+  CHECK_FALSE(s.take_retransmit().has_value());
+  s.on_timeout();
+  // First the PSNs the SACKs show lost (F-RTO: the next ACK decides about the rest).
+  std::vector<std::uint32_t> resent;
+  while (const auto psn = s.take_retransmit())
+    resent.push_back(*psn);
+  CHECK(resent == std::vector<std::uint32_t>{102, 103});
+  // The ACK answering 102's retransmission (cumulative 102, bitmap bit 0: 104), then nothing
+  // more until the timer expires again: the first expiry was a loss, so every unSACKed PSN in
+  // flight goes, once.
+  CHECK(s.on_ack(102, SackEth{0, 102, 0b1}).newly_acked == 1);
+  CHECK_FALSE(s.take_retransmit().has_value());
+  // That next expiry comes after RTO_low: 6 PSNs are unSACKed, but no later packet will SACK them.
+  CHECK(s.unsacked() == 6);
+  CHECK(s.timer_count() == 1);
+  s.on_timeout();
+  resent.clear();
+  while (const auto psn = s.take_retransmit())
+    resent.push_back(*psn);
+  CHECK(resent == std::vector<std::uint32_t>{103, 105, 106, 107, 108, 109});
+  // Nothing is resent twice in one recovery, and the recovery ends at the PSN sent last.
+  CHECK_FALSE(s.take_retransmit().has_value());
+  CHECK(s.on_ack(109, SackEth{0, 109, 0}).newly_acked == 7);
+  CHECK_FALSE(s.in_recovery());
+  // A timeout with nothing in flight does nothing.
+  s.on_timeout();
+  CHECK_FALSE(s.in_recovery());
+  CHECK_FALSE(s.take_retransmit().has_value());
+}
+
+TEST_CASE("selective repeat: a timeout answered by a first transmission resends one packet",
+          "[irn]") {
+  // The peer was slow (docs/protocol.md 8.4: naa-sim copying a call's 64 MiB input stalls its
+  // ACKs for 30 ms of wall time): 100..109 all arrived, their ACKs late. The timeout resends 100
+  // only; the first ACK to come answers 105, sent once: nothing else is resent, also not when the
+  // ACK of the resent 100 follows.
+  IrnSendWindow s;
+  s.reset(100, 16);
+  for (int i = 0; i < 10; ++i)
+    s.sent_new();
+  s.on_timeout();
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(100));
+  CHECK_FALSE(s.take_retransmit().has_value());
+  CHECK(s.on_ack(99, SackEth{0, 105, 0b1111}).valid);  // 101..105 arrived, 100 not yet
+  CHECK_FALSE(s.take_retransmit().has_value());
+  CHECK(s.on_ack(105, SackEth{0, 100, 0}).newly_acked == 6);
+  CHECK_FALSE(s.take_retransmit().has_value());
+  CHECK(s.on_ack(109, SackEth{0, 109, 0}).newly_acked == 4);
+  CHECK_FALSE(s.in_recovery());
+}
+
+TEST_CASE("selective repeat: an ACK of a later retransmission shows an earlier one lost", "[irn]") {
+  // docs/protocol.md 8.4: 100 and 102 lost and resent in that order; 100's retransmission is lost
+  // too. The ACK answering 102's retransmission shows 100 still missing: 100 goes once more at
+  // once (the SACK-count rule alone would wait for 14 SACKs; with a full BDP window they never
+  // come, and only RTO_high would find it).
+  IrnSendWindow s;
+  s.reset(100, 16);
+  for (int i = 0; i < 10; ++i)
+    s.sent_new();
+  CHECK(s.on_ack(99, SackEth{0, 101, 0}).valid);
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(100));
+  CHECK(s.on_ack(99, SackEth{0, 103, 0b101}).valid);  // 101, 103
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(102));
+  CHECK_FALSE(s.take_retransmit().has_value());
+  // An ACK answering a first transmission (104) says nothing about the retransmissions.
+  CHECK(s.on_ack(99, SackEth{0, 104, 0b1101}).valid);  // 101, 103, 104
+  CHECK_FALSE(s.take_retransmit().has_value());
+  // The ACK answering 102's retransmission: 100 is still missing.
+  CHECK(s.on_ack(99, SackEth{0, 102, 0b1111}).valid);  // 101..104
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(100));
+  CHECK_FALSE(s.take_retransmit().has_value());  // once per evidence
+  // A retransmission later than the one an ACK answers is not shown lost by it: 105 lost, resent
+  // (after 100's second resend); an ACK answering 102's retransmission again (a duplicate) must
+  // not send 105 once more.
+  CHECK(s.on_ack(99, SackEth{0, 106, 0b101111}).valid);  // 101..104, 106
+  CHECK(s.take_retransmit() == std::optional<std::uint32_t>(105));
+  CHECK(s.on_ack(99, SackEth{0, 102, 0b101111}).valid);
+  CHECK_FALSE(s.take_retransmit().has_value());
+  // 100's third transmission arrives: everything up to 106 is acknowledged.
+  CHECK(s.on_ack(106, SackEth{0, 100, 0}).newly_acked == 7);
 }
 
 TEST_CASE("IRN timeouts: RTO_low with at most N packets in flight", "[irn]") {

@@ -144,39 +144,56 @@ class IrnSendWindow {
   // below next() after a timeout, not yet retransmitted in this recovery); marks it.
   [[nodiscard]] std::optional<std::uint32_t> take_retransmit() noexcept;
   // The retransmit timer fired: the oldest unacknowledged PSN, and every PSN the SACKs show lost,
-  // become eligible once more.
+  // become eligible once more; if it fires again while since the first expiry only
+  // retransmissions were answered, every PSN in flight that is not acknowledged and not SACKed
+  // counts as lost (F-RTO, RFC 5682, then RFC 6675 5.1; docs/protocol.md 8.4).
   void on_timeout() noexcept;
   [[nodiscard]] bool in_recovery() const noexcept { return recovery_; }
   // PSNs in flight that no SACK has covered yet: the ones whose ACK could still arrive (the timer's
   // choice between RTO_low and RTO_high, irn_timeout_ns).
   [[nodiscard]] std::uint32_t unsacked() const noexcept;
+  // What the timer's choice between RTO_low and RTO_high counts: unsacked(), or 1 after a
+  // timeout whose retransmission alone was answered (on_timeout: the rest is a tail no later
+  // packet will SACK, and the next expiry marks it lost).
+  [[nodiscard]] std::uint32_t timer_count() const noexcept {
+    return probing_ && probe_answered_ ? 1 : unsacked();
+  }
   [[nodiscard]] bool sacked(std::uint32_t psn) const noexcept;
 
  private:
   static constexpr std::uint8_t kSacked = 1;
   static constexpr std::uint8_t kRetransmitted = 2;
+  static constexpr std::uint8_t kLostAgain = 4;  // its retransmission was lost: resend it once more
   [[nodiscard]] std::size_t slot(std::uint32_t psn) const noexcept { return psn % cap_; }
   [[nodiscard]] bool outstanding(std::uint32_t psn) const noexcept {
     return psn_diff(psn, una_) < in_flight();
   }
   void mark_sacked(std::uint32_t psn) noexcept;
   void clear_retransmitted() noexcept;
+  void resent(std::uint32_t psn) noexcept;  // bookkeeping of a retransmission of `psn`
   std::vector<std::uint8_t> slots_;
   // Per PSN, for a retransmitted one: the SACK count after which it counts as lost again (its
   // retransmission lost too): the SACKs of everything in flight when it was resent, plus 3.
   std::vector<std::uint32_t> resend_after_;
-  std::uint32_t sacks_ = 0;  // PSNs newly SACKed so far
+  // Per PSN, for a retransmitted one: the number of its latest retransmission (1, 2, ... in the
+  // order they were sent): an ACK answering a later retransmission that shows this PSN missing
+  // means its retransmission was lost (docs/protocol.md 8.4).
+  std::vector<std::uint32_t> resend_order_;
+  std::uint32_t resends_ = 0;  // retransmissions so far
+  std::uint32_t sacks_ = 0;    // PSNs newly SACKed so far
   std::uint32_t cap_ = 1;
   std::uint32_t una_ = 0;
   std::uint32_t next_ = 0;
   bool recovery_ = false;
+  bool probing_ = false;         // a timeout fired and no first transmission was answered since
+  bool probe_answered_ = false;  // ... but a retransmission was (on_timeout)
   std::uint32_t recovery_point_ = 0;  // recovery ends when una reaches it
   std::uint32_t lost_below_ = 0;      // PSNs in [una, lost_below) unSACKed count as lost
   std::uint32_t scan_ = 0;            // take_retransmit() resumes here
 };
 
 // The retransmit timeout the requester arms: RTO_low while at most N packets are in flight
-// (callers pass IrnSendWindow::unsacked(): a SACKed packet can no longer trigger recovery), so a
+// (callers pass IrnSendWindow::timer_count(): a SACKed packet can no longer trigger recovery), so a
 // lost tail (no later packet to SACK it) is recovered quickly; RTO_high otherwise (IRN 3.1.1).
 [[nodiscard]] std::uint64_t irn_timeout_ns(const CapabilityBlock& b,
                                            std::uint32_t in_flight) noexcept;
