@@ -13,6 +13,7 @@ KernelEngine::KernelEngine(sc_core::sc_module_name name, ModelContext& ctx, Kern
   for (std::size_t i = 0; i < ctx.qps.size(); ++i) {
     lanes_.push_back(std::make_unique<Channel<Call>>(ctx.cfg.call_queue_depth));
     scratch_.emplace_back();
+    call_vectors_.emplace_back();
     sc_core::sc_spawn_options opts;
     sc_core::sc_spawn([this, i] { lane(i); }, sc_core::sc_gen_unique_name("lane"), &opts);
   }
@@ -41,7 +42,10 @@ void KernelEngine::lane(std::size_t index) {
     }
     run_call(qp, c.generation, c.imm);
     // The connection has gone: its buffers are not needed again (a new one starts empty).
-    if (qp.generation != c.generation || qp.state != QpState::rts) scratch_[index] = {};
+    if (qp.generation != c.generation || qp.state != QpState::rts) {
+      scratch_[index] = {};
+      call_vectors_[index] = {};
+    }
   }
 }
 
@@ -60,8 +64,12 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
   auto still_valid = [&] { return qp.generation == generation && qp.state == QpState::rts; };
 
   const std::vector<Region> regions = directory->regions(qp.qpn);  // copy: may change
-  std::vector<std::vector<std::uint8_t>> buffers(regions.size());
-  std::vector<KernelRegion> kr(regions.size());
+  CallVectors& cv = call_vectors_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+  std::vector<std::vector<std::uint8_t>>& buffers = cv.buffers;
+  buffers.clear();
+  buffers.resize(regions.size());
+  std::vector<KernelRegion>& kr = cv.regions;
+  kr.assign(regions.size(), KernelRegion{});
   for (std::size_t i = 0; i < regions.size(); ++i) {
     kr[i].flags = regions[i].flags;
     kr[i].naa_address = regions[i].naa_address;
@@ -130,7 +138,8 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
   // Write-back (PROTOCOL.md 5.2): each OUTPUT region in 0x01 order to its host address and rkey,
   // the last as WRITE_WITH_IMM with SE; a zero-length WRITE_WITH_IMM if there is nothing to send.
   const std::uint32_t result_imm = protocol::encode_result_immediate(fn, rc & 0xFFFFFFU);
-  std::vector<std::size_t> outs;
+  std::vector<std::size_t>& outs = cv.outs;
+  outs.clear();
   if (rc == 0) {
     for (std::size_t i = 0; i < kr.size(); ++i) {
       if (kr[i].is_output() && !kr[i].is_internal()) outs.push_back(i);

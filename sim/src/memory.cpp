@@ -124,7 +124,7 @@ void Memory::report(std::ostream& os) const {
 bool MemoryPort::access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
                         std::uint64_t len, CycleMeter& meter) {
   if (len == 0) return true;
-  tlm::tlm_generic_payload trans;
+  tlm::tlm_generic_payload& trans = trans_;
   trans.set_command(cmd);
   trans.set_address(addr);
   trans.set_data_ptr(data);
@@ -135,10 +135,11 @@ bool MemoryPort::access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* 
   trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   socket->b_transport(trans, delay);
+  const bool ok = trans.is_response_ok();  // before the wait: another process may reuse trans_
   const auto cycles = static_cast<std::uint64_t>(delay / meter.cycle() + 0.5);
   meter.account(cycles);
   sc_core::wait(delay);
-  return trans.is_response_ok();
+  return ok;
 }
 
 bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter) {

@@ -26,6 +26,10 @@ class MemoryPort {
  private:
   bool access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
               CycleMeter& meter);
+  // One payload for every access (issue 31: constructing one allocates its extension array).
+  // Two processes may share a port; b_transport never waits, so each is done with the payload
+  // before the other can run.
+  tlm::tlm_generic_payload trans_;
 };
 
 }  // namespace naa::sim

@@ -130,6 +130,7 @@ class Transport : public sc_core::sc_module,
 
   ModelContext& ctx_;
   StageQueue in_;
+  tlm::tlm_generic_payload post_trans_;  // post_write's (issue 31: one allocation per write)
   sc_core::sc_event tx_work_;
   CycleMeter rx_meter_, tx_meter_;
   std::size_t rr_ = 0;                        // round-robin position of the tx scheduler
