@@ -180,7 +180,15 @@ void Cosim::wait_until(SteadyClock::time_point until_tp) {
   const auto until_ps = std::chrono::duration_cast<std::chrono::duration<std::int64_t, std::pico>>(
                             until_tp.time_since_epoch())
                             .count();
-  const sc_time until(static_cast<double>(std::max<std::int64_t>(until_ps, 0)), sc_core::SC_PS);
+  // At a 1 ps resolution (the model's) the picoseconds are the time's value: the same sc_time as
+  // the double constructor gives for an integer below 2^53, without its arithmetic (issue 31:
+  // this runs several times per call).
+  static const bool ps_resolution =
+      sc_core::sc_get_time_resolution() == sc_time(1.0, sc_core::SC_PS);
+  const std::int64_t clamped_ps = std::max<std::int64_t>(until_ps, 0);
+  const sc_time until = ps_resolution && clamped_ps < (std::int64_t{1} << 53)
+                            ? sc_time::from_value(static_cast<std::uint64_t>(clamped_ps))
+                            : sc_time(static_cast<double>(clamped_ps), sc_core::SC_PS);
   for (;;) {
     push_to_naa();
     if (deliver_due()) return;

@@ -4,9 +4,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -15,6 +18,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <systemc>
@@ -92,10 +96,26 @@ void fill(std::uint8_t* p, const RegionArg& r) {
     p[i] = static_cast<std::uint8_t>(rng());
 }
 
-void phase(const naa::cosim::Cosim& cs, const std::string& name, double t0, double t1) {
+// One write per phase line, no stream or printf formatting per call (issue 31: the per-call
+// line cost the co-simulation's cost count a few thousand instructions).
+void phase(const naa::cosim::Cosim& cs, std::string_view name, double t0, double t1) {
   const double cycles = (t1 - t0) * cs.clock_mhz() / 1e3;
-  std::cout << "naa-cosim: " << name << ' ' << static_cast<std::uint64_t>(t1 - t0 + 0.5) << " ns ("
-            << static_cast<std::uint64_t>(cycles + 0.5) << " cycles)\n";
+  char line[160];
+  char* const end = line + sizeof line;
+  auto put = [&](char* p, std::string_view s) {
+    const std::size_t n = std::min<std::size_t>(s.size(), static_cast<std::size_t>(end - p));
+    std::memcpy(p, s.data(), n);
+    return p + n;
+  };
+  auto put_u64 = [&](char* p, std::uint64_t v) { return std::to_chars(p, end, v).ptr; };
+  char* p = put(line, "naa-cosim: ");
+  p = put(p, name);
+  p = put(p, " ");
+  p = put_u64(p, static_cast<std::uint64_t>(t1 - t0 + 0.5));
+  p = put(p, " ns (");
+  p = put_u64(p, static_cast<std::uint64_t>(cycles + 0.5));
+  p = put(p, " cycles)\n");
+  std::cout.write(line, p - line);
 }
 
 // The session or sweep the options ask for, on o.cfg (its blocks included).
@@ -182,9 +202,11 @@ int run_cosim(const Options& o) {
       t0 = cs.now_ns();
       const naa::host::CallResult r = s.call(static_cast<std::uint8_t>(o.fn));
       t1 = cs.now_ns();
-      std::ostringstream name;
-      name << "call " << (i + 1) << " rc 0x" << std::hex << r.return_code;
-      phase(cs, name.str(), t0, t1);
+      char name[48] = "call ";
+      char* p = std::to_chars(name + 5, name + 24, i + 1).ptr;
+      p = std::copy_n(" rc 0x", 6, p);
+      p = std::to_chars(p, name + sizeof name, r.return_code, 16).ptr;
+      phase(cs, std::string_view(name, static_cast<std::size_t>(p - name)), t0, t1);
       if (r.return_code != 0) status = 1;
     }
     t0 = cs.now_ns();

@@ -55,7 +55,9 @@ std::uint32_t update_table(std::uint32_t c, const std::uint8_t* p, std::size_t n
 // Using PCLMULQDQ Instruction", Intel 2009), with the constants of the bit-reflected polynomial
 // 0x104C11DB7 as in the Linux kernel (crc32-pclmul_asm.S) and Chromium's zlib (crc32_simd.c):
 // x^(4*128+32) and x^(4*128-32) mod P fold 512 bits, x^(128+32) and x^(128-32) mod P fold 128,
-// x^64 mod P folds 64, then a Barrett reduction to 32 bits. Precondition: n >= 64 and n % 16 == 0.
+// x^64 mod P folds 64, then a Barrett reduction to 32 bits. Precondition: n >= 16 and n % 16 == 0
+// (below 64 bytes there is one lane from the start: the first block xor the register is already
+// the 128-bit remainder state the reduction takes, so short datagrams fold too, issue 31).
 // Compiled for PCLMULQDQ + SSE4.1 only; called only after a CPUID check (update()).
 // x * (x^(128+32), x^(128-32)) mod P, xor next: one 128-bit fold step.
 __attribute__((target("pclmul"))) __m128i fold16(__m128i x, __m128i k, __m128i next) noexcept {
@@ -76,34 +78,40 @@ __attribute__((target("pclmul,sse4.1"))) std::uint32_t update_clmul_blocks(std::
   const __m128i mask32 = _mm_setr_epi32(~0, 0, ~0, 0);
 
   __m128i x1 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(static_cast<int>(crc)));
-  __m128i x2 = load(p + 16);
-  __m128i x3 = load(p + 32);
-  __m128i x4 = load(p + 48);
-  p += 64;
-  n -= 64;
-  while (n >= 64) {
-    const __m128i x5 = _mm_clmulepi64_si128(x1, k1k2, 0x00);
-    const __m128i x6 = _mm_clmulepi64_si128(x2, k1k2, 0x00);
-    const __m128i x7 = _mm_clmulepi64_si128(x3, k1k2, 0x00);
-    const __m128i x8 = _mm_clmulepi64_si128(x4, k1k2, 0x00);
-    x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k1k2, 0x11), x5), load(p));
-    x2 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x2, k1k2, 0x11), x6), load(p + 16));
-    x3 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x3, k1k2, 0x11), x7), load(p + 32));
-    x4 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x4, k1k2, 0x11), x8), load(p + 48));
+  if (n >= 64) {
+    __m128i x2 = load(p + 16);
+    __m128i x3 = load(p + 32);
+    __m128i x4 = load(p + 48);
     p += 64;
     n -= 64;
+    while (n >= 64) {
+      const __m128i x5 = _mm_clmulepi64_si128(x1, k1k2, 0x00);
+      const __m128i x6 = _mm_clmulepi64_si128(x2, k1k2, 0x00);
+      const __m128i x7 = _mm_clmulepi64_si128(x3, k1k2, 0x00);
+      const __m128i x8 = _mm_clmulepi64_si128(x4, k1k2, 0x00);
+      x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k1k2, 0x11), x5), load(p));
+      x2 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x2, k1k2, 0x11), x6), load(p + 16));
+      x3 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x3, k1k2, 0x11), x7), load(p + 32));
+      x4 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x4, k1k2, 0x11), x8), load(p + 48));
+      p += 64;
+      n -= 64;
+    }
+    // Fold the four lanes into one.
+    x1 = fold16(x1, k3k4, x2);
+    x1 = fold16(x1, k3k4, x3);
+    x1 = fold16(x1, k3k4, x4);
+  } else {
+    p += 16;
+    n -= 16;
   }
-  // Fold the four lanes into one, then the remaining 16-byte blocks.
-  x1 = fold16(x1, k3k4, x2);
-  x1 = fold16(x1, k3k4, x3);
-  x1 = fold16(x1, k3k4, x4);
+  // The remaining 16-byte blocks.
   while (n >= 16) {
     x1 = fold16(x1, k3k4, load(p));
     p += 16;
     n -= 16;
   }
   // 128 -> 64 bits.
-  x2 = _mm_clmulepi64_si128(x1, k3k4, 0x10);
+  __m128i x2 = _mm_clmulepi64_si128(x1, k3k4, 0x10);
   x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
   // 64 -> 32 bits.
   x2 = _mm_srli_si128(x1, 4);
@@ -126,7 +134,7 @@ bool cpu_has_clmul() noexcept {
 
 std::uint32_t update(std::uint32_t c, const std::uint8_t* p, std::size_t n) noexcept {
 #ifdef NAA_CRC32_CLMUL
-  if (n >= 64 && cpu_has_clmul()) {
+  if (n >= 16 && cpu_has_clmul()) {
     const std::size_t blocks = n & ~std::size_t{15};
     c = update_clmul_blocks(c, p, blocks);
     return update_table(c, p + blocks, n - blocks);

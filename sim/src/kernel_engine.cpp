@@ -13,6 +13,7 @@ KernelEngine::KernelEngine(sc_core::sc_module_name name, ModelContext& ctx, Kern
   for (std::size_t i = 0; i < ctx.qps.size(); ++i) {
     lanes_.push_back(std::make_unique<Channel<Call>>(ctx.cfg.call_queue_depth));
     scratch_.emplace_back();
+    call_vectors_.emplace_back();
     sc_core::sc_spawn_options opts;
     sc_core::sc_spawn([this, i] { lane(i); }, sc_core::sc_gen_unique_name("lane"), &opts);
   }
@@ -41,7 +42,10 @@ void KernelEngine::lane(std::size_t index) {
     }
     run_call(qp, c.generation, c.imm);
     // The connection has gone: its buffers are not needed again (a new one starts empty).
-    if (qp.generation != c.generation || qp.state != QpState::rts) scratch_[index] = {};
+    if (qp.generation != c.generation || qp.state != QpState::rts) {
+      scratch_[index] = {};
+      call_vectors_[index] = {};
+    }
   }
 }
 
@@ -60,8 +64,12 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
   auto still_valid = [&] { return qp.generation == generation && qp.state == QpState::rts; };
 
   const std::vector<Region> regions = directory->regions(qp.qpn);  // copy: may change
-  std::vector<std::vector<std::uint8_t>> buffers(regions.size());
-  std::vector<KernelRegion> kr(regions.size());
+  CallVectors& cv = call_vectors_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+  std::vector<std::vector<std::uint8_t>>& buffers = cv.buffers;
+  buffers.clear();
+  buffers.resize(regions.size());
+  std::vector<KernelRegion>& kr = cv.regions;
+  kr.assign(regions.size(), KernelRegion{});
   for (std::size_t i = 0; i < regions.size(); ++i) {
     kr[i].flags = regions[i].flags;
     kr[i].naa_address = regions[i].naa_address;
@@ -81,6 +89,12 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
     // place, as add1/add2 do).
     auto& scratch = scratch_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
     if (scratch.size() < kr.size()) scratch.resize(kr.size());
+    // A kernel that only computes (Kernel::computes_only) runs as soon as its last load is
+    // issued, and the engine waits that load's time and the kernel's cycles as one: the same
+    // end time, one activation less (issue 31). Earlier loads are waited one by one as before.
+    const bool merge = k->computes_only();
+    sc_core::sc_time load_wait;
+    bool load_pending = false;
     for (std::size_t i = 0; i < kr.size(); ++i) {
       if (kr[i].is_internal()) continue;
       if (kr[i].is_output()) {
@@ -91,10 +105,25 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
         if (scratch[i].size() < kr[i].size) scratch[i].resize(kr[i].size);  // grows only
         kr[i].bytes = std::span<std::uint8_t>(scratch[i].data(), kr[i].size);
       }
-      if (!mem.read(kr[i].naa_address, kr[i].bytes.data(), kr[i].size, meter_)) {
+      if (load_pending) {
+        sc_core::wait(load_wait);
+        load_pending = false;
+      }
+      const bool ok = merge ? mem.read_unwaited(kr[i].naa_address, kr[i].bytes.data(), kr[i].size,
+                                                meter_, load_wait)
+                            : mem.read(kr[i].naa_address, kr[i].bytes.data(), kr[i].size, meter_);
+      load_pending = merge && kr[i].size != 0;
+      if (!ok) {
+        if (load_pending) sc_core::wait(load_wait);  // the failed access's time, as read() waits
         model_fatal(name(), "region outside the memory");
       }
     }
+    // The engine is busy for `cycles` after the loads: with the last load's time when merged.
+    auto busy_for = [&](std::uint64_t cycles) {
+      if (!load_pending) return meter_.spend(cycles);
+      meter_.account(cycles);
+      sc_core::wait(load_wait + meter_.times(cycles));
+    };
     // The kernel computes now (on private buffers) and the engine is busy for the cycles it
     // took: the cost model's, or the RTL's own count (an RTL kernel is clocked only here, while
     // it has work).
@@ -107,12 +136,12 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
       // The watchdog stops the kernel at its limit: the engine was busy that long, nothing the
       // kernel computed is stored, and the host learns why (return code 0x02).
       kernel_cycles_ += limit;
-      meter_.spend(limit);
+      busy_for(limit);
       ++timeouts_;
       rc = static_cast<std::uint32_t>(protocol::ReturnCode::kernel_timeout);
     } else {
       kernel_cycles_ += run.cycles;
-      meter_.spend(run.cycles);
+      busy_for(run.cycles);
       rc = run.rc;
     }
     for (std::size_t i = 0; i < kr.size() && !timed_out; ++i) {
@@ -130,7 +159,8 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
   // Write-back (PROTOCOL.md 5.2): each OUTPUT region in 0x01 order to its host address and rkey,
   // the last as WRITE_WITH_IMM with SE; a zero-length WRITE_WITH_IMM if there is nothing to send.
   const std::uint32_t result_imm = protocol::encode_result_immediate(fn, rc & 0xFFFFFFU);
-  std::vector<std::size_t> outs;
+  std::vector<std::size_t>& outs = cv.outs;
+  outs.clear();
   if (rc == 0) {
     for (std::size_t i = 0; i < kr.size(); ++i) {
       if (kr[i].is_output() && !kr[i].is_internal()) outs.push_back(i);

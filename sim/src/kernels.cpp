@@ -31,6 +31,7 @@ class AddConstant final : public Kernel {
   AddConstant(std::uint8_t fn, std::string_view name, std::uint8_t k)
       : fn_(fn), name_(name), k_(k) {}
   std::uint8_t function_code() const override { return fn_; }
+  bool computes_only() const override { return true; }
   std::string_view name() const override { return name_; }
   std::uint32_t check(const KernelCall&) const override { return kOk; }
   // One add_const call per non-empty, non-internal region (docs/rtl/kernel-shell.md "Regions").
@@ -73,6 +74,7 @@ class AddConstant final : public Kernel {
 class Nop final : public Kernel {
  public:
   std::uint8_t function_code() const override { return 3; }
+  bool computes_only() const override { return true; }
   std::string_view name() const override { return "nop"; }
   std::uint32_t check(const KernelCall&) const override { return kOk; }
   std::uint64_t cycles(const KernelCall&, std::uint32_t) const override { return 1; }
@@ -83,6 +85,7 @@ class Nop final : public Kernel {
 class VaddI32 final : public Kernel {
  public:
   std::uint8_t function_code() const override { return 4; }
+  bool computes_only() const override { return true; }
   std::string_view name() const override { return "vadd_i32"; }
   std::uint32_t check(const KernelCall& c) const override {
     const KernelRegion* a = c.input(0);
@@ -120,6 +123,7 @@ class VaddI32 final : public Kernel {
 class SumU64 final : public Kernel {
  public:
   std::uint8_t function_code() const override { return 5; }
+  bool computes_only() const override { return true; }
   std::string_view name() const override { return "sum_u64"; }
   std::uint32_t check(const KernelCall& c) const override {
     if (c.input(0) == nullptr || c.output(0) == nullptr || c.output(0)->size < 8) {
@@ -147,6 +151,7 @@ class SumU64 final : public Kernel {
 class Crc32 final : public Kernel {
  public:
   std::uint8_t function_code() const override { return 6; }
+  bool computes_only() const override { return true; }
   std::string_view name() const override { return "crc32"; }
   std::uint32_t check(const KernelCall& c) const override {
     if (c.input(0) == nullptr || c.output(0) == nullptr || c.output(0)->size < 4) {

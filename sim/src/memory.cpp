@@ -121,10 +121,11 @@ void Memory::report(std::ostream& os) const {
      << "memory.pages_resident=" << store_.pages() << '\n';
 }
 
-bool MemoryPort::access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
-                        std::uint64_t len, CycleMeter& meter) {
+bool MemoryPort::transport(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
+                           std::uint64_t len, CycleMeter& meter, sc_core::sc_time& delay) {
+  delay = sc_core::SC_ZERO_TIME;
   if (len == 0) return true;
-  tlm::tlm_generic_payload trans;
+  tlm::tlm_generic_payload& trans = trans_;
   trans.set_command(cmd);
   trans.set_address(addr);
   trans.set_data_ptr(data);
@@ -133,12 +134,23 @@ bool MemoryPort::access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* 
   trans.set_byte_enable_ptr(nullptr);
   trans.set_dmi_allowed(false);
   trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   socket->b_transport(trans, delay);
   const auto cycles = static_cast<std::uint64_t>(delay / meter.cycle() + 0.5);
   meter.account(cycles);
-  sc_core::wait(delay);
-  return trans.is_response_ok();
+  return trans.is_response_ok();  // before any wait: another process may reuse trans_
+}
+
+bool MemoryPort::access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
+                        std::uint64_t len, CycleMeter& meter) {
+  sc_core::sc_time delay;
+  const bool ok = transport(cmd, addr, data, len, meter, delay);
+  if (len != 0) sc_core::wait(delay);
+  return ok;
+}
+
+bool MemoryPort::read_unwaited(std::uint64_t addr, std::uint8_t* out, std::uint64_t len,
+                               CycleMeter& meter, sc_core::sc_time& wait) {
+  return transport(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait);
 }
 
 bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter) {

@@ -99,6 +99,8 @@ void RxPipe::thread() {
     } else if (v->info->service == protocol::ServiceType::rc) {
       ++accepted_;
       ++to_transport_;
+      p->view = *v;
+      p->decoded = true;
       to_transport->put(p);
       continue;
     } else if (v->info->service == protocol::ServiceType::congestion) {

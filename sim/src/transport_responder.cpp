@@ -200,7 +200,7 @@ void Transport::wait_posted_write() {
 }
 
 bool Transport::post_write(std::uint64_t addr, const std::uint8_t* data, std::uint64_t len) {
-  tlm::tlm_generic_payload trans;
+  tlm::tlm_generic_payload& trans = post_trans_;  // reused: b_transport does not wait
   trans.set_command(tlm::TLM_WRITE_COMMAND);
   trans.set_address(addr);
   // TLM's payload pointer is non-const; a write never modifies it.

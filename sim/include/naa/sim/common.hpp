@@ -17,6 +17,7 @@
 #include <systemc>
 
 #include "naa/protocol/bytes.hpp"
+#include "naa/protocol/packet.hpp"
 #include "naa/sim/config.hpp"
 
 namespace naa::sim {
@@ -34,6 +35,11 @@ struct Packet {
   std::uint16_t ip_id = 0;      // rx: the sender's IPv4 ID, recovered from the ICRC
   std::uint32_t src_qpn = 0;    // tx: our QP, selects the UDP source port (PROTOCOL.md 1)
   sc_core::sc_time arrival;     // rx: simulated arrival time
+  // rx: RxPipe's decode of these bytes, handed to the Transport with the packet so that it is
+  // not decoded twice (issue 31); meaningful only while `decoded` is set (RxPipe sets it, the
+  // Transport clears it).
+  protocol::PacketView view;
+  bool decoded = false;
 
   [[nodiscard]] protocol::ByteView bytes() const { return {data.data(), size}; }
 };

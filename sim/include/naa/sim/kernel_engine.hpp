@@ -56,6 +56,14 @@ class KernelEngine : public sc_core::sc_module, public CallQueue, public Connect
   // (inputs), kept from call to call so that a load does not zero-fill a fresh buffer it then
   // overwrites (issue 31). Freed when the lane's connection has gone.
   std::vector<std::vector<std::vector<std::uint8_t>>> scratch_;
+  // Per lane: run_call's working vectors, kept from call to call (issue 31: three allocations
+  // per call before). Lanes run concurrently (each waits inside run_call), so one set per lane.
+  struct CallVectors {
+    std::vector<KernelRegion> regions;
+    std::vector<std::vector<std::uint8_t>> buffers;  // OUTPUT regions: become WQE payloads
+    std::vector<std::size_t> outs;
+  };
+  std::vector<CallVectors> call_vectors_;
   CycleMeter meter_;
   std::uint64_t dispatches_ = 0, aborted_ = 0, unknown_fn_ = 0, invalid_args_ = 0,
                 bad_immediate_ = 0, stale_ = 0, bytes_processed_ = 0, kernel_cycles_ = 0,

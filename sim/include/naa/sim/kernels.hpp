@@ -64,6 +64,12 @@ class Kernel {
     const std::uint64_t c = cycles(call, width);
     return KernelRun{run(call), c};
   }
+  // True if execute() does nothing but compute on the call's buffers (the built-in C++ models):
+  // what it does cannot be seen at the simulated time it runs, so the KernelEngine may run it
+  // as soon as the last load has been issued and wait the load's time and the kernel's as one
+  // (issue 31: one process activation less per call; the same end time). False (the default)
+  // for a kernel that clocks an RTL block: its beats are at the time it runs (waveforms).
+  [[nodiscard]] virtual bool computes_only() const { return false; }
 };
 
 class KernelRegistry {

@@ -22,10 +22,21 @@ class MemoryPort {
   // Return false on a TLM error (address beyond the memory).
   bool read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter);
   bool write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len, CycleMeter& meter);
+  // read() without its wait: the data is read now (as read() does at its start), the access's
+  // time is accounted to the meter and returned in `wait` for the caller to wait, alone or
+  // together with a time that follows it directly (KernelEngine: the load, then the kernel).
+  bool read_unwaited(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter,
+                     sc_core::sc_time& wait);
 
  private:
   bool access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
               CycleMeter& meter);
+  bool transport(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
+                 CycleMeter& meter, sc_core::sc_time& delay);
+  // One payload for every access (issue 31: constructing one allocates its extension array).
+  // Two processes may share a port; b_transport never waits, so each is done with the payload
+  // before the other can run.
+  tlm::tlm_generic_payload trans_;
 };
 
 }  // namespace naa::sim

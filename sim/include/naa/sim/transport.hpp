@@ -125,8 +125,12 @@ class Transport : public sc_core::sc_module,
   [[nodiscard]] bool post_write(std::uint64_t addr, const std::uint8_t* data, std::uint64_t len);
   void drop(TransportDrop d) { drops_.add(static_cast<std::size_t>(d)); }
 
+  // The receive stage's busy time for a datagram (StageQueue: RxPipe starts it when idle).
+  static sc_core::sc_time rx_service(void* self, const Packet& p);
+
   ModelContext& ctx_;
-  Channel<Packet*> in_;
+  StageQueue in_;
+  tlm::tlm_generic_payload post_trans_;  // post_write's (issue 31: one allocation per write)
   sc_core::sc_event tx_work_;
   CycleMeter rx_meter_, tx_meter_;
   std::size_t rr_ = 0;                        // round-robin position of the tx scheduler
