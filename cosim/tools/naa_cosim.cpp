@@ -156,7 +156,8 @@ int run_cosim(const Options& o) {
   naa::host::UdpRoceOptions uo;
   uo.seed = o.seed;
   uo.fault_seed = o.seed;
-  uo.irn = false;  // go-back-N, as this run's published simulated figures (docs/performance.md)
+  // go-back-N unless --irn, as this run's published simulated figures (docs/performance.md)
+  uo.irn = o.irn;
   auto transport = cs.open_host(uo);
   naa::host::SessionOptions so;
   char ip[16];

@@ -67,6 +67,9 @@ Options:
                           block)
       --handler IMG.elf   a sPIN handler image in C (naa/spin.h; docs/spin.md) for its function
                           code, run on the HPU cores (--hpu); repeatable
+      --irn               the session's host offers IRN (selective repeat, docs/protocol.md
+                          8), streamed regions included; default go-back-N, as the published
+                          simulated figures
       --stats             print the NAA model's statistics at the end
       --save-regions DIR  write each region's bytes before the first call and after the last
                           to DIR/region<i>.before and DIR/region<i>.after (i: parameter index),
@@ -156,6 +159,7 @@ Options parse_options(int argc, char* argv[]) {
     kNic,
     kStats,
     kSaveRegions,
+    kIrn,
     kIn,
     kOut,
     kInout,
@@ -199,6 +203,7 @@ Options parse_options(int argc, char* argv[]) {
                                     {"host-nic-ns", required_argument, nullptr, kNic},
                                     {"stats", no_argument, nullptr, kStats},
                                     {"save-regions", required_argument, nullptr, kSaveRegions},
+                                    {"irn", no_argument, nullptr, kIrn},
                                     {"host-rx-ns", required_argument, nullptr, kRx},
                                     {"clock-mhz", required_argument, nullptr, kClock},
                                     {"width", required_argument, nullptr, kWidth},
@@ -282,6 +287,9 @@ Options parse_options(int argc, char* argv[]) {
         break;
       case kNic:
         o.cfg.host.nic_ns = parse_double(optarg, "--host-nic-ns", 1e9);
+        break;
+      case kIrn:
+        o.irn = true;
         break;
       case kStats:
         o.stats = true;
