@@ -406,6 +406,10 @@ Options parse_options(int argc, char* argv[]) {
   if (o.loss_sweep && o.fn == 0) o.fn = 1;  // the loss sweep's calls are add1
   if (o.loss.rto_low > o.loss.rto_high) usage_error("--rto-low must not exceed --rto-high");
   if (o.fn == 0) usage_error("--fn is required");
+  if (o.irn && (o.loss_sweep || !o.sweep.csv_path.empty()))
+    usage_error(
+        "--irn is for one session (the loss sweep runs both transports, the NAAICE sweep "
+        "go-back-N)");
   if (o.regions.empty() && o.sweep.csv_path.empty() && !o.loss_sweep)
     usage_error("at least one region (--in, --out, --inout, --stream-in, --stream-inout)");
   if (key) o.cfg.sim.fault_rx.key = o.cfg.sim.fault_tx.key = *key;
