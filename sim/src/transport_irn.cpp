@@ -5,7 +5,9 @@
 //   offset, so each packet is placed on arrival; a message completes (MSN, MRSP delivery, kernel
 //   dispatch) only when every packet up to its last has arrived; duplicates are never re-executed;
 //   packets beyond the bitmap are dropped and counted; every packet is answered by an IRN ACK with
-//   the cumulative PSN and a SACK.
+//   the cumulative PSN and a SACK. WRITE packets into a STREAM region go to the HandlerEngine
+//   instead of Memory, the first of each message to arrive starting it there (docs/protocol.md
+//   8.3 "Streaming on IRN").
 // Requester: BDP flow control (at most bdp_cap PSNs after the cumulative ACK), selective
 //   retransmission of the PSNs the SACKs show lost, RTO_low / RTO_high (protocol::IrnSendWindow).
 // READ and atomics are not part of IRN here: an IRN QP grants no READ (NAK 0x61).
