@@ -57,8 +57,10 @@ Options:
       --stream SIZE       the loss sweep's stream (default 64M)
       --calls N           the loss sweep's add1 calls (default 50) ...
       --call-size SIZE    ... on one inout region of this size (default 1M)
-      --rto-high E        go-back-N's timeout and IRN's RTO_high: 4.096 us x 2^E (default 7)
-      --rto-low E         IRN's RTO_low, with <= 3 packets in flight (default 5)
+      --rto-high E        go-back-N's timeout and IRN's RTO_high: 4.096 us x 2^E (default 7;
+                          one session: the host's local ACK timeout, default 15)
+      --rto-low E         IRN's RTO_low, with <= 3 packets in flight (default 5; one session:
+                          default RTO_high - 2)
       --losses LIST       the loss sweep's loss rates in percent (default 0,1,5,10)
       --reference FILE    NAAICE-form CSV to compare with (the FPGA's published means)
       --calibrated        the NAAICE-calibrated parameters (docs/sim/calibration.md); options
@@ -345,6 +347,7 @@ Options parse_options(int argc, char* argv[]) {
         const auto v = parse_u64(optarg, c == kRtoHigh ? "--rto-high" : "--rto-low", 31);
         if (v == 0) usage_error("an RTO exponent is 1..31");
         (c == kRtoHigh ? o.loss.rto_high : o.loss.rto_low) = static_cast<std::uint8_t>(v);
+        o.rto_given = true;
         break;
       }
       case kLosses: {
