@@ -176,7 +176,9 @@ int run_cosim(const Options& o) {
   naa::host::UdpRoceOptions uo;
   uo.seed = o.seed;
   uo.fault_seed = o.seed;
-  uo.irn = false;  // go-back-N, as this run's published simulated figures (docs/performance.md)
+  // go-back-N unless --irn, as this run's published simulated figures (docs/performance.md)
+  uo.irn = o.irn;
+  if (o.rto_given) uo.irn_rto_low = o.loss.rto_low;
   auto transport = cs.open_host(uo);
   naa::host::SessionOptions so;
   char ip[16];
@@ -184,6 +186,7 @@ int run_cosim(const Options& o) {
   std::snprintf(ip, sizeof ip, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255U, (a >> 8) & 255U, a & 255U);
   so.naa_address = ip;
   so.path_mtu = o.mtu;
+  if (o.rto_given) so.local_ack_timeout = o.loss.rto_high;
   if (streaming) {  // the handlers of --fn (docs/protocol.md "Streaming regions")
     so.stream_function = static_cast<std::uint8_t>(o.fn);
     so.stream_argument = o.stream_arg;

@@ -57,8 +57,10 @@ Options:
       --stream SIZE       the loss sweep's stream (default 64M)
       --calls N           the loss sweep's add1 calls (default 50) ...
       --call-size SIZE    ... on one inout region of this size (default 1M)
-      --rto-high E        go-back-N's timeout and IRN's RTO_high: 4.096 us x 2^E (default 7)
-      --rto-low E         IRN's RTO_low, with <= 3 packets in flight (default 5)
+      --rto-high E        go-back-N's timeout and IRN's RTO_high: 4.096 us x 2^E (default 7;
+                          one session: the host's local ACK timeout, default 15)
+      --rto-low E         IRN's RTO_low, with <= 3 packets in flight (default 5; one session:
+                          default RTO_high - 2)
       --losses LIST       the loss sweep's loss rates in percent (default 0,1,5,10)
       --reference FILE    NAAICE-form CSV to compare with (the FPGA's published means)
       --calibrated        the NAAICE-calibrated parameters (docs/sim/calibration.md); options
@@ -67,6 +69,9 @@ Options:
                           block)
       --handler IMG.elf   a sPIN handler image in C (naa/spin.h; docs/spin.md) for its function
                           code, run on the HPU cores (--hpu); repeatable
+      --irn               the session's host offers IRN (selective repeat, docs/protocol.md
+                          8), streamed regions included; default go-back-N, as the published
+                          simulated figures
       --stats             print the NAA model's statistics at the end
       --save-regions DIR  write each region's bytes before the first call and after the last
                           to DIR/region<i>.before and DIR/region<i>.after (i: parameter index),
@@ -156,6 +161,7 @@ Options parse_options(int argc, char* argv[]) {
     kNic,
     kStats,
     kSaveRegions,
+    kIrn,
     kIn,
     kOut,
     kInout,
@@ -199,6 +205,7 @@ Options parse_options(int argc, char* argv[]) {
                                     {"host-nic-ns", required_argument, nullptr, kNic},
                                     {"stats", no_argument, nullptr, kStats},
                                     {"save-regions", required_argument, nullptr, kSaveRegions},
+                                    {"irn", no_argument, nullptr, kIrn},
                                     {"host-rx-ns", required_argument, nullptr, kRx},
                                     {"clock-mhz", required_argument, nullptr, kClock},
                                     {"width", required_argument, nullptr, kWidth},
@@ -283,6 +290,9 @@ Options parse_options(int argc, char* argv[]) {
       case kNic:
         o.cfg.host.nic_ns = parse_double(optarg, "--host-nic-ns", 1e9);
         break;
+      case kIrn:
+        o.irn = true;
+        break;
       case kStats:
         o.stats = true;
         break;
@@ -337,6 +347,7 @@ Options parse_options(int argc, char* argv[]) {
         const auto v = parse_u64(optarg, c == kRtoHigh ? "--rto-high" : "--rto-low", 31);
         if (v == 0) usage_error("an RTO exponent is 1..31");
         (c == kRtoHigh ? o.loss.rto_high : o.loss.rto_low) = static_cast<std::uint8_t>(v);
+        o.rto_given = true;
         break;
       }
       case kLosses: {
@@ -398,6 +409,10 @@ Options parse_options(int argc, char* argv[]) {
   if (o.loss_sweep && o.fn == 0) o.fn = 1;  // the loss sweep's calls are add1
   if (o.loss.rto_low > o.loss.rto_high) usage_error("--rto-low must not exceed --rto-high");
   if (o.fn == 0) usage_error("--fn is required");
+  if (o.irn && (o.loss_sweep || !o.sweep.csv_path.empty()))
+    usage_error(
+        "--irn is for one session (the loss sweep runs both transports, the NAAICE sweep "
+        "go-back-N)");
   if (o.regions.empty() && o.sweep.csv_path.empty() && !o.loss_sweep)
     usage_error("at least one region (--in, --out, --inout, --stream-in, --stream-inout)");
   if (key) o.cfg.sim.fault_rx.key = o.cfg.sim.fault_tx.key = *key;

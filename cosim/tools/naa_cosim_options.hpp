@@ -37,6 +37,8 @@ struct Options {
   std::uint64_t seed = 1;
   std::vector<RegionArg> regions;
   std::uint64_t stream_arg = 0;  // --stream-arg: the streaming descriptor's argument
+  bool irn = false;              // --irn: the host offers IRN (default go-back-N)
+  bool rto_given = false;        // --rto-high / --rto-low: one session uses them too
   bool stats = false;
   std::string save_regions;  // --save-regions DIR: every region's bytes before and after
   bool quiet = false;

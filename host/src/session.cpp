@@ -240,10 +240,11 @@ std::error_code SessionCore::setup(std::vector<Region> regions, std::string& det
   cp.local_ack_timeout = opts_.local_ack_timeout;
   cp.retry_count = opts_.retry_count;
   cp.rnr_retry_count = opts_.rnr_retry_count;
-  // Streaming regions need their payloads in order at the NAA's handlers, which only go-back-N
-  // delivers (docs/protocol.md 8.5): such a session does not offer IRN.
-  cp.irn = std::none_of(regions.begin(), regions.end(),
-                        [](const Region& r) { return (r.flags & Region::kStream) != 0; });
+  // Streaming regions compose with IRN (docs/protocol.md 8.3 "Streaming on IRN"); a session may
+  // still keep them on go-back-N (SessionOptions::irn_streaming).
+  cp.irn = opts_.irn_streaming || std::none_of(regions.begin(), regions.end(), [](const Region& r) {
+             return (r.flags & Region::kStream) != 0;
+           });
   const auto t0 = Clock::now();
   std::error_code ec;
   qp_ = transport_->connect(cp, ec, &detail);

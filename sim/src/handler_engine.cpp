@@ -116,8 +116,9 @@ void HandlerEngine::take(Qp& qp, std::uint64_t va, std::span<const std::uint8_t>
   CallState& call = call_of(index, qp.generation);
   ++call.outstanding;
   // Seed 3: no payload handler of a message starts before its header handler has completed.
-  if (message_start) ++call.headers_running;
   Task t;
+  t.headers_before = call.headers_taken;
+  if (message_start) call.headers_pending.insert(call.headers_taken++);
   t.kind = TaskKind::payload;
   t.qp_index = index;
   t.generation = qp.generation;
@@ -276,7 +277,7 @@ void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
   auto done = [&] {
     if (call.generation != t.generation) return;
     --call.outstanding;
-    if (t.message_start && call.headers_running > 0) --call.headers_running;
+    if (t.message_start) call.headers_pending.erase(t.headers_before);
     call.changed->notify(sc_core::SC_ZERO_TIME);
   };
   const bool was_idle_dispatch = sc_core::sc_time_stamp() == t.handed_over;
@@ -343,11 +344,13 @@ void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
     meter.spend(hr.cycles);
     ++headers_;
     if (hr.rc == HandlerRc::fail && call.rc == 0) fail(call, kRcHandlerFail);
-    --call.headers_running;
+    call.headers_pending.erase(t.headers_before);
     call.changed->notify(sc_core::SC_ZERO_TIME);
     t.message_start = false;
   } else {
-    while (call.headers_running > 0 && call.generation == t.generation)
+    // Only the headers taken before this packet: its own message's and earlier ones.
+    while (call.generation == t.generation && !call.headers_pending.empty() &&
+           *call.headers_pending.begin() < t.headers_before)
       sc_core::wait(*call.changed);
   }
   if (!first_seen_) {

@@ -5,7 +5,9 @@
 //   offset, so each packet is placed on arrival; a message completes (MSN, MRSP delivery, kernel
 //   dispatch) only when every packet up to its last has arrived; duplicates are never re-executed;
 //   packets beyond the bitmap are dropped and counted; every packet is answered by an IRN ACK with
-//   the cumulative PSN and a SACK.
+//   the cumulative PSN and a SACK. WRITE packets into a STREAM region go to the HandlerEngine
+//   instead of Memory, the first of each message to arrive starting it there (docs/protocol.md
+//   8.3 "Streaming on IRN").
 // Requester: BDP flow control (at most bdp_cap PSNs after the cumulative ACK), selective
 //   retransmission of the PSNs the SACKs show lost, RTO_low / RTO_high (protocol::IrnSendWindow).
 // READ and atomics are not part of IRN here: an IRN QP grants no READ (NAK 0x61).
@@ -23,6 +25,24 @@ namespace op = protocol::opcode;
 using protocol::psn_add;
 using protocol::psn_diff;
 
+// A fresh packet of a STREAM region, which the engine has room for: does it start its message
+// at the handlers? sPIN (seed 004 B.3) runs a message's header handler once, before any of its
+// payload handlers; packets here arrive in any order, so the first packet of the message to
+// arrive, whatever its offset, runs it (the header handler sees the region, not the packet). The
+// message is named by its last PSN, which every packet knows from its RETH: DMA length = bytes
+// from this packet to the end of the message.
+bool irn_stream_message_start(Qp& qp, std::uint32_t psn, const protocol::Reth& r) {
+  const std::uint64_t rest =
+      std::max<std::uint64_t>(1, (std::uint64_t{r.dma_length} + qp.mtu - 1) / qp.mtu);
+  const std::uint32_t last = psn_add(psn, static_cast<std::uint32_t>(rest - 1));
+  if (std::find(qp.irn_stream_headers.begin(), qp.irn_stream_headers.end(), last) !=
+      qp.irn_stream_headers.end()) {
+    return false;
+  }
+  qp.irn_stream_headers.push_back(last);
+  return true;
+}
+
 }  // namespace
 
 void Transport::irn_init(Qp& qp) {
@@ -31,6 +51,7 @@ void Transport::irn_init(Qp& qp) {
   qp.irn_recv_sn = 0;
   qp.irn_send_sn = 0;
   qp.irn_pending.clear();
+  qp.irn_stream_headers.clear();
   qp.irn_send_bytes = 0;
 }
 
@@ -87,11 +108,21 @@ void Transport::irn_responder(Qp& qp, const protocol::PacketView& v) {
         return;
       }
     }
-    const std::uint32_t gen = qp.generation;
-    wait_posted_write();
-    if (qp.generation != gen || qp.state == QpState::free) return;  // released meanwhile
-    if (len != 0 && !post_write(r.va, v.payload.data(), len)) {
-      model_fatal(name(), "memory write outside the memory passed the MR check");
+    // A STREAM region's payload goes to the handlers, not to Memory (docs/protocol.md 8.3
+    // "Streaming on IRN"). Flow control: with no HPU and no HPU memory free the packet is dropped
+    // unmarked (counted as handler.rnr_naks) and selective retransmission resends it; IRN has no
+    // RNR NAK.
+    const bool streamed = len != 0 && streams.size() != 0 && streams->streams(qp, r.va);
+    if (streamed) {
+      if (!streams->can_take(qp, len)) return;
+      streams->take(qp, r.va, v.payload, irn_stream_message_start(qp, psn, r));
+    } else {
+      const std::uint32_t gen = qp.generation;
+      wait_posted_write();
+      if (qp.generation != gen || qp.state == QpState::free) return;  // released meanwhile
+      if (len != 0 && !post_write(r.va, v.payload.data(), len)) {
+        model_fatal(name(), "memory write outside the memory passed the MR check");
+      }
     }
   } else {
     // SEND: the MRSP receive buffer; recv_WQE_SN names the receive (checked at completion),
@@ -122,7 +153,9 @@ void Transport::irn_responder(Qp& qp, const protocol::PacketView& v) {
   qp.irn_rx.mark(psn, info.ends_message());
   const std::uint32_t gen = qp.generation;
   qp.irn_rx.advance([&](std::uint32_t p, bool last) {
-    if (last && qp.generation == gen && qp.state != QpState::error) irn_complete(qp, p);
+    if (!last) return;
+    std::erase(qp.irn_stream_headers, p);
+    if (qp.generation == gen && qp.state != QpState::error) irn_complete(qp, p);
   });
   if (qp.generation != gen || qp.state == QpState::free || qp.state == QpState::error) return;
   qp.epsn = qp.irn_rx.epsn();
@@ -152,7 +185,13 @@ void Transport::irn_complete(Qp& qp, std::uint32_t psn) {
     messages->deliver(qp);
   } else if (done.imm) {
     ++qp.irn_recv_sn;
-    calls->post_call(qp, *done.imm);
+    // A streaming call completes only now, after every packet of it was taken by the handlers
+    // (each is marked arrived only then); the engine runs the completion handler after them.
+    if (streams.size() != 0 && streams->owns_calls(qp)) {
+      streams->complete(qp, *done.imm);
+    } else {
+      calls->post_call(qp, *done.imm);
+    }
   }
 }
 

@@ -112,7 +112,9 @@ TEST_CASE("spin: accumulate under flow control: RNR NAKs cost the host no retry"
   const auto acc_bytes = random_bytes(4 * words, seed);
   auto data = random_bytes(4 * words, seed + 1);
   auto acc = acc_bytes;
-  host::Session s(opts(25, 0), {Region::inout(acc), Region::input(data).stream()});
+  host::SessionOptions o = opts(25, 0);
+  o.irn_streaming = false;  // RNR NAKs are go-back-N's flow control (IRN drops instead)
+  host::Session s(o, {Region::inout(acc), Region::input(data).stream()});
   REQUIRE(s.call(25).return_code == 0);
   for (std::size_t i = 0; i < words; ++i) {
     const std::uint32_t want = naa::protocol::load_le32(acc_bytes.data() + 4 * i) +

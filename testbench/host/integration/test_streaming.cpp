@@ -66,6 +66,30 @@ TEST_CASE("streaming add1 on 1 MiB gives the same bytes as store-and-forward") {
   CHECK(stat(sim, "handler.completions") == 1);
 }
 
+TEST_CASE("streaming sessions offer IRN unless irn_streaming is false, both give the bytes") {
+  // docs/protocol.md 8.3 "Streaming on IRN": a Session on its own UdpRoce endpoint offers IRN
+  // with STREAM regions too; SessionOptions::irn_streaming = false keeps them on go-back-N.
+  NaaSim sim(sim_ip());
+  REQUIRE(sim.ready());
+  const auto in = random_bytes(256 * 1024, 5);
+  for (const bool irn : {true, false}) {
+    INFO("irn_streaming=" << irn);
+    auto io = in;
+    host::SessionOptions o = opts(1, irn ? 1 : 2);
+    o.irn_streaming = irn;
+    const std::uint64_t before = stat(sim, "cm.irn_accepted");
+    {
+      host::Session s(o, {Region::inout(io).stream()});
+      CHECK(s.call(1).return_code == 0);
+    }
+    CHECK(stat(sim, "cm.irn_accepted") - before == (irn ? 1U : 0U));
+    for (std::size_t i = 0; i < in.size(); ++i)
+      REQUIRE(io[i] == static_cast<std::uint8_t>(in[i] + 1));
+  }
+  CHECK(stat(sim, "handler.payloads") == 128);
+  CHECK(stat(sim, "handler.duplicates") == 0);
+}
+
 TEST_CASE("streaming flow control: one HPU and 8 KiB of HPU memory RNR-NAK, nothing is lost") {
   // The C++ add1 kernel's cycle cost (the RTL kernel, naa-sim's default, is cheaper than a
   // packet interval at 100 Gb/s, so one HPU would keep up and flow control would never start).
@@ -73,7 +97,9 @@ TEST_CASE("streaming flow control: one HPU and 8 KiB of HPU memory RNR-NAK, noth
   REQUIRE(sim.ready());
   const auto in = random_bytes(256 * 1024, 3);
   auto io = in;
-  host::Session s(opts(1), {Region::inout(io).stream()});
+  host::SessionOptions o = opts(1);
+  o.irn_streaming = false;  // RNR NAKs are go-back-N's flow control (IRN drops instead)
+  host::Session s(o, {Region::inout(io).stream()});
   const auto r = s.call(1);
   CHECK(r.return_code == 0);
   for (std::size_t i = 0; i < in.size(); ++i)

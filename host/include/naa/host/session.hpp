@@ -113,6 +113,10 @@ struct SessionOptions {
   // An NAA that does not answer with the capability block gets go-back-N. No effect on a
   // transport passed in (its own options decide) or on the Verbs backend (never IRN).
   bool irn = true;
+  // Offer IRN on a connection with Region::stream() regions too: the NAA hands its packets to the
+  // handlers in any order, the header handler first (docs/protocol.md 8.3 "Streaming on IRN").
+  // false keeps such a session on go-back-N (flow control by RNR NAK instead of drops).
+  bool irn_streaming = true;
   std::uint64_t naa_base_address = 0;
   // Streaming (docs/protocol.md "Streaming regions"): with a Region::stream() region, the MRSP
   // request carries a stream descriptor naming the handlers' function code (1..127; calls must

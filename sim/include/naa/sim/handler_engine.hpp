@@ -200,6 +200,10 @@ class HandlerEngine : public sc_core::sc_module,
     std::uint32_t generation = 0;
     std::uint64_t va = 0;
     bool message_start = false;
+    // Header tasks of the call taken before this one (a header task: its own number). A payload
+    // waits only for those, which are ahead of it in the queue: waiting for a later message's
+    // header, queued behind it, could fill every HPU with waiting payloads (a deadlock).
+    std::uint32_t headers_before = 0;
     std::uint32_t imm = 0;
     std::vector<std::uint8_t> data;
     sc_core::sc_time handed_over;
@@ -208,7 +212,8 @@ class HandlerEngine : public sc_core::sc_module,
   struct CallState {
     std::uint32_t generation = 0;
     std::uint32_t outstanding = 0;  // payload tasks queued or running
-    std::uint32_t headers_running = 0;
+    std::uint32_t headers_taken = 0;
+    std::set<std::uint32_t> headers_pending;  // numbers of the header tasks not yet ended
     bool flow_control = false;
     std::uint64_t dropped = 0, bytes = 0;
     std::uint32_t rc = 0;                                  // first error

@@ -104,6 +104,9 @@ struct Qp {
     std::uint32_t recv_sn = 0;   // recv_WQE_SN of the last packet
   };
   std::deque<IrnPending> irn_pending;
+  // STREAM regions on IRN: the last PSN of each message whose header handler was handed to the
+  // HandlerEngine (its first packet to arrive ran it; docs/protocol.md 8.3), until it completes.
+  std::vector<std::uint32_t> irn_stream_headers;
   std::uint64_t irn_send_bytes = 0;  // SEND: highest byte placed in recv_buf (message length)
 
   // ---- idle liveness ----
