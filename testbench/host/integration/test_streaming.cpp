@@ -66,9 +66,10 @@ TEST_CASE("streaming add1 on 1 MiB gives the same bytes as store-and-forward") {
   CHECK(stat(sim, "handler.completions") == 1);
 }
 
-TEST_CASE("streaming sessions offer IRN unless irn_streaming is false, both give the bytes") {
+TEST_CASE("streaming sessions offer IRN only with irn_streaming, both give the bytes") {
   // docs/protocol.md 8.3 "Streaming on IRN": a Session on its own UdpRoce endpoint offers IRN
-  // with STREAM regions too; SessionOptions::irn_streaming = false keeps them on go-back-N.
+  // with STREAM regions when SessionOptions::irn_streaming is set; by default they stay on
+  // go-back-N (flow control by RNR NAK).
   NaaSim sim(sim_ip());
   REQUIRE(sim.ready());
   const auto in = random_bytes(256 * 1024, 5);
@@ -76,7 +77,7 @@ TEST_CASE("streaming sessions offer IRN unless irn_streaming is false, both give
     INFO("irn_streaming=" << irn);
     auto io = in;
     host::SessionOptions o = opts(1, irn ? 1 : 2);
-    o.irn_streaming = irn;
+    if (irn) o.irn_streaming = true;  // false: the default
     const std::uint64_t before = stat(sim, "cm.irn_accepted");
     {
       host::Session s(o, {Region::inout(io).stream()});

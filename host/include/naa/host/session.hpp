@@ -115,8 +115,10 @@ struct SessionOptions {
   bool irn = true;
   // Offer IRN on a connection with Region::stream() regions too: the NAA hands its packets to the
   // handlers in any order, the header handler first (docs/protocol.md 8.3 "Streaming on IRN").
-  // false keeps such a session on go-back-N (flow control by RNR NAK instead of drops).
-  bool irn_streaming = true;
+  // Off by default: IRN has no RNR NAK, so when the handlers fall behind the NAA drops packets
+  // and the requester waits for its retransmit timer instead of an RNR timer of microseconds
+  // (a 1 MiB accumulate under flow control took 53.6x as long with a 134 ms timer; docs/spin.md).
+  bool irn_streaming = false;
   std::uint64_t naa_base_address = 0;
   // Streaming (docs/protocol.md "Streaming regions"): with a Region::stream() region, the MRSP
   // request carries a stream descriptor naming the handlers' function code (1..127; calls must
