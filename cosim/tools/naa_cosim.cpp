@@ -190,6 +190,7 @@ int run_cosim(const Options& o) {
   if (streaming) {  // the handlers of --fn (docs/protocol.md "Streaming regions")
     so.stream_function = static_cast<std::uint8_t>(o.fn);
     so.stream_argument = o.stream_arg;
+    so.irn_streaming = o.irn;  // --irn streams on IRN too (SessionOptions: off by default)
   }
   int status = 0;
   // The co-simulation's own speed (issue 31): simulated cycles of the session (connect to
