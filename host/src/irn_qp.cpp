@@ -65,15 +65,6 @@ std::chrono::nanoseconds IrnQp::timeout_for(std::uint32_t unsacked) const noexce
   return t;
 }
 
-std::uint32_t IrnQp::timer_packets() const noexcept {
-  // The short timer after an answered timeout probe (IrnSendWindow::timer_count) is for the
-  // negotiated constants, where RTO_low is a few round trips of a hardware path. With measured
-  // timers RTO_low is the smoothed round trip of a software peer that may stall (naa-sim with its
-  // blocks in lockstep, a descheduled host): there the probe keeps the timer the packets in flight
-  // ask for, as before the probe, and a stalled peer does not spend the retries at RTO_low.
-  return cfg_.measured_timers ? tx_.unsacked() : tx_.timer_count();
-}
-
 std::uint32_t IrnQp::packets_for(std::uint64_t length) const noexcept {
   if (length == 0) return 1;
   return static_cast<std::uint32_t>((length + cfg_.mtu - 1) / cfg_.mtu);
@@ -159,7 +150,7 @@ void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now, bool urgent) {
 
 void IrnQp::arm_timer(Clock::time_point now) {
   retransmit_at_.reset();
-  const auto t = timeout_for(timer_packets());
+  const auto t = timeout_for(tx_.unsacked());
   if (tx_.in_flight() != 0 && t.count() != 0) retransmit_at_ = now + t;
 }
 
@@ -214,7 +205,7 @@ void IrnQp::on_ack(const protocol::PacketView& p, Clock::time_point now) {
   } else if (retransmit_at_) {
     // SACKs without cumulative progress left at most N packets that can still be acknowledged:
     // RTO_low from now if that fires earlier (docs/protocol.md 8.4).
-    const auto low = now + timeout_for(timer_packets());
+    const auto low = now + timeout_for(tx_.unsacked());
     if (low < *retransmit_at_) retransmit_at_ = low;
   }
   pump(now);

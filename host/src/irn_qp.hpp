@@ -75,8 +75,6 @@ class IrnQp : public QpEngine {
     std::uint32_t recv_sn = 0;
   };
 
-  // What arm_timer's RTO_low / RTO_high choice counts.
-  [[nodiscard]] std::uint32_t timer_packets() const noexcept;
   [[nodiscard]] std::uint32_t packets_for(std::uint64_t length) const noexcept;
   void pump(Clock::time_point now);
   void send_packet(std::uint32_t psn, Clock::time_point now, bool urgent);

@@ -252,7 +252,7 @@ void Transport::irn_requester_rx(Qp& qp, const protocol::PacketView& v) {
   } else if (qp.timer_armed &&
              sc_core::sc_time_stamp() +
                      sc_core::sc_time(static_cast<double>(protocol::irn_timeout_ns(
-                                          qp.irn_caps, qp.irn_tx.timer_count())),
+                                          qp.irn_caps, qp.irn_tx.unsacked())),
                                       sc_core::SC_NS) <
                  qp.irn_timer_at) {
     // SACKs without cumulative progress left at most N packets that can still be acknowledged:
@@ -339,7 +339,7 @@ void Transport::irn_send_packet(Qp& qp, std::uint32_t psn, bool urgent) {
 void Transport::irn_arm_retransmit(Qp& qp) {
   const std::uint32_t cookie = qp_index(qp) << kCookieShift | kCookieRetransmit;
   const std::uint32_t in_flight = qp.irn_tx.in_flight();
-  const std::uint64_t ns = protocol::irn_timeout_ns(qp.irn_caps, qp.irn_tx.timer_count());
+  const std::uint64_t ns = protocol::irn_timeout_ns(qp.irn_caps, qp.irn_tx.unsacked());
   if (ns == 0 || in_flight == 0) {
     ctx_.timers.cancel(*this, cookie);
     qp.timer_armed = false;

@@ -197,9 +197,6 @@ TEST_CASE("selective repeat: a timeout that was a loss resends every unSACKed PS
   // flight goes, once.
   CHECK(s.on_ack(102, SackEth{0, 102, 0b1}).newly_acked == 1);
   CHECK_FALSE(s.take_retransmit().has_value());
-  // That next expiry comes after RTO_low: 6 PSNs are unSACKed, but no later packet will SACK them.
-  CHECK(s.unsacked() == 6);
-  CHECK(s.timer_count() == 1);
   s.on_timeout();
   resent.clear();
   while (const auto psn = s.take_retransmit())

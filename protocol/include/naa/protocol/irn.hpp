@@ -152,12 +152,6 @@ class IrnSendWindow {
   // PSNs in flight that no SACK has covered yet: the ones whose ACK could still arrive (the timer's
   // choice between RTO_low and RTO_high, irn_timeout_ns).
   [[nodiscard]] std::uint32_t unsacked() const noexcept;
-  // What the timer's choice between RTO_low and RTO_high counts: unsacked(), or 1 after a
-  // timeout whose retransmission alone was answered (on_timeout: the rest is a tail no later
-  // packet will SACK, and the next expiry marks it lost).
-  [[nodiscard]] std::uint32_t timer_count() const noexcept {
-    return probing_ && probe_answered_ ? 1 : unsacked();
-  }
   [[nodiscard]] bool sacked(std::uint32_t psn) const noexcept;
 
  private:
@@ -193,7 +187,7 @@ class IrnSendWindow {
 };
 
 // The retransmit timeout the requester arms: RTO_low while at most N packets are in flight
-// (callers pass IrnSendWindow::timer_count(): a SACKed packet can no longer trigger recovery), so a
+// (callers pass IrnSendWindow::unsacked(): a SACKed packet can no longer trigger recovery), so a
 // lost tail (no later packet to SACK it) is recovered quickly; RTO_high otherwise (IRN 3.1.1).
 [[nodiscard]] std::uint64_t irn_timeout_ns(const CapabilityBlock& b,
                                            std::uint32_t in_flight) noexcept;
