@@ -310,7 +310,11 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
       for (;;) {
         const std::size_t n = fs.qp->poll_cq(wc);
         for (std::size_t i = 0; i < n; ++i) {
-          if (wc[i].status) fr.failed = true;
+          if (wc[i].status && !fr.failed) {
+            fr.failed = true;
+            fr.error = wc[i].status.message();
+            fr.failed_at = net.now();
+          }
           ++fs.completed;
         }
         if (n < wc.size()) break;
@@ -360,8 +364,10 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
         wr.sge = {reinterpret_cast<std::uint64_t>(src.src.data()), len, src.src_mr.lkey};
         wr.remote_addr = reinterpret_cast<std::uint64_t>(dst.dst.data());
         wr.rkey = dst.dst_mr.rkey;
-        if (fs.qp->post_send(wr)) {
+        if (const std::error_code ec = fs.qp->post_send(wr)) {
           fr.failed = true;
+          fr.error = "post_send: " + ec.message();
+          fr.failed_at = net.now();
           break;
         }
         ++fs.wrs;

@@ -238,6 +238,16 @@ int run(const Options& o) {
     verified += c.verified ? 1 : 0;
   if (!r.naa_calls.empty())
     std::printf("fabric.naa: %zu of %zu NAA calls verified\n", verified, r.naa_calls.size());
+  // A flow that failed says why (the first error completion), so that "N/M flows finished"
+  // can be followed up; flows that merely did not finish have no completion to show.
+  for (const FlowRecord& f : r.flows) {
+    if (!f.failed) continue;
+    std::printf("fabric.failed: flow %d %s -> %s, %llu bytes, started %.3f us: %s at %.3f us\n",
+                f.id, net.topology().nodes[static_cast<std::size_t>(f.src)].name.c_str(),
+                net.topology().nodes[static_cast<std::size_t>(f.dst)].name.c_str(),
+                static_cast<unsigned long long>(f.bytes), static_cast<double>(f.start) / 1e6,
+                f.error.c_str(), static_cast<double>(f.failed_at) / 1e6);
+  }
   const Summary s = summarize(r);
   const NetworkStats& ns = net.stats();
   std::printf(

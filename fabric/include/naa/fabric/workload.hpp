@@ -68,7 +68,9 @@ struct FlowRecord {
   Ps end = -1;  // -1: not finished
   double ideal_ns = 0;
   bool failed = false;
-  bool irn = false;  // both ends IRN (the connection negotiated it)
+  std::string error;  // failed: the first error completion's (or post_send's) message
+  Ps failed_at = -1;  // ... and when it came
+  bool irn = false;   // both ends IRN (the connection negotiated it)
 };
 
 struct NaaCallRecord {
