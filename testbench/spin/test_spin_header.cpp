@@ -29,7 +29,7 @@ namespace {
 using naa::testbench::random_bytes;
 using naa::testbench::sim_ip;
 
-constexpr std::uint8_t kFn = 26;  // header_check.c
+constexpr std::uint8_t kFn = 32;  // header_check.c
 constexpr std::uint32_t kMagic = 0x48445221;
 constexpr std::size_t kUserHeader = 16;  // sizeof(user_hdr_t)
 enum Action : std::uint32_t {
@@ -177,7 +177,7 @@ TEST_CASE("spin: header handlers get the user header and return PROCESS_DATA DRO
       CHECK(NaaSim::stat_in(st, "handler.dropped_messages") == 1);
       CHECK(NaaSim::stat_in(st, "handler.proceeded_messages") == 1);
       CHECK(NaaSim::stat_in(st, "handler.proceeded_packets") == 4);
-      CHECK(NaaSim::stat_in(st, "hpu.fn26.traps") == 0);
+      CHECK(NaaSim::stat_in(st, "hpu.fn32.traps") == 0);
       if (mode == "lockstep") CHECK(NaaSim::stat_in(st, "rtl.lockstep.divergences") == 0);
     }
   }

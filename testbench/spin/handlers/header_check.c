@@ -9,7 +9,7 @@
  * (report_t) into the call's other OUTPUT region. */
 #include <naa/spin.h>
 
-#define HEADER_CHECK_FN 26
+#define HEADER_CHECK_FN 32
 
 typedef struct {
   uint32_t magic;
