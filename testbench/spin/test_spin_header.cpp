@@ -183,6 +183,46 @@ TEST_CASE("spin: header handlers get the user header and return PROCESS_DATA DRO
   }
 }
 
+TEST_CASE("spin: three messages in one call each go their header handler's way") {
+  // Three STREAM regions, so three messages (RDMA WRITEs) per call: the first PROCEEDs, the
+  // second is processed, the third DROPped; each packet must follow its own message's header.
+  const std::uint64_t seed = naa::testbench::test_seed();
+  INFO("NAA_TEST_SEED=" << seed);
+  NaaSim sim(sim_ip(), {"--handler", SPIN_HEADER_CHECK_ELF, "--hpus", "4"});
+  REQUIRE(sim.ready());
+  const std::uint8_t key = 0xC3;
+  const std::size_t sizes[3] = {3 * 4096 + 100, 2 * 4096 + 7, 5000};
+  const Action actions[3] = {kProceed, kProcess, kDrop};
+  std::vector<std::uint8_t> io[3], sent[3], out(kReportBytes);
+  for (int i = 0; i < 3; ++i) {
+    io[i].resize(sizes[i]);
+    fill(io[i], random_bytes(sizes[i], seed + static_cast<std::uint64_t>(i)), actions[i], 0);
+    sent[i] = io[i];
+  }
+  host::Session s(naa::testbench::stream_session_options(kFn, 1, key, 60000ms),
+                  {Region::inout(io[0]).stream(), Region::inout(io[1]).stream(),
+                   Region::inout(io[2]).stream(), Region::output(out)});
+  REQUIRE(s.call(kFn).return_code == 0);
+  const Report r = report_of(out);
+  CHECK(r.header_runs == 3);
+  CHECK(r.ct0_success == 3);
+  CHECK(r.payload_runs == 3);  // the second message's packets only
+  CHECK(r.payload_bytes == sizes[1] - kUserHeader);
+  CHECK(r.completion_bytes == sizes[1] - kUserHeader);
+  CHECK(r.completion_dropped == sizes[2] - kUserHeader);
+  CHECK(io[0] == sent[0]);  // PROCEED: deposited as sent
+  CHECK(std::equal(sent[1].begin(), sent[1].begin() + kUserHeader, io[1].begin()));
+  bool xored = true;
+  for (std::size_t i = kUserHeader; i < sizes[1]; ++i)
+    xored = xored && io[1][i] == static_cast<std::uint8_t>(sent[1][i] ^ key);
+  CHECK(xored);
+  CHECK(std::equal(sent[2].begin(), sent[2].begin() + kUserHeader, io[2].begin()));
+  const std::string st = sim.stats_text();
+  INFO(st);
+  CHECK(NaaSim::stat_in(st, "handler.proceeded_packets") == 4);
+  CHECK(NaaSim::stat_in(st, "handler.dropped_messages") == 1);
+}
+
 TEST_CASE("spin: a message shorter than the user header and a new connection's counters") {
   NaaSim sim(sim_ip(), {"--handler", SPIN_HEADER_CHECK_ELF, "--hpus", "2"});
   REQUIRE(sim.ready());

@@ -5,8 +5,8 @@
  * what it saw in the handler state, copies the user header unchanged to the message's place in
  * NAA memory, counts the message in counter 0 and returns according to `action`. The payload
  * handlers XOR their packet with the descriptor's argument into NAA memory and count bytes in
- * counter 1. The completion handler puts the STREAM region back to the host and then a report
- * (report_t) into the call's other OUTPUT region. */
+ * counter 1. The completion handler puts every STREAM region back to the host and then a report
+ * (report_t) into the call's first OUTPUT region that is not streamed. */
 #include <naa/spin.h>
 
 #define HEADER_CHECK_FN 32
@@ -116,12 +116,15 @@ static int completion(const ptl_completion_t* c, void* state) {
   PtlHandlerCTGet(1, &ct);
   r.ct1_success = (uint32_t)ct.success;
   r.ct1_failure = (uint32_t)ct.failure;
-  const int stream = naa_spin_find_region(NAA_SPIN_REGION_STREAM | NAA_SPIN_REGION_OUTPUT,
-                                          NAA_SPIN_REGION_INTERNAL, 0);
   const int out = naa_spin_find_region(NAA_SPIN_REGION_OUTPUT,
                                        NAA_SPIN_REGION_STREAM | NAA_SPIN_REGION_INTERNAL, 0);
-  if (stream < 0 || out < 0) return PTL_FAIL;
-  PtlHandlerPutFromHost((uint32_t)stream, NAA_SPIN_ENV->regions[stream].size);
+  if (out < 0) return PTL_FAIL;
+  for (uint32_t nth = 0;; ++nth) { /* every streamed INOUT region back to the host */
+    const int stream = naa_spin_find_region(NAA_SPIN_REGION_STREAM | NAA_SPIN_REGION_OUTPUT,
+                                            NAA_SPIN_REGION_INTERNAL, nth);
+    if (stream < 0) break;
+    PtlHandlerPutFromHost((uint32_t)stream, NAA_SPIN_ENV->regions[stream].size);
+  }
   PtlHandlerDMAToHostB(&r, (uint32_t)out, 0, sizeof r);
   PtlHandlerPutFromHost((uint32_t)out, sizeof r);
   return PTL_SUCCESS;
