@@ -71,8 +71,10 @@ typedef struct {
   uint32_t length;          /* bytes of the header packet's payload, user header included */
   const void* user_hdr;     /* the user header bytes (read-only), NULL if none is declared */
   uint32_t user_hdr_length; /* bytes at user_hdr: the declared size, less if the message is */
-  uint64_t offset;          /* of the message's first byte in the region */
+  uint64_t offset;          /* of the header packet's first byte in the region */
 } ptl_header_t;
+/* On an IRN connection the header packet is the first of the message to arrive, which may be any
+ * of them (docs/spin.md "Streaming on IRN"); a user header is refused there (0x7C). */
 
 /* The payload handler's argument (B.4): one packet. */
 typedef struct {
