@@ -165,14 +165,17 @@ void HandlerEngine::report(std::ostream& os) const {
      << "handler.memory_exceeded=" << memory_exceeded_ << '\n'
      << "handler.mismatched_function=" << mismatched_fn_ << '\n'
      << "handler.deposits=" << deposits_ << '\n'
-     << "handler.dropped_messages=" << dropped_messages_ << '\n'
-     << "handler.proceeded_messages=" << proceeded_messages_ << '\n'
-     << "handler.proceeded_packets=" << proceeded_packets_ << '\n'
-     << "handler.unordered_refused=" << unordered_ << '\n'
      << "handler.replies=" << replies_ << '\n'
      << "handler.first_payload_handover_ps=" << first_handover_ps_ << '\n'
      << "handler.first_payload_start_ps=" << first_start_ps_ << '\n'
      << "handler.max_idle_start_delay_cycles=" << max_idle_start_delay_cycles_ << '\n';
+  // Only once a header handler dropped or proceeded a message (sparse, like the images').
+  if (dropped_messages_ + proceeded_messages_ + unordered_ != 0) {
+    os << "handler.dropped_messages=" << dropped_messages_ << '\n'
+       << "handler.proceeded_messages=" << proceeded_messages_ << '\n'
+       << "handler.proceeded_packets=" << proceeded_packets_ << '\n'
+       << "handler.unordered_refused=" << unordered_ << '\n';
+  }
   if (images_installed_ + images_refused_ != 0) {  // only once a host installed one (sparse)
     os << "handler.images_installed=" << images_installed_ << '\n'
        << "handler.images_refused=" << images_refused_ << '\n';
