@@ -36,6 +36,7 @@ HandlerEngine::HandlerEngine(sc_core::sc_module_name name, ModelContext& ctx,
       kernels_(kernels),
       calls_(ctx.qps.size()) {
   installed_.resize(ctx.qps.size());
+  counters_.resize(ctx.qps.size());
   install_meter_ = std::make_unique<CycleMeter>(ctx.cfg);
   if (ctx.cfg.hpus == 0 || ctx.cfg.hpus > 256)
     model_fatal("handler_engine", "--hpus must be 1..256");
@@ -328,22 +329,22 @@ void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
     ++duplicates_;
     return done();
   }
-  HandlerContext hc;
-  hc.hpu = hpu_index;
-  hc.hpus = ctx_.cfg.hpus;
-  hc.width = ctx_.cfg.hpu_width;
-  hc.arg = d->arg;
-  hc.state = call.state;
-  hc.regions = regions;
-  hc.kernel = kernels_.find(d->fn);
-  hc.kernel_runs = &kernel_runs_[d->fn];
-  hc.read = dma_reader(regions, meter);
+  HandlerContext hc = context(hpu_index, t.qp_index, qp.generation, *d, regions, call, meter);
+  // The packet's message (a header task's own number; packets of a message follow its header
+  // packet on an ordered connection, the only one with per-message fates and user headers).
+  const std::uint32_t message =
+      t.message_start || t.headers_before == 0 ? t.headers_before : t.headers_before - 1;
+  // Seed 3.2.1/3.2.2: the user header is the message's first bytes; the header handler gets them,
+  // the payload handlers the rest.
+  const std::size_t user_hdr =
+      t.message_start ? std::min<std::size_t>(h->user_header_bytes(), t.data.size()) : 0;
+  MessageFate fate = MessageFate::process;
   if (t.message_start) {
-    const HandlerRun hr = watchdog(h->header(hc, r), call);
-    handler_cycles_ += hr.cycles;
-    meter.spend(hr.cycles);
-    ++headers_;
-    if (hr.rc == HandlerRc::fail && call.rc == 0) fail(call, kRcHandlerFail);
+    fate = run_header(hc, call, qp, t, *h,
+                      HeaderArgs{r, offset, static_cast<std::uint32_t>(t.data.size()),
+                                 std::span(t.data).first(user_hdr)},
+                      regions, meter);
+    if (fate != MessageFate::process) call.fates[message] = fate;
     call.headers_pending.erase(t.headers_before);
     call.changed->notify(sc_core::SC_ZERO_TIME);
     t.message_start = false;
@@ -352,7 +353,31 @@ void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
     while (call.generation == t.generation && !call.headers_pending.empty() &&
            *call.headers_pending.begin() < t.headers_before)
       sc_core::wait(*call.changed);
+    const auto f = call.fates.find(message);
+    if (f != call.fates.end()) fate = f->second;
   }
+  if (!valid() || call.generation != t.generation) return done();
+  const std::span<const std::uint8_t> data = std::span(t.data).subspan(user_hdr);
+  if (call.rc != 0 || fate == MessageFate::drop) {
+    call.dropped += data.size();
+    ++dropped_packets_;
+    return done();
+  }
+  if (fate == MessageFate::proceed) {
+    // Seed B.3 PROCEED: the default action, a plain RDMA WRITE into the region's NAA memory, the
+    // user header included; no handler runs.
+    const Region& reg = regions[r];
+    if (offset > reg.size || t.data.size() > reg.size - offset) {
+      ++segv_;
+      fail(call, kRcHandlerSegv);
+      return done();
+    }
+    ++proceeded_packets_;
+    dma_.push_back(Deposit{reg.naa_address + offset, std::move(t.data), t.qp_index, t.generation});
+    dma_work_.notify(sc_core::SC_ZERO_TIME);
+    return done();
+  }
+  if (data.empty()) return done();  // the user header was all of it: no payload (3.2.2)
   if (!first_seen_) {
     first_seen_ = true;
     first_start_ps_ = ps_of(sc_core::sc_time_stamp());
@@ -363,7 +388,7 @@ void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
         (sc_core::sc_time_stamp() - t.handed_over) / meter.cycle() + 0.5);
     max_idle_start_delay_cycles_ = std::max(max_idle_start_delay_cycles_, delay);
   }
-  const HandlerRun run = watchdog(h->payload(hc, PayloadArgs{r, offset, t.data}), call);
+  const HandlerRun run = watchdog(h->payload(hc, PayloadArgs{r, offset + user_hdr, data}), call);
   ++payloads_;
   handler_cycles_ += run.cycles;
   meter.spend(run.cycles);
@@ -371,12 +396,12 @@ void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
   if (run.rc == HandlerRc::fail) {
     if (call.rc == 0) fail(call, kRcHandlerFail);
   } else if (run.rc == HandlerRc::drop) {
-    call.dropped += t.data.size();
+    call.dropped += data.size();
   } else if (run.rc == HandlerRc::segv) {
     ++segv_;
     fail(call, kRcHandlerSegv);
   } else if (call.rc == 0) {
-    call.bytes += t.data.size();
+    call.bytes += data.size();
     (void)apply(qp, t.generation, regions, hc.actions, false, 0, meter);
   }
   done();
@@ -414,16 +439,7 @@ void HandlerEngine::run_completion(std::uint32_t hpu_index, Task& t) {
   }
   const std::vector<Region> regions = directory->regions(qp.qpn);
   if (call.rc == 0) {
-    HandlerContext hc;
-    hc.hpu = hpu_index;
-    hc.hpus = ctx_.cfg.hpus;
-    hc.width = ctx_.cfg.hpu_width;
-    hc.arg = d->arg;
-    hc.state = call.state;
-    hc.regions = regions;
-    hc.kernel = kernels_.find(d->fn);
-    hc.kernel_runs = &kernel_runs_[d->fn];
-    hc.read = dma_reader(regions, meter);
+    HandlerContext hc = context(hpu_index, t.qp_index, qp.generation, *d, regions, call, meter);
     const CompletionArgs args{call.flow_control, call.dropped, call.bytes};
     const HandlerRun run = watchdog(h->completion(hc, args), call);
     ++completions_;
@@ -449,113 +465,6 @@ void HandlerEngine::run_completion(std::uint32_t hpu_index, Task& t) {
   w.solicited = true;
   sends->post_send(qp, std::move(w));
   reset();
-}
-
-bool HandlerEngine::apply(Qp& qp, std::uint32_t generation, const std::vector<Region>& regions,
-                          std::vector<HandlerContext::Action>& actions, bool with_imm,
-                          std::uint32_t imm, CycleMeter& meter) {
-  using Kind = HandlerContext::Action::Kind;
-  CallState& call = calls_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
-  // All or nothing: every action is checked against the call's regions before any is applied.
-  for (const auto& a : actions) {
-    const bool in_range = a.region < regions.size();
-    const Region* reg = in_range ? &regions[a.region] : nullptr;
-    const std::uint64_t len = a.kind == Kind::write_back ? a.length : a.bytes.size();
-    bool ok = reg != nullptr && a.offset <= reg->size && len <= reg->size - a.offset;
-    if (ok && a.kind != Kind::deposit) {
-      ok = (reg->flags & protocol::kMrspFlagOutput) != 0 &&
-           (reg->flags & protocol::kMrspFlagInternal) == 0;
-    }
-    if (ok && a.kind == Kind::reply) ok = len <= qp.mtu;
-    if (!ok) {
-      ++segv_;
-      fail(call, kRcHandlerSegv);
-      return false;
-    }
-  }
-  for (std::size_t n = 0; n < actions.size(); ++n) {
-    auto& a = actions[n];
-    if (qp.generation != generation || qp.state != QpState::rts) return false;
-    const Region& reg = regions[a.region];
-    const bool last = n + 1 == actions.size();
-    if (a.kind == Kind::deposit) {
-      ++deposits_;
-      if (!a.bytes.empty()) {
-        dma_.push_back(Deposit{reg.naa_address + a.offset, std::move(a.bytes),
-                               static_cast<std::uint32_t>(&qp - ctx_.qps.data()), generation});
-        dma_work_.notify(sc_core::SC_ZERO_TIME);
-      }
-      continue;
-    }
-    SendWqe w;
-    w.op = SendWqe::Op::write;
-    w.remote_va = reg.host_va + a.offset;
-    w.rkey = reg.host_rkey;
-    if (a.kind == Kind::reply) {
-      ++replies_;
-      w.data = std::move(a.bytes);
-    } else {
-      wait_deposits();  // the region must hold every deposit before it is read back
-      w.data.resize(a.length);
-      if (a.length != 0 && !mem.read(reg.naa_address + a.offset, w.data.data(), a.length, meter)) {
-        model_fatal(name(), "write-back outside the memory");
-      }
-      if (qp.generation != generation || qp.state != QpState::rts) return false;
-    }
-    if (last && with_imm) {
-      w.imm = imm;
-      w.solicited = true;
-      with_imm = false;
-    }
-    sends->post_send(qp, std::move(w));
-  }
-  if (with_imm) {  // nothing carried the result: a zero-length WRITE_WITH_IMM (PROTOCOL.md 5.2)
-    SendWqe w;
-    w.op = SendWqe::Op::write;
-    w.imm = imm;
-    w.solicited = true;
-    sends->post_send(qp, std::move(w));
-  }
-  return true;
-}
-
-void HandlerEngine::report(std::ostream& os) const {
-  std::uint64_t busy = 0;
-  for (const auto& m : meters_)
-    busy += m->busy_cycles();
-  os << "handler.hpus=" << ctx_.cfg.hpus << '\n'
-     << "handler.busy_cycles=" << busy << '\n'
-     << "handler.compute_cycles=" << handler_cycles_ << '\n'
-     << "handler.headers=" << headers_ << '\n'
-     << "handler.payloads=" << payloads_ << '\n'
-     << "handler.completions=" << completions_ << '\n'
-     << "handler.duplicates=" << duplicates_ << '\n'
-     << "handler.held=" << held_ << '\n'
-     << "handler.rnr_naks=" << rnr_ << '\n'
-     << "handler.flow_control_calls=" << flow_control_calls_ << '\n'
-     << "handler.completion_saw_flow_control=" << completions_saw_flow_control_ << '\n'
-     << "handler.dropped_packets=" << dropped_packets_ << '\n'
-     << "handler.failed=" << failed_ << '\n'
-     << "handler.segv=" << segv_ << '\n'
-     << "handler.timeouts=" << timeouts_ << '\n'
-     << "handler.dma_reads=" << dma_reads_ << '\n'
-     << "handler.memory_exceeded=" << memory_exceeded_ << '\n'
-     << "handler.mismatched_function=" << mismatched_fn_ << '\n'
-     << "handler.deposits=" << deposits_ << '\n'
-     << "handler.replies=" << replies_ << '\n'
-     << "handler.first_payload_handover_ps=" << first_handover_ps_ << '\n'
-     << "handler.first_payload_start_ps=" << first_start_ps_ << '\n'
-     << "handler.max_idle_start_delay_cycles=" << max_idle_start_delay_cycles_ << '\n';
-  if (images_installed_ + images_refused_ != 0) {  // only once a host installed one (sparse)
-    os << "handler.images_installed=" << images_installed_ << '\n'
-       << "handler.images_refused=" << images_refused_ << '\n';
-  }
-  for (std::size_t fn = 0; fn < kernel_runs_.size(); ++fn) {
-    if (kernel_runs_[fn] == 0) continue;
-    const Kernel* k = kernels_.find(static_cast<std::uint8_t>(fn));
-    os << "handler.kernel_runs." << (k != nullptr ? k->name() : "fn") << '=' << kernel_runs_[fn]
-       << '\n';
-  }
 }
 
 }  // namespace naa::sim

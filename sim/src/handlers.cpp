@@ -261,7 +261,7 @@ std::size_t HandlerContext::find(std::uint8_t flags, std::size_t i) const {
 
 // The default header handler has nothing to do and costs nothing (a handler that is not
 // installed does not run); it still counts as the message's header handler invocation.
-HandlerRun Handler::header(HandlerContext&, std::size_t) const {
+HandlerRun Handler::header(HandlerContext&, const HeaderArgs&) const {
   return {HandlerRc::success, 0};
 }
 

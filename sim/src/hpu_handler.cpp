@@ -37,6 +37,9 @@ enum Action : std::uint32_t {
   kCas = 4,
   kFadd = 5,
   kDmaFromHost = 6,
+  kCtInc = 7,
+  kCtSet = 8,
+  kCtGet = 9,
 };
 constexpr std::uint32_t kCommandOffset = 0x00;
 constexpr std::uint32_t kResultOffset = 0x1C;
@@ -158,6 +161,33 @@ class InvocationBus final : public rtl::HpuBus {
         result = 0;
         return;
       }
+      case kCtInc:
+      case kCtSet:
+      case kCtGet: {
+        // B.6 counters: a handle outside the connection's counters answers -1 (no fault).
+        if (hc_.counters == nullptr || arg[0] >= hc_.counters->size()) {
+          result = 0xFFFF'FFFFU;
+          return;
+        }
+        HandlerContext::CtEvent& ct = (*hc_.counters)[arg[0]];
+        if (command == kCtGet) {
+          std::uint8_t* dst = writable(arg[1], 16);
+          if (dst == nullptr) {
+            rsp.error = true;  // the event must land in the HPU's writable memory: SEGV
+            return;
+          }
+          put64({dst, 16}, 0, ct.success);
+          put64({dst, 16}, 8, ct.failure);
+        } else {
+          const std::uint64_t success = arg[1] | std::uint64_t{arg[2]} << 32;
+          const std::uint64_t failure = arg[3] | std::uint64_t{arg[4]} << 32;
+          ct.success = command == kCtInc ? ct.success + success : success;
+          ct.failure = command == kCtInc ? ct.failure + failure : failure;
+        }
+        result = 0;
+        rsp.latency = 2;  // read and write of the counter, as an atomic on HPU memory
+        return;
+      }
       case kPutFromHost:
         hc_.write_back(arg[0], arg[1] | std::uint64_t{arg[2]} << 32);
         result = 0;
@@ -192,15 +222,20 @@ class InvocationBus final : public rtl::HpuBus {
   std::uint32_t regs_[L::kMmioSize / 4] = {};
 };
 
-HandlerRc rc_of(std::uint32_t ret) {
-  switch (ret & 0xFFU) {  // a PENDING variant means the same (the NAA completes every call)
+// naa/spin.h's return codes. A PENDING variant (0x100 set) means its plain code: the NAA answers
+// every call (docs/spin.md "Return codes"). PROCEED is a header handler's code only (seed B.3).
+HandlerRc rc_of(std::uint32_t ret, bool header) {
+  if ((ret & ~0x1FFU) != 0) return HandlerRc::fail;  // not one of naa/spin.h's codes
+  switch (ret & 0xFFU) {
     case 0:
       return HandlerRc::success;
     case 1:
       return HandlerRc::drop;
     case 3:
       return HandlerRc::segv;
-    default:  // 2 FAIL; 4 PROCEED (no default action to proceed with yet); anything else
+    case 4:
+      return header ? HandlerRc::proceed : HandlerRc::fail;
+    default:  // 2 FAIL; anything else
       return HandlerRc::fail;
   }
 }
@@ -258,11 +293,17 @@ HpuHandler::Loaded HpuHandler::load(std::span<const std::uint8_t> file, std::str
   if (seg == nullptr) {
     return refuse(SpinImageError::no_info, "no naa_spin_info (NAA_SPIN_HANDLERS in naa/spin.h)");
   }
-  const auto info = std::span<const std::uint8_t>(seg->bytes).subspan(*info_at - seg->vaddr, 28);
-  const std::uint32_t fn = u32(info, 8);
-  if (u32(info, 0) != L::kMagic || u32(info, 4) != L::kAbi) {
+  // ABI 1's naa_spin_info_t is 28 bytes; ABI 2 adds user_hdr_bytes.
+  const auto first = std::span<const std::uint8_t>(seg->bytes).subspan(*info_at - seg->vaddr);
+  const std::uint32_t abi = u32(first, 4);
+  if (u32(first, 0) != L::kMagic || (abi != L::kAbi && abi != L::kAbiNoUserHeader)) {
     return refuse(SpinImageError::bad_info, "naa_spin_info has the wrong magic or ABI version");
   }
+  const std::size_t info_size = abi == L::kAbiNoUserHeader ? 28 : 32;
+  if (first.size() < info_size)
+    return refuse(SpinImageError::no_info, "naa_spin_info is cut short");
+  const auto info = first.first(info_size);
+  const std::uint32_t fn = u32(info, 8);
   if (fn == 0 || fn > 127) {
     return refuse(SpinImageError::bad_info,
                   "function code " + std::to_string(fn) + " not in 1..127");
@@ -272,6 +313,12 @@ HpuHandler::Loaded HpuHandler::load(std::span<const std::uint8_t> file, std::str
   h->header_ = u32(info, 16);
   h->payload_ = u32(info, 20);
   h->completion_ = u32(info, 24);
+  h->user_hdr_ = abi == L::kAbi ? u32(info, 28) : 0;
+  if (h->user_hdr_ > L::kMaxUserHeader) {
+    return refuse(SpinImageError::bad_info,
+                  "a user header of " + std::to_string(h->user_hdr_) + " bytes (at most " +
+                      std::to_string(L::kMaxUserHeader) + ", NAA_SPIN_MAX_USER_HDR)");
+  }
   if (h->payload_ == 0) return refuse(SpinImageError::bad_entry, "no payload handler");
   for (const std::uint32_t entry : {h->header_, h->payload_, h->completion_}) {
     if (entry == 0) continue;
@@ -301,7 +348,7 @@ std::vector<rtl::HpuSegment>& HpuHandler::data_of(std::uint32_t index) const {
 
 HandlerRun HpuHandler::invoke(HandlerContext& ctx, std::uint32_t entry,
                               std::span<const std::uint8_t> args,
-                              std::span<const std::uint8_t> packet) const {
+                              std::span<const std::uint8_t> packet, bool header) const {
   std::vector<rtl::HpuSegment>& data = data_of(ctx.hpu);
   std::vector<std::uint8_t> arg_block(L::kArgsSize, 0);
   std::copy(args.begin(), args.end(), arg_block.begin());
@@ -341,7 +388,7 @@ HandlerRun HpuHandler::invoke(HandlerContext& ctx, std::uint32_t entry,
   cycles_ += r.cycles;
   switch (r.outcome) {
     case rtl::HpuOutcome::returned:
-      return {rc_of(r.ret), r.cycles};
+      return {rc_of(r.ret, header), r.cycles};
     case rtl::HpuOutcome::trapped:
       ++traps_;
       ctx.actions.clear();  // a handler that faulted does nothing (all or none)
@@ -357,11 +404,15 @@ HandlerRun HpuHandler::invoke(HandlerContext& ctx, std::uint32_t entry,
   return {HandlerRc::fail, r.cycles};
 }
 
-HandlerRun HpuHandler::header(HandlerContext& ctx, std::size_t region) const {
-  if (header_ == 0) return Handler::header(ctx, region);
-  std::vector<std::uint8_t> args(8, 0);  // ptl_header_t
-  put32(args, 0, static_cast<std::uint32_t>(region));
-  return invoke(ctx, header_, args, {});
+HandlerRun HpuHandler::header(HandlerContext& ctx, const HeaderArgs& h) const {
+  if (header_ == 0) return Handler::header(ctx, h);
+  std::vector<std::uint8_t> args(24, 0);  // ptl_header_t; the user header is the packet buffer
+  put32(args, 0, static_cast<std::uint32_t>(h.region));
+  put32(args, 4, h.length);
+  put32(args, 8, user_hdr_ != 0 ? L::kPacket : 0U);
+  put32(args, 12, static_cast<std::uint32_t>(h.user_header.size()));
+  put64(args, 16, h.offset);
+  return invoke(ctx, header_, args, h.user_header, true);
 }
 
 HandlerRun HpuHandler::payload(HandlerContext& ctx, const PayloadArgs& p) const {
@@ -370,7 +421,7 @@ HandlerRun HpuHandler::payload(HandlerContext& ctx, const PayloadArgs& p) const 
   put32(args, 4, static_cast<std::uint32_t>(p.data.size()));
   put32(args, 8, static_cast<std::uint32_t>(p.region));
   put64(args, 16, p.offset);
-  return invoke(ctx, payload_, args, p.data);
+  return invoke(ctx, payload_, args, p.data, false);
 }
 
 HandlerRun HpuHandler::completion(HandlerContext& ctx, const CompletionArgs& c) const {
@@ -379,7 +430,7 @@ HandlerRun HpuHandler::completion(HandlerContext& ctx, const CompletionArgs& c) 
   put64(args, 0, c.dropped_bytes);
   put64(args, 8, c.bytes);
   put32(args, 16, c.flow_control_triggered ? 1U : 0U);
-  return invoke(ctx, completion_, args, {});
+  return invoke(ctx, completion_, args, {}, false);
 }
 
 bool add_handler_image_file(SimConfig& cfg, const std::string& path, std::string& why) {

@@ -83,4 +83,10 @@ rows=$("$repo/examples/spin/unpack/figure.sh" "$prefix/bin/naa-cosim" \
   fail "unpack figure.sh failed"
 echo "$rows"
 echo "$rows" | grep -qE '^80,[0-9]+,[0-9]+,' || fail "unpack: no CSV row for block 80"
+# examples/spin/proceed: a user header and PROCEED (naa/spin.h ABI 2) against the prefix alone.
+build_example "$repo/examples/spin/proceed" "$scratch/proceed"
+rows=$("$repo/examples/spin/proceed/figure.sh" "$prefix/bin/naa-cosim" \
+  "$scratch/proceed/proceed.elf" 9000) || fail "proceed figure.sh failed"
+echo "$rows"
+echo "$rows" | grep -qE '^9000,[0-9]+,[0-9]+,[0-9]+,' || fail "proceed: no CSV row for 9000"
 echo "sPIN handler OK"

@@ -241,9 +241,11 @@ TEST_CASE("spin: a fault, the watchdog, FAIL and ECALL end the call with their r
   const Case cases[] = {{SPIN_SEGV_ELF, 21, 0x7E, "handler.segv"},
                         {SPIN_LOOP_ELF, 22, 0x02, "handler.timeouts"},
                         {SPIN_FAIL_ELF, 23, 0x7F, "handler.failed"},
-                        {SPIN_ECALL_ELF, 24, 0x7F, "handler.failed"}};
+                        {SPIN_ECALL_ELF, 24, 0x7F, "handler.failed"},
+                        {SPIN_HEADER_SEGV_ELF, 34, 0x7E, "handler.segv"}};
   NaaSim sim(sim_ip(), {"--handler", SPIN_SEGV_ELF, "--handler", SPIN_LOOP_ELF, "--handler",
-                        SPIN_FAIL_ELF, "--handler", SPIN_ECALL_ELF, "--hpu-max-cycles", "20000"});
+                        SPIN_FAIL_ELF, "--handler", SPIN_ECALL_ELF, "--handler",
+                        SPIN_HEADER_SEGV_ELF, "--hpu-max-cycles", "20000"});
   REQUIRE(sim.ready());
   int m = 1;
   for (const Case& c : cases) {
@@ -256,6 +258,8 @@ TEST_CASE("spin: a fault, the watchdog, FAIL and ECALL end the call with their r
   const std::string st = sim.stats_text();
   CHECK(NaaSim::stat_in(st, "hpu.fn21.traps") >= 1);
   CHECK(NaaSim::stat_in(st, "hpu.fn24.traps") >= 1);
+  CHECK(NaaSim::stat_in(st, "hpu.fn34.traps") == 1);        // the header handler, once
+  CHECK(NaaSim::stat_in(st, "hpu.fn34.invocations") == 1);  // no payload handler after it
 }
 
 TEST_CASE("spin: naa-sim refuses an image that cannot run, with the reason (exit 2)") {

@@ -27,7 +27,9 @@
 extern "C" {
 #endif
 
-#define NAA_SPIN_ABI 1u
+/* ABI 2 added naa_spin_info_t.user_hdr_bytes; the loader still takes ABI 1 images (no user
+ * header). */
+#define NAA_SPIN_ABI 2u
 #define NAA_SPIN_MAGIC 0x4E535049u /* "IPSN": an image's naa_spin_info starts with it */
 
 /* The memory map (docs/spin.md). */
@@ -38,9 +40,15 @@ extern "C" {
 #define NAA_SPIN_STACK_TOP 0x70000000u
 #define NAA_SPIN_MMIO 0xF0000000u
 
-/* Handler return codes (Appendix B.3-B.5). The NAA always completes a call, so a PENDING
- * variant means the same as its plain one; PROCEED is refused (it fails the call) until the
- * engine has a default action to proceed with. */
+/* Handler return codes (Appendix B.3-B.5; docs/spin.md "Return codes").
+ * Header handler: PROCESS_DATA runs the payload handlers of the message; DROP discards the
+ * message (no payload handler runs; its bytes count in the completion's dropped_bytes); PROCEED
+ * runs no further handler of the message and deposits it, user header included, as a plain RDMA
+ * WRITE into the STREAM region's NAA memory. Payload handler: SUCCESS, or DROP (the packet's
+ * bytes count as dropped). Any handler: FAIL (the call answers 0x7F), SEGV (0x7E).
+ * The NAA answers every call, so a PENDING variant means the same as its plain one (there is no
+ * matching entry that stays posted; docs/spin.md). PROCEED from a payload or completion handler
+ * is not one of its codes (B.4, B.5): it fails the call. */
 enum {
   PTL_SUCCESS = 0,
   PTL_PROCESS_DATA = 0,
@@ -54,11 +62,19 @@ enum {
   PTL_PROCEED_PENDING = 0x104
 };
 
-/* The header handler's argument (B.3): the message's first packet. */
+/* The header handler's argument (B.3): the message's header packet, the first packet of one
+ * RDMA WRITE into a STREAM region. The user header (3.2.1: "user-defined headers (the first
+ * bytes of the payload)") is the first sizeof(user_header_t) bytes of the message, as the image
+ * declares with NAA_SPIN_HANDLERS_USER_HDR; the payload handlers do not see them (3.2.2). */
 typedef struct {
-  uint32_t region; /* the STREAM region, index in the MRSP region list */
-  uint32_t length; /* bytes of the message so far known (the first packet) */
+  uint32_t region;          /* the STREAM region, index in the MRSP region list */
+  uint32_t length;          /* bytes of the header packet's payload, user header included */
+  const void* user_hdr;     /* the user header bytes (read-only), NULL if none is declared */
+  uint32_t user_hdr_length; /* bytes at user_hdr: the declared size, less if the message is */
+  uint64_t offset;          /* of the header packet's first byte in the region */
 } ptl_header_t;
+/* On an IRN connection the header packet is the first of the message to arrive, which may be any
+ * of them (docs/spin.md "Streaming on IRN"); a user header is refused there (0x7C). */
 
 /* The payload handler's argument (B.4): one packet. */
 typedef struct {
@@ -123,11 +139,23 @@ typedef struct {
   ptl_header_handler_t header; /* may be NULL */
   ptl_payload_handler_t payload;
   ptl_completion_handler_t completion; /* may be NULL */
+  uint32_t user_hdr_bytes; /* the user header's size (ABI 2), at most NAA_SPIN_MAX_USER_HDR */
 } naa_spin_info_t;
+
+/* B.2.1 max_user_hdr_size: a user header fits in the header packet of any RoCEv2 MTU. */
+#define NAA_SPIN_MAX_USER_HDR 256u
 
 #define NAA_SPIN_HANDLERS(fn, state_per_hpu, header, payload, completion) \
   __attribute__((used)) const naa_spin_info_t naa_spin_info = {           \
-      NAA_SPIN_MAGIC, NAA_SPIN_ABI, (fn), (state_per_hpu), (header), (payload), (completion)}
+      NAA_SPIN_MAGIC, NAA_SPIN_ABI, (fn), (state_per_hpu), (header), (payload), (completion), 0}
+/* The same with a user header of type user_header_t (3.2.1): the header handler reads it through
+ * ptl_header_t.user_hdr, the payload handlers get the message without it. */
+/* clang-format off */
+#define NAA_SPIN_HANDLERS_USER_HDR(fn, state_per_hpu, user_header_t, header, payload, completion) \
+  __attribute__((used)) const naa_spin_info_t naa_spin_info = {                                   \
+      NAA_SPIN_MAGIC, NAA_SPIN_ABI, (fn), (state_per_hpu), (header), (payload), (completion),      \
+      (uint32_t)sizeof(user_header_t)}
+/* clang-format on */
 
 /* ---- actions (B.6): memory-mapped registers, one action at a time per HPU ---- */
 enum {
@@ -136,7 +164,10 @@ enum {
   NAA_SPIN_ACT_PUT_FROM_HOST = 3,   /* args: region, length lo, length hi */
   NAA_SPIN_ACT_CAS = 4,             /* args: address, cmpval, swapval; result: swapped */
   NAA_SPIN_ACT_FADD = 5,            /* args: address, inc; result: the old value */
-  NAA_SPIN_ACT_DMA_FROM_HOST = 6    /* args: local, region, offset lo, offset hi, len */
+  NAA_SPIN_ACT_DMA_FROM_HOST = 6,   /* args: local, region, offset lo, offset hi, len */
+  NAA_SPIN_ACT_CT_INC = 7,          /* args: ct, success lo, hi, failure lo, hi; result 0/-1 */
+  NAA_SPIN_ACT_CT_SET = 8,          /* args: ct, success lo, hi, failure lo, hi; result 0/-1 */
+  NAA_SPIN_ACT_CT_GET = 9           /* args: ct, local (16 bytes written); result 0/-1 */
 };
 typedef struct {
   uint32_t command; /* +0x00: writing it performs the action */
@@ -220,6 +251,33 @@ static inline int PtlHandlerCAS(volatile uint32_t* value, uint32_t cmpval, uint3
 static inline uint32_t PtlHandlerFAdd(volatile uint32_t* val, uint32_t inc) {
   return naa_spin_action(NAA_SPIN_ACT_FADD, (uint32_t)(uintptr_t)val, inc, 0, 0, 0);
 }
+/* Counters (B.6: "Counters can be manipulated with the following calls ... All three of them
+ * atomically read or modify a counter"), Portals 4's counting events (ptl_ct_event_t: success
+ * and failure counts) with PtlCTInc/PtlCTSet/PtlCTGet's arguments. The NAA has
+ * NAA_SPIN_MAX_CTS counters per connection: zero when the connection is set up, kept across its
+ * calls (the handler state restarts with every call), changed at once (not undone if the
+ * handler faults later). The host sees them through a handler that puts them (CTGet) or in
+ * naa-sim's statistics. Each returns 0, or -1 for a handle outside 0..NAA_SPIN_MAX_CTS-1. */
+#define NAA_SPIN_MAX_CTS 4u
+typedef uint32_t ptl_handle_ct_t;
+typedef struct {
+  uint64_t success;
+  uint64_t failure;
+} ptl_ct_event_t;
+static inline int PtlHandlerCTInc(ptl_handle_ct_t ct, ptl_ct_event_t increment) {
+  return (int)naa_spin_action(NAA_SPIN_ACT_CT_INC, ct, (uint32_t)increment.success,
+                              (uint32_t)(increment.success >> 32), (uint32_t)increment.failure,
+                              (uint32_t)(increment.failure >> 32));
+}
+static inline int PtlHandlerCTSet(ptl_handle_ct_t ct, ptl_ct_event_t new_ct) {
+  return (int)naa_spin_action(NAA_SPIN_ACT_CT_SET, ct, (uint32_t)new_ct.success,
+                              (uint32_t)(new_ct.success >> 32), (uint32_t)new_ct.failure,
+                              (uint32_t)(new_ct.failure >> 32));
+}
+static inline int PtlHandlerCTGet(ptl_handle_ct_t ct, ptl_ct_event_t* event) {
+  return (int)naa_spin_action(NAA_SPIN_ACT_CT_GET, ct, (uint32_t)(uintptr_t)event, 0, 0, 0);
+}
+
 /* The runtime may ignore it (B.6); this one does. */
 static inline void PtlHandlerYield(void) {}
 

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <set>
@@ -38,12 +39,17 @@
 
 namespace naa::sim {
 
-// Handler return codes (seed B.3-B.5). PROCESS_DATA/PROCEED of a header handler and the PENDING
-// variants have no meaning on the NAA (a call always completes) and are not modelled.
-enum class HandlerRc : std::uint8_t { success, drop, fail, segv };
+// Handler return codes (seed B.3-B.5; docs/spin.md "Return codes"). success is a header
+// handler's PROCESS_DATA; proceed (a header handler's only) deposits the message as a plain RDMA
+// WRITE and runs no further handler of it; drop from a header handler discards the message. The
+// PENDING variants mean their plain codes (the NAA answers every call).
+enum class HandlerRc : std::uint8_t { success, drop, fail, segv, proceed };
 
 // Return codes a streaming call answers with (PROTOCOL.md 5.2: 0x10-0x7F are kernel-specific;
 // docs/protocol.md "Streaming regions"). The watchdog answers 0x02 kernel timeout as for kernels.
+// The handlers need each message's header packet first (a user header, a header handler's DROP
+// or PROCEED) but the connection delivers packets out of order (IRN, docs/spin.md).
+inline constexpr std::uint32_t kRcHandlerUnordered = 0x7C;
 inline constexpr std::uint32_t kRcHandlerMemory = 0x7D;  // descriptor state > --hpu-mem
 inline constexpr std::uint32_t kRcHandlerSegv = 0x7E;    // an access outside the call's regions
 inline constexpr std::uint32_t kRcHandlerFail = 0x7F;    // a handler returned FAIL
@@ -73,6 +79,13 @@ class HandlerContext {
   // of the RTL kernels account for every run they must have done (testbench/support/naa_sim.cpp).
   std::uint64_t* kernel_runs = nullptr;
   std::vector<Action> actions;
+  // The connection's counters (seed B.6, naa/spin.h PtlHandlerCT*): Portals 4 counting events,
+  // kept across the connection's calls. Null for a context without a connection.
+  struct CtEvent {
+    std::uint64_t success = 0, failure = 0;
+  };
+  static constexpr std::size_t kCounters = 4;
+  std::array<CtEvent, kCounters>* counters = nullptr;
   // DMA from NAA memory (seed B.6 PtlHandlerDMAFromHostB): `out.size()` bytes at `offset` of
   // region `region`, after every earlier invocation's deposits reached memory (this invocation's
   // own are applied after it ends, all or none); false, reading nothing, outside the region. The
@@ -94,6 +107,16 @@ class HandlerContext {
 struct HandlerRun {
   HandlerRc rc = HandlerRc::success;
   std::uint64_t cycles = 0;
+};
+
+// A message's header packet (seed B.3 ptl_header_t, 3.2.1): the first packet of one RDMA WRITE
+// into a STREAM region; user_header is its first Handler::user_header_bytes() bytes (fewer if
+// the packet is shorter).
+struct HeaderArgs {
+  std::size_t region = 0;    // the STREAM region, index in 0x01 order
+  std::uint64_t offset = 0;  // of the message's first byte in the region
+  std::uint32_t length = 0;  // bytes of the header packet, user header included
+  std::span<const std::uint8_t> user_header;
 };
 
 // A payload packet (seed B.4 ptl_payload_t): its bytes and where they belong.
@@ -120,7 +143,10 @@ class Handler {
   [[nodiscard]] virtual std::uint64_t state_bytes(std::uint32_t hpus,
                                                   std::uint32_t packets) const = 0;
   // Once per message, before any payload handler of the message.
-  virtual HandlerRun header(HandlerContext& ctx, std::size_t region) const;
+  virtual HandlerRun header(HandlerContext& ctx, const HeaderArgs& h) const;
+  // The user header's size (seed 3.2.1): the first bytes of each message, which the header
+  // handler gets and the payload handlers do not.
+  [[nodiscard]] virtual std::uint32_t user_header_bytes() const { return 0; }
   virtual HandlerRun payload(HandlerContext& ctx, const PayloadArgs& p) const = 0;
   virtual HandlerRun completion(HandlerContext& ctx, const CompletionArgs& c) const = 0;
 };
@@ -208,6 +234,8 @@ class HandlerEngine : public sc_core::sc_module,
     std::vector<std::uint8_t> data;
     sc_core::sc_time handed_over;
   };
+  // What the header handler decided for its message (seed B.3).
+  enum class MessageFate : std::uint8_t { process, drop, proceed };
   // One call in progress on a connection (reset after its completion).
   struct CallState {
     std::uint32_t generation = 0;
@@ -218,6 +246,7 @@ class HandlerEngine : public sc_core::sc_module,
     std::uint64_t dropped = 0, bytes = 0;
     std::uint32_t rc = 0;                                  // first error
     std::set<std::pair<std::size_t, std::uint64_t>> seen;  // (region, offset): duplicates
+    std::map<std::uint32_t, MessageFate> fates;            // by message number, if not process
     std::vector<std::uint8_t> state;                       // HPU memory of the handler
     std::unique_ptr<sc_core::sc_event> changed = std::make_unique<sc_core::sc_event>();
   };
@@ -225,6 +254,15 @@ class HandlerEngine : public sc_core::sc_module,
   void hpu(std::uint32_t index);
   void run_payload(std::uint32_t hpu, Task& t);
   void run_completion(std::uint32_t hpu, Task& t);
+  // The header handler of t's message; what becomes of the message (a failure fails the call).
+  MessageFate run_header(HandlerContext& hc, CallState& call, Qp& qp, const Task& t,
+                         const Handler& h, const HeaderArgs& args,
+                         const std::vector<Region>& regions, CycleMeter& meter);
+  // An invocation's context: the descriptor's argument, the call's state and regions, the
+  // connection's counters, DMA reads timed on `meter`.
+  HandlerContext context(std::uint32_t hpu_index, std::uint32_t qp_index, std::uint32_t generation,
+                         const Descriptor& d, const std::vector<Region>& regions, CallState& call,
+                         CycleMeter& meter);
   // Checks and applies an invocation's actions; false (nothing applied) on an access outside.
   bool apply(Qp& qp, std::uint32_t generation, const std::vector<Region>& regions,
              std::vector<HandlerContext::Action>& actions, bool with_imm, std::uint32_t imm,
@@ -254,6 +292,12 @@ class HandlerEngine : public sc_core::sc_module,
   HandlerRegistry registry_;
   ImageLoader loader_;
   std::vector<Installed> installed_;  // per QP index
+  // The connection's counters (seed B.6), per QP index, for the generation they were made in.
+  struct Counters {
+    std::uint32_t generation = 0;
+    std::array<HandlerContext::CtEvent, HandlerContext::kCounters> events{};
+  };
+  std::vector<Counters> counters_;
   std::unique_ptr<CycleMeter> install_meter_;
   std::uint64_t images_installed_ = 0, images_refused_ = 0;
   const KernelRegistry& kernels_;
@@ -267,7 +311,9 @@ class HandlerEngine : public sc_core::sc_module,
   std::uint64_t headers_ = 0, payloads_ = 0, completions_ = 0, duplicates_ = 0, rnr_ = 0, held_ = 0,
                 dropped_packets_ = 0, segv_ = 0, failed_ = 0, timeouts_ = 0, memory_exceeded_ = 0,
                 dma_reads_ = 0, replies_ = 0, deposits_ = 0, handler_cycles_ = 0,
-                flow_control_calls_ = 0, completions_saw_flow_control_ = 0, mismatched_fn_ = 0;
+                flow_control_calls_ = 0, completions_saw_flow_control_ = 0, mismatched_fn_ = 0,
+                dropped_messages_ = 0, proceeded_messages_ = 0, proceeded_packets_ = 0,
+                unordered_ = 0;
   std::array<std::uint64_t, 256> kernel_runs_{};  // per function code (HandlerContext)
   // Simulated time of the first payload handler's start and of its packet's hand-over by the
   // Transport (item "starts within 2 cycles"), and the largest such delay with an HPU idle.

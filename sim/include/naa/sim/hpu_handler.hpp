@@ -21,7 +21,9 @@ namespace naa::sim {
 // The riscv32 layout of naa/spin.h's structs and the memory map (docs/spin.md "Memory map").
 struct SpinLayout {
   static constexpr std::uint32_t kMagic = 0x4E535049U;
-  static constexpr std::uint32_t kAbi = 1;
+  static constexpr std::uint32_t kAbi = 2;              // naa_spin_info_t with user_hdr_bytes
+  static constexpr std::uint32_t kAbiNoUserHeader = 1;  // the first ABI, still loaded
+  static constexpr std::uint32_t kMaxUserHeader = 256;  // NAA_SPIN_MAX_USER_HDR
   static constexpr std::uint32_t kImageBase = 0x0001'0000U;
   static constexpr std::uint32_t kImageMax = 0x1'0000U;  // 64 KiB: larger images are refused
   static constexpr std::uint32_t kState = 0x2000'0000U;
@@ -44,7 +46,7 @@ enum class SpinImageError : std::uint8_t {
   bad_elf,        // rtl::load_hpu_image refused it otherwise (truncated, compressed, ...)
   too_large,      // a segment outside [kImageBase, kImageBase + kImageMax)
   no_info,        // no naa_spin_info symbol, or not inside a segment
-  bad_info,       // wrong magic or ABI, function code outside 1..127
+  bad_info,       // wrong magic or ABI, function code outside 1..127, user header too large
   bad_entry,      // no payload handler, or a handler's address outside the executable segments
 };
 // The MRSP error code (protocol/mrsp.hpp) that answers an install refused for `e`: wrong
@@ -86,7 +88,8 @@ class HpuHandler final : public Handler {
   [[nodiscard]] std::uint64_t state_bytes(std::uint32_t hpus, std::uint32_t) const override {
     return std::uint64_t{state_per_hpu_} * hpus;
   }
-  HandlerRun header(HandlerContext& ctx, std::size_t region) const override;
+  [[nodiscard]] std::uint32_t user_header_bytes() const override { return user_hdr_; }
+  HandlerRun header(HandlerContext& ctx, const HeaderArgs& h) const override;
   HandlerRun payload(HandlerContext& ctx, const PayloadArgs& p) const override;
   HandlerRun completion(HandlerContext& ctx, const CompletionArgs& c) const override;
 
@@ -100,13 +103,14 @@ class HpuHandler final : public Handler {
   // The image's writable segments: HPU `index`'s own copy (static data is private to an HPU).
   std::vector<rtl::HpuSegment>& data_of(std::uint32_t index) const;
   HandlerRun invoke(HandlerContext& ctx, std::uint32_t entry, std::span<const std::uint8_t> args,
-                    std::span<const std::uint8_t> packet) const;
+                    std::span<const std::uint8_t> packet, bool header) const;
 
   mutable rtl::HpuImage image_;  // read-only segments are mapped read-only
   std::uint8_t fn_ = 0;
   std::string name_;
   std::uint32_t state_per_hpu_ = 0;
   std::uint32_t header_ = 0, payload_ = 0, completion_ = 0;
+  std::uint32_t user_hdr_ = 0;
   std::uint64_t max_cycles_ = 0;
   std::shared_ptr<HpuCores> cores_;
   mutable std::vector<std::vector<rtl::HpuSegment>> data_;
