@@ -1,5 +1,5 @@
 // Helpers shared by the naa-sim integration test files: the test's addresses, MRSP entries for the
-// test peer's host memory, and payload patterns.
+// test peer's host memory, payload patterns, statistics, calls and result immediates.
 #pragma once
 
 #include <unistd.h>
@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include <algorithm>
+
+#include "naa/protocol/immediate.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
 #include "naa/protocol/mrsp.hpp"
 #include "naa/protocol/packet.hpp"
@@ -56,6 +59,41 @@ inline protocol::MrspRequestEntry entry(std::uint8_t flags, std::uint64_t naa_ad
   const bool internal = (flags & protocol::kMrspFlagInternal) != 0;
   return protocol::MrspRequestEntry{flags, naa_addr, internal ? 0 : c.host_va + host_off,
                                     internal ? 0 : c.host_rkey, size};
+}
+
+// naa-sim's statistic `key` in a stats_text() snapshot.
+inline std::uint64_t st(const std::string& s, const std::string& key) {
+  return NaaSim::stat_in(s, key);
+}
+
+// Polls naa-sim's statistics until key == value (or a 30 s liveness limit); returns the last
+// value.
+inline std::uint64_t wait_stat(NaaSim& naa, const std::string& key, std::uint64_t value) {
+  return st(naa.wait_stat(key, value), key);
+}
+
+// Posts a call without inputs (a zero-length WRITE_WITH_IMM to region 0).
+inline void post_call(TestPeer& peer, Connection& c, const TestPeer::MrspResult& regs,
+                      std::uint8_t fn) {
+  const auto& r0 = regs.regions.at(0);
+  (void)peer.post_write(c, r0.naa_address, r0.rkey, {}, protocol::encode_call_immediate(fn, 0),
+                        true);
+}
+
+inline bool all_equal(const std::vector<std::uint8_t>& v, std::size_t off, std::size_t len,
+                      std::uint8_t x) {
+  return std::all_of(v.begin() + static_cast<std::ptrdiff_t>(off),
+                     v.begin() + static_cast<std::ptrdiff_t>(off + len),
+                     [x](std::uint8_t b) { return b == x; });
+}
+
+// The parts of a result immediate (PROTOCOL.md 5.2): return code in bits 31:8, function code in
+// 6:0.
+inline std::uint32_t rc_of(std::uint32_t imm) {
+  return imm >> 8;
+}
+inline std::uint32_t fn_of(std::uint32_t imm) {
+  return imm & 0x7F;
 }
 
 inline std::vector<std::uint8_t> pattern(std::size_t n, std::uint8_t seed) {

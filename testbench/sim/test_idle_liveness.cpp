@@ -37,10 +37,6 @@ std::string wait_stats(NaaSim& sim, Pred pred) {
   return s;
 }
 
-std::uint64_t st(const std::string& s, const char* key) {
-  return NaaSim::stat_in(s, key);
-}
-
 bool is_probe(const p::PacketView& v) {
   return v.headers.bth.opcode == op::kWriteOnly && v.headers.reth &&
          v.headers.reth->dma_length == 0 && v.payload.empty() && v.headers.bth.ack_req &&

@@ -24,17 +24,6 @@
 using namespace naa::testbench;
 namespace p = naa::protocol;
 
-namespace {
-
-std::uint32_t rc_of(std::uint32_t imm) {
-  return imm >> 8;
-}
-std::uint32_t fn_of(std::uint32_t imm) {
-  return imm & 0x7F;
-}
-
-}  // namespace
-
 TEST_CASE("connect - MRSP - add1 call - disconnect", "[sim]") {
   NaaSim naa(naa_address());
   REQUIRE(naa.ready());

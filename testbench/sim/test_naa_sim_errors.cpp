@@ -24,17 +24,6 @@
 using namespace naa::testbench;
 namespace p = naa::protocol;
 
-namespace {
-
-std::uint32_t rc_of(std::uint32_t imm) {
-  return imm >> 8;
-}
-std::uint32_t fn_of(std::uint32_t imm) {
-  return imm & 0x7F;
-}
-
-}  // namespace
-
 TEST_CASE("MRSP error codes 0x01 0x02 0x03 and a malformed request", "[sim]") {
   SimAndPeer rig({"--mem", "1M"});
   auto& [naa, peer] = rig;

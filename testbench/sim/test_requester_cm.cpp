@@ -54,29 +54,6 @@ std::vector<std::uint64_t> sends_of(const std::vector<SimFrame>& frames, std::ui
   return t;
 }
 
-std::uint64_t st(const std::string& s, const std::string& key) {
-  return NaaSim::stat_in(s, key);
-}
-
-// Polls naa-sim's statistics until key == value (or a 30 s liveness limit); returns the last
-// value.
-std::uint64_t wait_stat(NaaSim& naa, const std::string& key, std::uint64_t value) {
-  return st(naa.wait_stat(key, value), key);
-}
-
-// Posts a call without inputs (a zero-length WRITE_WITH_IMM to region 0).
-void post_call(TestPeer& peer, Connection& c, const TestPeer::MrspResult& regs, std::uint8_t fn) {
-  const auto& r0 = regs.regions.at(0);
-  (void)peer.post_write(c, r0.naa_address, r0.rkey, {}, p::encode_call_immediate(fn, 0), true);
-}
-
-bool all_equal(const std::vector<std::uint8_t>& v, std::size_t off, std::size_t len,
-               std::uint8_t x) {
-  return std::all_of(v.begin() + static_cast<std::ptrdiff_t>(off),
-                     v.begin() + static_cast<std::ptrdiff_t>(off + len),
-                     [x](std::uint8_t b) { return b == x; });
-}
-
 }  // namespace
 
 TEST_CASE("requester: withheld ACKs -> retransmit timeout -> go-back-N from the oldest unacked PSN",

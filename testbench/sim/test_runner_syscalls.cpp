@@ -20,10 +20,6 @@ namespace {
 constexpr std::uint8_t kInOut = p::kMrspFlagInput | p::kMrspFlagOutput;
 constexpr std::uint8_t kNop = 3;
 
-std::uint64_t st(const std::string& s, const char* key) {
-  return NaaSim::stat_in(s, key);
-}
-
 // Counter growth between two snapshots taken `quiet` apart with nothing sent. Each snapshot is a
 // SIGUSR1 that wakes the loop once; with peer timers pending a wake-up lets simulated time follow
 // the wall time waited (one step) and takes two turns, so a blocked loop shows at most 4 of each

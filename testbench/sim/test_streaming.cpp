@@ -24,10 +24,6 @@ namespace {
 constexpr std::uint8_t kStreamIn = p::kMrspFlagInput | p::kMrspFlagStream;
 constexpr std::uint8_t kStreamInOut = kStreamIn | p::kMrspFlagOutput;
 
-std::uint32_t rc_of(std::uint32_t imm) {
-  return imm >> 8;
-}
-
 // The stream descriptor (docs/protocol.md): INTERNAL|STREAM, host rkey = function code, host VA =
 // the handler's argument, size = HPU state bytes.
 p::MrspRequestEntry descriptor(std::uint8_t fn, std::uint64_t naa_addr, std::uint32_t state,
