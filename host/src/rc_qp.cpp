@@ -303,6 +303,10 @@ bool RcQp::retry_or_fail(Clock::time_point /*now*/) {
 
 void RcQp::on_packet(const protocol::PacketView& p, Clock::time_point now) {
   if (error_) return;
+  if (p.info->is_irn()) {  // only a QP that negotiated IRN understands them (docs/protocol.md 8)
+    ++counters_.dropped_other;
+    return;
+  }
   if (p.info->is_response()) {
     on_response(p, now);
   } else {
