@@ -195,12 +195,15 @@ TEST_CASE("udp passive: two UdpRoce endpoints connect, exchange data both ways a
     }
   }
   if (std::getenv("NAA_KEEP_PCAP") == nullptr) std::remove(pcap.c_str());
+  // At least one READ request: the client's endpoint may answer late (its progress thread parks
+  // up to 10 ms after the last caller drove it, udp_roce.cpp kParkedRecheck), and the wall-clock
+  // timer (2 ms floor) then resends the request, a duplicate the responder never re-executes.
   if (irn) {
-    CHECK(irn_reads == 1);
+    CHECK(irn_reads >= 1);
     CHECK(std_reads == 0);
   } else {
     CHECK(irn_packets == 0);
-    CHECK(std_reads == 1);
+    CHECK(std_reads >= 1);
   }
 }
 
