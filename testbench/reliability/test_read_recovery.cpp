@@ -351,11 +351,15 @@ void run_host_scenario(const ReadScenario& sc) {
     CHECK(c.irn_read_requests + c.irn_read_responses + c.irn_other == 0);
   }
   if (std::getenv("NAA_KEEP_PCAP") == nullptr) std::remove(pcap.c_str());
-  naa::testbench::report_line(std::string("read-recovery ") + sc.name + ": reads_verified=" +
-                              std::to_string(load.reads) + " bytes=" + std::to_string(load.bytes) +
-                              " responder_retransmits=" + std::to_string(ss.retransmitted_packets) +
-                              " requester_retransmits=" + std::to_string(cs.retransmitted_packets) +
-                              " requester_duplicates=" + std::to_string(cs.duplicates_received));
+  naa::testbench::report_line(
+      std::string("read-recovery ") + sc.name + ": reads_verified=" + std::to_string(load.reads) +
+      " bytes=" + std::to_string(load.bytes) +
+      " responder_retransmits=" + std::to_string(ss.retransmitted_packets) +
+      " requester_retransmits=" + std::to_string(cs.retransmitted_packets) +
+      " requester_duplicates=" + std::to_string(cs.duplicates_received) + " requester_drops=" +
+      std::to_string(cs.dropped_unknown_qp) + "/" + std::to_string(cs.dropped_malformed) + "/" +
+      std::to_string(cs.dropped_other) + "/" + std::to_string(cs.dropped_out_of_order) + "/" +
+      std::to_string(cs.fault_rx_loss) + " seed=" + std::to_string(seed));
 }
 
 }  // namespace
