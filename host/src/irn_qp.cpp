@@ -74,18 +74,21 @@ std::uint32_t IrnQp::packets_for(std::uint64_t length) const noexcept {
 
 std::error_code IrnQp::post_send(const SendWr& wr, Clock::time_point now) {
   if (error_) return Errc::not_connected;
-  if (wr.opcode == WrOpcode::rdma_read) return Errc::not_supported;  // an IRN QP grants no READ
   if (wr.sge.length > 0x80000000U) return Errc::invalid_argument;
   if (sq_.size() >= 4096) return Errc::busy;
+  const bool read = wr.opcode == WrOpcode::rdma_read;
   SendWqe w;
   w.wr = wr;
   if (wr.sge.length > 0) {
-    w.data = mrs_.local(wr.sge.lkey, wr.sge.addr, wr.sge.length, false);
+    w.data = mrs_.local(wr.sge.lkey, wr.sge.addr, wr.sge.length, read);
     if (w.data == nullptr) return Errc::local_protection_error;
   }
   w.first_psn = sq_psn_;
-  w.npackets = packets_for(wr.sge.length);
+  // A READ request takes one PSN of our stream; its responses come in the peer's (IRN's split of
+  // the PSN space, seed 001 "Other Considerations").
+  w.npackets = read ? 1 : packets_for(wr.sge.length);
   if (wr.opcode == WrOpcode::send || has_imm(wr.opcode)) w.recv_sn = send_sn_++;
+  if (read) w.recv_sn = read_sn_++;
   sq_psn_ = psn_add(sq_psn_, w.npackets);
   sq_.push_back(w);
   pump(now);
@@ -101,6 +104,13 @@ void IrnQp::pump(Clock::time_point now) {
   }
   while (tx_.next() != sq_psn_ && tx_.can_send_new()) {
     const std::uint32_t psn = tx_.next();
+    // Our READs in flight are bounded by the initiator depth (the responder's READ resources).
+    std::uint32_t k = 0;
+    if (const SendWqe* r = wqe_of(psn, k); r != nullptr && r->is_read()) {
+      if (reads_in_flight_ >= std::max<std::uint8_t>(cfg_.max_reads_outstanding, 1)) break;
+      ++reads_in_flight_;
+      const_cast<SendWqe*>(r)->read_sent = true;
+    }
     tx_.sent_new();
     if (!sent_at_.empty()) sent_at_[psn % sent_at_.size()] = now;
     // Coalesced ACKs: the last packet we can send for now asks for its ACK.
@@ -108,16 +118,17 @@ void IrnQp::pump(Clock::time_point now) {
   }
 }
 
-void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now, bool urgent) {
-  const SendWqe* w = nullptr;
-  std::uint32_t k = 0;
+const IrnQp::SendWqe* IrnQp::wqe_of(std::uint32_t psn, std::uint32_t& k) const noexcept {
   for (const SendWqe& c : sq_) {
     k = psn_diff(psn, c.first_psn);
-    if (k < c.npackets) {
-      w = &c;
-      break;
-    }
+    if (k < c.npackets) return &c;
   }
+  return nullptr;
+}
+
+void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now, bool urgent) {
+  std::uint32_t k = 0;
+  const SendWqe* w = wqe_of(psn, k);
   if (w == nullptr) return;  // acknowledged meanwhile
   const bool last = k + 1 == w->npackets;
   const std::uint64_t offset = std::uint64_t{k} * cfg_.mtu;
@@ -129,7 +140,33 @@ void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now, bool urgent) {
   // (docs/protocol.md 8.2).
   h.bth.ack_req = !caps_.coalesced_acks() || urgent || last ||
                   k % protocol::kIrnCoalescedAcks == protocol::kIrnCoalescedAcks - 1;
-  h.bth.solicited_event = last && w->wr.solicited;
+  h.bth.solicited_event = last && w->wr.solicited && w->kind == SendWqe::Kind::posted;
+  if (w->kind == SendWqe::Kind::read_response) {
+    // A READ response packet: read_WQE_SN and its offset; the requester places it at offset x MTU
+    // of the READ's local buffer (docs/protocol.md 8.5).
+    h.bth.opcode = w->npackets == 1 ? op::kIrnReadResponseOnly
+                   : k == 0         ? op::kIrnReadResponseFirst
+                   : last           ? op::kIrnReadResponseLast
+                                    : op::kIrnReadResponseMiddle;
+    h.irn_eth = protocol::IrnEth{w->recv_sn, k};
+    protocol::ByteView payload;
+    if (w->length > 0) {
+      payload = protocol::ByteView(
+          w->data + offset,
+          static_cast<std::size_t>(std::min<std::uint64_t>(cfg_.mtu, w->length - offset)));
+    }
+    sink_.send_packet(cfg_.qpn, cfg_.remote_ip, h, payload);
+    if (!retransmit_at_) arm_timer(now);
+    return;
+  }
+  if (w->is_read()) {
+    h.bth.opcode = op::kIrnReadRequest;
+    h.reth = protocol::Reth{w->wr.remote_addr, w->wr.rkey, w->wr.sge.length};
+    h.irn_eth = protocol::IrnEth{w->recv_sn, 0};
+    sink_.send_packet(cfg_.qpn, cfg_.remote_ip, h, {});
+    if (!retransmit_at_) arm_timer(now);
+    return;
+  }
   if (is_write(w->wr.opcode)) {
     // RETH on every packet: this packet's VA, and the bytes from here to the end of the message.
     h.reth = protocol::Reth{w->wr.remote_addr + offset, w->wr.rkey,
@@ -184,22 +221,7 @@ void IrnQp::on_ack(const protocol::PacketView& p, Clock::time_point now) {
     return;
   }
   if (e.newly_acked != 0) {
-    while (!sq_.empty()) {
-      const SendWqe& w = sq_.front();
-      if (psn_diff(tx_.una(), w.first_psn) < w.npackets ||
-          protocol::psn_after(w.first_psn, tx_.una())) {
-        break;  // its last PSN is not acknowledged yet
-      }
-      if (w.wr.signaled) {
-        WorkCompletion wc;
-        wc.wr_id = w.wr.wr_id;
-        wc.opcode = is_write(w.wr.opcode) ? WcOpcode::rdma_write : WcOpcode::send;
-        wc.byte_len = w.wr.sge.length;
-        wc.qp_num = cfg_.qpn;
-        cq_.push(wc);
-      }
-      sq_.pop_front();
-    }
+    retire();
     retries_left_ = cfg_.retry_count;
     arm_timer(now);
   } else if (retransmit_at_) {
@@ -209,6 +231,28 @@ void IrnQp::on_ack(const protocol::PacketView& p, Clock::time_point now) {
     if (low < *retransmit_at_) retransmit_at_ = low;
   }
   pump(now);
+}
+
+void IrnQp::retire() {
+  while (!sq_.empty()) {
+    const SendWqe& w = sq_.front();
+    if (psn_diff(tx_.una(), w.first_psn) < w.npackets ||
+        protocol::psn_after(w.first_psn, tx_.una())) {
+      break;  // its last PSN is not acknowledged yet
+    }
+    if (w.is_read() && !w.read_done) break;  // a READ completes when its responses are all in
+    if (w.kind == SendWqe::Kind::posted && w.wr.signaled) {
+      WorkCompletion wc;
+      wc.wr_id = w.wr.wr_id;
+      wc.opcode = w.is_read()             ? WcOpcode::rdma_read
+                  : is_write(w.wr.opcode) ? WcOpcode::rdma_write
+                                          : WcOpcode::send;
+      wc.byte_len = w.wr.sge.length;
+      wc.qp_num = cfg_.qpn;
+      cq_.push(wc);
+    }
+    sq_.pop_front();
+  }
 }
 
 void IrnQp::on_timer(Clock::time_point now) {
@@ -253,10 +297,10 @@ IrnQp::RecvWqe* IrnQp::receive_for(std::uint32_t recv_sn) noexcept {
 
 void IrnQp::on_packet(const protocol::PacketView& p, Clock::time_point now) {
   if (error_) return;
-  if (p.info->is_response()) {
+  if (p.info->is_response() && !p.info->is_irn_read_response()) {
     on_ack(p, now);
   } else {
-    on_request(p);
+    on_request(p, now);  // requests, and READ responses: packets of the peer's stream
   }
 }
 
@@ -283,7 +327,7 @@ void IrnQp::send_ack(std::uint32_t sack_psn) {
   sink_.send_packet(cfg_.qpn, cfg_.remote_ip, h, {});
 }
 
-void IrnQp::on_request(const protocol::PacketView& p) {
+void IrnQp::on_request(const protocol::PacketView& p, Clock::time_point now) {
   const protocol::PacketHeaders& h = p.headers;
   const protocol::OpcodeInfo& info = *p.info;
   const std::uint32_t psn = h.bth.psn;
@@ -309,6 +353,33 @@ void IrnQp::on_request(const protocol::PacketView& p) {
     fail(protocol::kNakInvalidRequest, psn, Errc::remote_invalid_request);
     return;
   }
+  if (info.kind == protocol::OpKind::rdma_read_request ||
+      info.kind == protocol::OpKind::rdma_read_response) {
+    if (!(info.kind == protocol::OpKind::rdma_read_request ? on_read_request(p)
+                                                           : on_read_response(p))) {
+      return;
+    }
+  } else if (!place(p)) {
+    return;
+  }
+  rx_.mark(psn, last);
+  rx_.advance([&](std::uint32_t q, bool is_last) {
+    if (is_last && !error_) complete(q);
+  });
+  if (error_) return;
+  // Coalesced ACKs, when negotiated (docs/protocol.md 8.2; the wall clock only).
+  if (!(caps_.coalesced_acks() && !h.bth.ack_req && rx_.in_order(psn))) send_ack(psn);
+  retire();   // a READ whose last response arrived
+  pump(now);  // responses of a READ that executed, and what the READ depth held back
+}
+
+// SEND and WRITE packets: placed at once (docs/protocol.md 8.3).
+bool IrnQp::place(const protocol::PacketView& p) {
+  const protocol::PacketHeaders& h = p.headers;
+  const protocol::OpcodeInfo& info = *p.info;
+  const std::uint32_t psn = h.bth.psn;
+  const std::size_t len = p.payload.size();
+  const bool last = info.ends_message();
   Pending done;
   done.psn = psn;
   done.imm = h.immediate;
@@ -318,18 +389,18 @@ void IrnQp::on_request(const protocol::PacketView& p) {
     const protocol::Reth& r = *h.reth;
     if (last ? len != r.dma_length : r.dma_length <= len) {
       fail(protocol::kNakInvalidRequest, psn, Errc::remote_invalid_request);
-      return;
+      return false;
     }
     if (h.immediate && receive_for(done.recv_sn) == nullptr) {
       ++irn_.dropped_no_receive;  // the requester's timer sends it again
       ++counters_.dropped_other;
-      return;
+      return false;
     }
     if (len > 0) {
       std::uint8_t* dst = mrs_.remote(r.rkey, r.va, len, Access::remote_write);
       if (dst == nullptr) {
         fail(protocol::kNakRemoteAccessError, psn, Errc::remote_access_error);
-        return;
+        return false;
       }
       std::memcpy(dst, p.payload.data(), len);
       mrs_.count_written(r.rkey, len);
@@ -343,12 +414,12 @@ void IrnQp::on_request(const protocol::PacketView& p) {
     if (rw == nullptr) {
       ++irn_.dropped_no_receive;
       ++counters_.dropped_other;
-      return;
+      return false;
     }
     const std::uint64_t at = std::uint64_t{h.irn_eth->packet_offset} * cfg_.mtu;
     if (at + len > rw->wr.sge.length) {
       fail(protocol::kNakInvalidRequest, psn, Errc::local_length_error);
-      return;
+      return false;
     }
     if (len > 0) {
       std::memcpy(rw->data + at, p.payload.data(), len);
@@ -357,29 +428,40 @@ void IrnQp::on_request(const protocol::PacketView& p) {
     done.opcode = WcOpcode::recv;
     done.byte_len = static_cast<std::uint32_t>(at + len);
   }
-  if (last && (info.kind == protocol::OpKind::send || h.immediate)) {
-    auto at = std::find_if(pending_.begin(), pending_.end(),
-                           [&](const Pending& q) { return protocol::psn_after(q.psn, psn); });
-    pending_.insert(at, done);
-    if (rx_.epsn() != psn) ++irn_.completions_deferred;
-  }
-  rx_.mark(psn, last);
-  rx_.advance([&](std::uint32_t q, bool is_last) {
-    if (is_last && !error_) complete(q);
-  });
-  if (error_) return;
-  // Coalesced ACKs, when negotiated (docs/protocol.md 8.2; the wall clock only).
-  if (caps_.coalesced_acks() && !h.bth.ack_req && rx_.in_order(psn)) return;
-  send_ack(psn);
+  if (last && (info.kind == protocol::OpKind::send || h.immediate)) insert_pending(done);
+  return true;
+}
+
+void IrnQp::insert_pending(const Pending& done) {
+  auto at = std::find_if(pending_.begin(), pending_.end(),
+                         [&](const Pending& q) { return protocol::psn_after(q.psn, done.psn); });
+  pending_.insert(at, done);
+  if (rx_.epsn() != done.psn) ++irn_.completions_deferred;
 }
 
 // Every packet up to `psn`, the last of a message, has arrived: MSN, and the receive completion
 // for a SEND or WRITE_WITH_IMM (IRN 5.3.3).
 void IrnQp::complete(std::uint32_t psn) {
+  const bool has = !pending_.empty() && pending_.front().psn == psn;
+  if (has && pending_.front().kind == Pending::Kind::read_response) {
+    // Our READ's last response, and every packet before it: the READ is answered in full (not a
+    // message of the peer's to count in our MSN).
+    const Pending done = pending_.front();
+    pending_.pop_front();
+    if (SendWqe* r = read_wqe(done.recv_sn); r != nullptr && !r->read_done) {
+      r->read_done = true;
+      if (reads_in_flight_ > 0) --reads_in_flight_;
+    }
+    return;
+  }
   msn_ = psn_add(msn_, 1);
-  if (pending_.empty() || pending_.front().psn != psn) return;  // a plain WRITE
+  if (!has) return;  // a plain WRITE
   const Pending done = pending_.front();
   pending_.pop_front();
+  if (done.kind == Pending::Kind::read_request) {
+    execute_read(done);
+    return;
+  }
   if (rq_.empty() || done.recv_sn != recv_sn_) {  // receives are consumed in posting order
     fail(protocol::kNakInvalidRequest, psn, Errc::remote_invalid_request);
     return;
@@ -400,8 +482,12 @@ void IrnQp::complete(std::uint32_t psn) {
 void IrnQp::to_error(std::error_code status) {
   if (error_) return;
   error_ = status ? status : make_error_code(Errc::flushed);
+  // The responses we owe the peer are not work requests of ours: nothing to complete.
+  std::erase_if(sq_, [](const SendWqe& w) { return w.kind != SendWqe::Kind::posted; });
   cq_.flush(sq_, rq_, error_, cfg_.qpn, [](const SendWqe& w) {
-    return is_write(w.wr.opcode) ? WcOpcode::rdma_write : WcOpcode::send;
+    return w.is_read()             ? WcOpcode::rdma_read
+           : is_write(w.wr.opcode) ? WcOpcode::rdma_write
+                                   : WcOpcode::send;
   });
   retransmit_at_.reset();
 }

@@ -303,6 +303,10 @@ bool RcQp::retry_or_fail(Clock::time_point /*now*/) {
 
 void RcQp::on_packet(const protocol::PacketView& p, Clock::time_point now) {
   if (error_) return;
+  if (p.info->is_irn()) {  // only a QP that negotiated IRN understands them (docs/protocol.md 8)
+    ++counters_.dropped_other;
+    return;
+  }
   if (p.info->is_response()) {
     on_response(p, now);
   } else {
@@ -404,6 +408,13 @@ void RcQp::on_read_response(const protocol::PacketView& p, Clock::time_point now
   }
   SendWqe& w = sq_[i];
   const std::uint32_t expected = psn_add(w.first_psn, w.read_received / cfg_.mtu);
+  // A READ answered in full but not yet retired (an earlier WQE still waits) takes no more: a
+  // replayed Last would otherwise match `expected` when the length is not a multiple of the MTU
+  // and overflow the buffer check below (issue 30: go-back-N READ with lost responses).
+  if (w.read_received == w.wr.sge.length && w.wr.sge.length != 0) {
+    ++counters_.duplicates_received;
+    return;
+  }
   if (psn != expected) {
     ++counters_.dropped_out_of_order;  // a response was lost: the retransmit timer re-reads
     return;

@@ -242,7 +242,7 @@ void define_params() noexcept {
                   "(default: 1; 0 only for tests that need a silent peer)");
   fi_param_define(&g_provider, "irn", FI_PARAM_BOOL,
                   "1: offer IRN selective repeat in every connection request, 0: go-back-N "
-                  "(default: the host library's)");
+                  "(default: 1, as the host library)");
   fi_param_define(&g_provider, "share_addr", FI_PARAM_BOOL,
                   "1: share the local address with other processes that set this too, as on a "
                   "RoCE NIC (SO_REUSEPORT steered by QPN, docs/adr/0006; needs an address, e.g. "
@@ -392,10 +392,10 @@ std::shared_ptr<host::Transport> transport_for(std::uint32_t ip, bool& auto_prog
   if (const char* pcap = param_str("pcap")) {
     o.pcap_path = std::string(pcap) + "-" + std::to_string(pcaps++) + ".pcap";
   }
-  // FI_NAA_IRN=0|1: IRN selective repeat or go-back-N. Unset: go-back-N, unlike the host
-  // library's default: the provider offers FI_RMA reads, which IRN does not carry here
-  // (docs/protocol.md "IRN"), so IRN is the application's choice.
-  bool irn = false;
+  // FI_NAA_IRN=0|1: IRN selective repeat or go-back-N. Unset: IRN offered, as the host library
+  // does (issue 30); IRN carries FI_RMA reads too (docs/protocol.md 8.5). A peer that does not
+  // answer with the capability block gets go-back-N all the same.
+  bool irn = true;
   (void)param_bool("irn", irn);
   o.irn = irn;
   // FI_NAA_SHARE_ADDR=1: many processes on one address (docs/adr/0006).

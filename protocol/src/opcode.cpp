@@ -66,6 +66,18 @@ constexpr std::array kOpcodes = {
     OpcodeInfo{0xCB, "IRN RDMA WRITE Only with Immediate", rc, rdma_write, only,
                kHasReth | kHasIrnEth | kHasImmDt, up_to_mtu},
     OpcodeInfo{0xCC, "IRN Acknowledge", rc, acknowledge, only, kHasAeth | kHasSackEth, none},
+    // IRN READ (docs/protocol.md 8.5): read_WQE_SN in the IrnETH of the request and of every
+    // response packet, the packet offset in the responses' IrnETH.
+    OpcodeInfo{0xCD, "IRN RDMA READ Request", rc, rdma_read_request, only, kHasReth | kHasIrnEth,
+               none},
+    OpcodeInfo{0xCE, "IRN RDMA READ Response First", rc, rdma_read_response, first, kHasIrnEth,
+               full_mtu},
+    OpcodeInfo{0xCF, "IRN RDMA READ Response Middle", rc, rdma_read_response, middle, kHasIrnEth,
+               full_mtu},
+    OpcodeInfo{0xD0, "IRN RDMA READ Response Last", rc, rdma_read_response, last, kHasIrnEth,
+               up_to_mtu},
+    OpcodeInfo{0xD1, "IRN RDMA READ Response Only", rc, rdma_read_response, only, kHasIrnEth,
+               up_to_mtu},
 };
 
 // Direct-indexed lookup: one table read per packet on the receive path.

@@ -14,7 +14,7 @@
 // Fields are meaningful only when out_reason_o is 0, an extension header's fields only when its
 // bit is in out_headers_o ({SackETH, IrnETH, IETH, ImmDt, AtomicAckETH, AETH, AtomicETH, RETH,
 // DETH}, bit 0 = DETH, the HeaderBit values of protocol/include/naa/protocol/opcode.hpp). IRN's
-// opcodes 0xC0-0xCC and headers IrnETH and SackETH: docs/protocol.md section 8.
+// opcodes 0xC0-0xD1 and headers IrnETH and SackETH: docs/protocol.md section 8.
 //
 // Build-time define NAA_RX_PARSER_BROKEN: a deliberately wrong variant (the pad-byte check looks at
 // the first pad byte only), used to prove that lockstep catches it.
@@ -156,6 +156,9 @@ module rx_parser #(
       8'hC8, 8'hCA: headers = HasReth;                                    // WRITE last/only
       8'hC9, 8'hCB: headers = HasReth | HasIrnEth | HasImmDt;  // WRITE last/only with immediate
       8'hCC: begin headers = HasAeth | HasSackEth; payload = PayNone; end  // IRN ACK
+      8'hCD: begin headers = HasReth | HasIrnEth; payload = PayNone; end  // IRN READ request
+      8'hCE, 8'hCF: begin headers = HasIrnEth; payload = PayFullMtu; end  // IRN READ resp first/mid
+      8'hD0, 8'hD1: headers = HasIrnEth;                                  // IRN READ resp last/only
       default: known = 1'b0;
     endcase
     opcode_info = {known, headers, payload};

@@ -112,6 +112,16 @@ Opcode opcode_info(std::uint8_t code) noexcept {
       return {true, kRxHasReth | kIrn | kImm, Payload::up_to_mtu};
     case 0xCC:  // IRN Acknowledge
       return {true, kRxHasAeth | kRxHasSackEth, Payload::none};
+    // IRN READ (docs/protocol.md 8.5): RETH and IrnETH (read_WQE_SN) on the request, IrnETH on
+    // every response packet.
+    case 0xCD:  // IRN RDMA READ Request
+      return {true, kRxHasReth | kIrn, Payload::none};
+    case 0xCE:  // IRN RDMA READ Response First
+    case 0xCF:  // IRN RDMA READ Response Middle
+      return {true, kIrn, Payload::full_mtu};
+    case 0xD0:  // IRN RDMA READ Response Last
+    case 0xD1:  // IRN RDMA READ Response Only
+      return {true, kIrn, Payload::up_to_mtu};
     default:
       return {};
   }

@@ -1,5 +1,5 @@
 -- Wireshark/tshark decoding of the NAA IRN extension (docs/protocol.md section 8):
---   * the IRN opcodes 0xC0-0xCC (IBTA vol. 1 9.2.1 manufacturer-specific range), which Wireshark's
+--   * the IRN opcodes 0xC0-0xD1 (IBTA vol. 1 9.2.1 manufacturer-specific range), which Wireshark's
 --     InfiniBand dissector shows as "Unknown OpCode" with an opaque "vendor specific" blob: their
 --     RETH, AETH, SackETH, IrnETH, ImmDt and payload, with length checks (a frame that is too short
 --     for its headers is flagged malformed);
@@ -8,7 +8,9 @@
 -- field (infiniband.bth.*, infiniband.cm.*) keeps its meaning.
 -- Usage: tshark -X lua_script:scripts/wireshark/naa_irn.lua -r run.pcap [-Y naa_irn] [-V]
 -- Fields: naa_irn.opcode, naa_irn.reth.{va,r_key,dmalen}, naa_irn.aeth.{syndrome,msn},
---   naa_irn.sack.{psn,bitmap}, naa_irn.recv_wqe_sn, naa_irn.packet_offset, naa_irn.immdt,
+--   naa_irn.sack.{psn,bitmap}, naa_irn.recv_wqe_sn (SEND, WRITE with immediate),
+--   naa_irn.read_wqe_sn (READ request and responses, docs/protocol.md 8.5), naa_irn.packet_offset,
+--   naa_irn.immdt,
 --   naa_irn.payload_length, naa_irn.cap.{version,length,flags,irn,bdp_cap,rto_low,rto_high,n}.
 
 local irn = Proto("naa_irn", "NAA IRN extension (docs/protocol.md 8)")
@@ -20,6 +22,9 @@ local names = {
   [0xC7] = "IRN RDMA WRITE Middle", [0xC8] = "IRN RDMA WRITE Last",
   [0xC9] = "IRN RDMA WRITE Last with Immediate", [0xCA] = "IRN RDMA WRITE Only",
   [0xCB] = "IRN RDMA WRITE Only with Immediate", [0xCC] = "IRN Acknowledge",
+  [0xCD] = "IRN RDMA READ Request", [0xCE] = "IRN RDMA READ Response First",
+  [0xCF] = "IRN RDMA READ Response Middle", [0xD0] = "IRN RDMA READ Response Last",
+  [0xD1] = "IRN RDMA READ Response Only",
 }
 -- Headers per opcode (docs/protocol.md 8.2): reth, aeth, sack, irneth, immdt, payload allowed.
 local layout = {
@@ -32,6 +37,12 @@ local layout = {
   [0xCA] = {reth = true, payload = true},
   [0xCB] = {reth = true, irneth = true, immdt = true, payload = true},
   [0xCC] = {aeth = true, sack = true, payload = false},
+  -- READ (docs/protocol.md 8.5): the IrnETH holds read_WQE_SN and the packet offset.
+  [0xCD] = {reth = true, irneth = true, read = true, payload = false},
+  [0xCE] = {irneth = true, read = true, payload = true},
+  [0xCF] = {irneth = true, read = true, payload = true},
+  [0xD0] = {irneth = true, read = true, payload = true},
+  [0xD1] = {irneth = true, read = true, payload = true},
 }
 
 local f = irn.fields
@@ -45,6 +56,7 @@ f.sack_res = ProtoField.uint8("naa_irn.sack.reserved", "SackETH reserved", base.
 f.sack_psn = ProtoField.uint24("naa_irn.sack.psn", "SACK PSN")
 f.sack_bitmap = ProtoField.uint32("naa_irn.sack.bitmap", "Arrived bitmap (cumulative+2+i)", base.HEX)
 f.wqe_sn = ProtoField.uint32("naa_irn.recv_wqe_sn", "recv_WQE_SN")
+f.read_sn = ProtoField.uint32("naa_irn.read_wqe_sn", "read_WQE_SN")
 f.pkt_off = ProtoField.uint32("naa_irn.packet_offset", "Packet offset in the message")
 f.immdt = ProtoField.uint32("naa_irn.immdt", "Immediate data", base.HEX)
 f.payload_len = ProtoField.uint32("naa_irn.payload_length", "Payload length")
@@ -120,7 +132,8 @@ function irn.dissector(tvb, pinfo, tree)
     t:add(f.sack_bitmap, tvb(off + 4, 4)); off = off + 8
   end
   if l.irneth then
-    t:add(f.wqe_sn, tvb(off, 4)); t:add(f.pkt_off, tvb(off + 4, 4)); off = off + 8
+    t:add(l.read and f.read_sn or f.wqe_sn, tvb(off, 4)); t:add(f.pkt_off, tvb(off + 4, 4))
+    off = off + 8
   end
   if l.immdt then t:add(f.immdt, tvb(off, 4)); off = off + 4 end
   local pad = math.floor(tvb(bth + 1, 1):uint() / 16) % 4

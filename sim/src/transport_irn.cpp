@@ -10,7 +10,11 @@
 //   8.3 "Streaming on IRN").
 // Requester: BDP flow control (at most bdp_cap PSNs after the cumulative ACK), selective
 //   retransmission of the PSNs the SACKs show lost, RTO_low / RTO_high (protocol::IrnSendWindow).
-// READ and atomics are not part of IRN here: an IRN QP grants no READ (NAK 0x61).
+// READ (docs/protocol.md 8.5; seed 001 "Supporting RDMA Reads"): a READ request (read_WQE_SN)
+//   executes when every packet before it has arrived; its responses go on the NAA's own send
+//   stream (SendWqe::Op::read_response), so the requester's selective repeat, BDP cap and
+//   timers above carry and retransmit them; the host's IRN ACKs are the read (N)ACKs. Atomics
+//   are not supported (NAK 0x61).
 #include <algorithm>
 #include <cstring>
 
@@ -50,6 +54,7 @@ void Transport::irn_init(Qp& qp) {
   qp.irn_tx.reset(qp.psn_send, qp.irn_caps.bdp_cap);
   qp.irn_recv_sn = 0;
   qp.irn_send_sn = 0;
+  qp.irn_read_sn = 0;
   qp.irn_pending.clear();
   qp.irn_stream_headers.clear();
   qp.irn_send_bytes = 0;
@@ -63,7 +68,7 @@ void Transport::irn_responder(Qp& qp, const protocol::PacketView& v) {
   const std::uint32_t psn = v.headers.bth.psn;
   const std::size_t len = v.payload.size();
   rx_payload_bytes_ += len;
-  if (!info.is_irn()) {  // READ, atomics or a standard opcode on an IRN QP
+  if (!info.is_irn()) {  // a standard opcode (READ, atomics, ...) on an IRN QP
     fatal_nak(qp, psn, protocol::kNakInvalidRequest);
     return;
   }
@@ -83,8 +88,30 @@ void Transport::irn_responder(Qp& qp, const protocol::PacketView& v) {
     fatal_nak(qp, psn, protocol::kNakInvalidRequest);
     return;
   }
-  Qp::IrnPending done{psn, info.kind == protocol::OpKind::send, v.headers.immediate, 0, 0};
-  if (info.kind == protocol::OpKind::rdma_write) {
+  Qp::IrnPending done;
+  done.psn = psn;
+  done.send = info.kind == protocol::OpKind::send;
+  done.imm = v.headers.immediate;
+  if (info.kind == protocol::OpKind::rdma_read_request) {
+    // Checked now (a bad READ fails at once, as on go-back-N), executed in order (irn_complete).
+    const protocol::Reth& r = *v.headers.reth;
+    if (!qp.reads_allowed) {  // initiator depth 0 was granted
+      fatal_nak(qp, psn, protocol::kNakInvalidRequest);
+      return;
+    }
+    if (r.dma_length != 0 &&
+        access->check(r.rkey, r.va, r.dma_length, kMrRemoteRead, qp.qpn) != MrCheck::ok) {
+      fatal_nak(qp, psn, protocol::kNakRemoteAccessError);
+      return;
+    }
+    done.read = true;
+    done.read_va = r.va;
+    done.read_length = r.dma_length;
+    done.recv_sn = v.headers.irn_eth->recv_wqe_sn;  // read_WQE_SN
+  } else if (info.kind != protocol::OpKind::send && info.kind != protocol::OpKind::rdma_write) {
+    fatal_nak(qp, psn, protocol::kNakInvalidRequest);  // an IRN READ response: we never read
+    return;
+  } else if (info.kind == protocol::OpKind::rdma_write) {
     // RETH on every packet: VA of this packet's first byte, DMA length = bytes from here to the
     // end of the message (docs/protocol.md "IRN: packets").
     const protocol::Reth& r = *v.headers.reth;
@@ -143,7 +170,7 @@ void Transport::irn_responder(Qp& qp, const protocol::PacketView& v) {
     done.send_len = static_cast<std::uint32_t>(at + len);
   }
   if (info.ends_message()) {
-    if (v.headers.irn_eth) done.recv_sn = v.headers.irn_eth->recv_wqe_sn;
+    if (v.headers.irn_eth && !done.read) done.recv_sn = v.headers.irn_eth->recv_wqe_sn;
     // Keep irn_pending in PSN order (the last packets may arrive in any order).
     auto at =
         std::find_if(qp.irn_pending.begin(), qp.irn_pending.end(),
@@ -172,6 +199,10 @@ void Transport::irn_complete(Qp& qp, std::uint32_t psn) {
   if (qp.irn_pending.empty() || qp.irn_pending.front().psn != psn) return;  // a plain WRITE
   const Qp::IrnPending done = qp.irn_pending.front();
   qp.irn_pending.pop_front();
+  if (done.read) {
+    irn_execute_read(qp, done);
+    return;
+  }
   // recv_WQE_SN names the receive this message consumes: receives are consumed in the order they
   // were posted (IRN 5.3.2), so it must be the next one.
   if ((done.send || done.imm) && done.recv_sn != qp.irn_recv_sn) {
@@ -193,6 +224,27 @@ void Transport::irn_complete(Qp& qp, std::uint32_t psn) {
       calls->post_call(qp, *done.imm);
     }
   }
+}
+
+// A READ request whose predecessors have all arrived: its responses join our send stream
+// (docs/protocol.md 8.5), behind whatever the NAA queued before.
+void Transport::irn_execute_read(Qp& qp, const Qp::IrnPending& r) {
+  if (r.recv_sn != qp.irn_read_sn) {  // READs execute in the order they were posted
+    fatal_nak(qp, r.psn, protocol::kNakInvalidRequest);
+    return;
+  }
+  ++qp.irn_read_sn;
+  ++reads_;
+  SendWqe w;
+  w.op = SendWqe::Op::read_response;
+  w.remote_va = r.read_va;
+  w.read_length = r.read_length;
+  w.irn_recv_sn = r.recv_sn;
+  w.packets = packets_for(r.read_length, qp.mtu);
+  w.first_psn = qp.psn_tail;
+  qp.psn_tail = psn_add(qp.psn_tail, w.packets);
+  qp.sq.push_back(std::move(w));
+  tx_work_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void Transport::irn_send_ack(Qp& qp, std::uint32_t sack_psn) {
@@ -243,8 +295,8 @@ void Transport::irn_requester_rx(Qp& qp, const protocol::PacketView& v) {
       const SendWqe& w = qp.sq.front();
       if (psn_diff(qp.psn_una, w.first_psn) < w.packets) break;  // its last PSN not yet acked
       if (protocol::psn_after(w.first_psn, qp.psn_una)) break;
+      if (w.op != SendWqe::Op::read_response) ++messages_completed_;
       qp.sq.pop_front();
-      ++messages_completed_;
     }
     qp.retries_left = qp.retry_count;
     qp.timer_armed = false;
@@ -291,6 +343,10 @@ void Transport::irn_send_packet(Qp& qp, std::uint32_t psn, bool urgent) {
   if (w == nullptr) model_fatal(name(), "IRN send PSN outside every posted message");
   const bool first = off == 0;
   const bool last = off + 1 == w->packets;
+  if (w->op == SendWqe::Op::read_response) {
+    irn_send_read_response(qp, *w, psn, off, urgent);
+    return;
+  }
   protocol::PacketHeaders h;
   const std::size_t begin = std::size_t{off} * qp.mtu;
   const std::size_t len =
@@ -327,6 +383,47 @@ void Transport::irn_send_packet(Qp& qp, std::uint32_t psn, bool urgent) {
       protocol::encode_packet(h, {w->data.data() + begin, len}, {p->data.data(), p->data.size()});
   if (!n) model_fatal(name(), "cannot encode an IRN requester packet");
   p->size = *n;
+  p->peer_ip = qp.peer_ip;
+  p->src_qpn = qp.qpn;
+  ++tx_packets_;
+  tx_payload_bytes_ += len;
+  if (!qp.timer_armed) irn_arm_retransmit(qp);
+  tx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.transport_latency));
+  to_tx->put(p);
+}
+
+// Packet `off` of a READ's responses (a first transmission or a retransmission): read from memory
+// now, as go-back-N's READ RESPONSE is; IrnETH = read_WQE_SN, offset (docs/protocol.md 8.5).
+void Transport::irn_send_read_response(Qp& qp, const SendWqe& w, std::uint32_t psn,
+                                       std::uint32_t off, bool urgent) {
+  const std::uint32_t n = w.packets;
+  const std::uint64_t begin = std::uint64_t{off} * qp.mtu;
+  const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(
+      qp.mtu, w.read_length - std::min<std::uint64_t>(begin, w.read_length)));
+  protocol::PacketHeaders h;
+  h.bth.opcode = n == 1         ? op::kIrnReadResponseOnly
+                 : off == 0     ? op::kIrnReadResponseFirst
+                 : off + 1 == n ? op::kIrnReadResponseLast
+                                : op::kIrnReadResponseMiddle;
+  h.irn_eth = protocol::IrnEth{w.irn_recv_sn, off};
+  h.bth.ack_req = !qp.irn_caps.coalesced_acks() || urgent || off + 1 == n ||
+                  off % protocol::kIrnCoalescedAcks == protocol::kIrnCoalescedAcks - 1;
+  h.bth.dest_qpn = qp.peer_qpn;
+  h.bth.psn = psn;
+  const std::uint32_t gen = qp.generation;
+  // `w` may go (acknowledged) while the memory read waits: nothing of it is used after.
+  if (len != 0 && !mem.read(w.remote_va + begin, scratch_.data(), len, tx_meter_)) {
+    model_fatal(name(), "memory read outside the memory passed the MR check");
+  }
+  Packet* p = ctx_.pool.get();
+  if (qp.generation != gen || qp.state != QpState::rts) {
+    ctx_.pool.put(p);
+    return;
+  }
+  const auto nb =
+      protocol::encode_packet(h, {scratch_.data(), len}, {p->data.data(), p->data.size()});
+  if (!nb) model_fatal(name(), "cannot encode an IRN READ response");
+  p->size = *nb;
   p->peer_ip = qp.peer_ip;
   p->src_qpn = qp.qpn;
   ++tx_packets_;

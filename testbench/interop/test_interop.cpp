@@ -337,7 +337,7 @@ TEST_CASE("tshark with naa_irn.lua decodes IRN frames and the capability block",
   m.body = rep;
   log.add_cm(naa, host, m, "REP accepting IRN");
   std::vector<std::uint8_t> payload(1024, 0x5A);
-  for (std::uint8_t code = 0xC0; code <= 0xCC; ++code) {
+  for (std::uint8_t code = opcode::kIrnFirst; code <= opcode::kIrnLast; ++code) {
     const OpcodeInfo* info = find_opcode(code);
     PacketHeaders h;
     h.bth.opcode = code;
@@ -362,10 +362,11 @@ TEST_CASE("tshark with naa_irn.lua decodes IRN frames and the capability block",
   const auto out = run(tshark(pcap, lua + "-T fields -E separator=/t -e naa_irn.opcode "
                                           "-e naa_irn.recv_wqe_sn -e naa_irn.reth.va "
                                           "-e naa_irn.sack.psn -e naa_irn.payload_length "
-                                          "-e naa_irn.cap.bdp_cap -e naa_irn.cap.irn"));
+                                          "-e naa_irn.cap.bdp_cap -e naa_irn.cap.irn "
+                                          "-e naa_irn.read_wqe_sn"));
   REQUIRE(out.status == 0);
   const auto rows = lines(out.text);
-  REQUIRE(rows.size() == 2 + 13);
+  REQUIRE(rows.size() == 2 + 18);           // the REQ, the REP, IRN opcodes 0xC0-0xD1
   CHECK(split(rows[0], '\t')[5] == "128");  // the REQ's offer
   CHECK(split(rows[1], '\t')[5] == "64");   // the REP's answer
   for (std::size_t i = 2; i < rows.size(); ++i) {
@@ -374,7 +375,11 @@ TEST_CASE("tshark with naa_irn.lua decodes IRN frames and the capability block",
     INFO("opcode " << int(code));
     CHECK(std::stoul(cols[0], nullptr, 16) == code);
     const OpcodeInfo* info = find_opcode(code);
-    if (info->has(kHasIrnEth)) CHECK(std::stoul(cols[1]) == code);
+    // READ's IrnETH holds read_WQE_SN (docs/protocol.md 8.5), the others' recv_WQE_SN.
+    const bool read =
+        info->kind == OpKind::rdma_read_request || info->kind == OpKind::rdma_read_response;
+    if (info->has(kHasIrnEth)) CHECK(std::stoul(cols[read ? 7 : 1]) == code);
+    if (read) CHECK(cols[1].empty());
     if (info->has(kHasReth)) CHECK(std::stoull(cols[2], nullptr, 16) == 0x10000U + code);
     if (info->has(kHasSackEth)) CHECK(std::stoul(cols[3]) == 0x2005);
     const std::size_t want = info->payload == PayloadRule::none       ? 0

@@ -72,7 +72,9 @@ inline BdpCapReport check_bdp_cap(const std::string& pcap_path, std::uint32_t ca
     if (!v->info->is_irn()) continue;
     const std::uint32_t psn = v->headers.bth.psn;
     const Key to{dst, v->headers.bth.dest_qpn};
-    if (v->info->is_response()) {  // an IRN ACK for the data stream its receiver sends
+    // An IRN ACK for the data stream its receiver sends; READ responses are data of the
+    // responder's stream (docs/protocol.md 8.5).
+    if (v->info->is_response() && !v->info->is_irn_read_response()) {
       const auto a = acks_for.find(to);
       if (a == acks_for.end()) continue;
       ++r.irn_acks;

@@ -129,7 +129,7 @@ TEST_CASE("rx_parser: the model agrees with decode_packet on random and damaged 
           "[rtl][rx_parser]") {
   Rng rng = seeded_rng("rx_parser model vs decode_packet");
   std::array<int, 7> by_reason{};
-  std::array<int, 13> good_irn{};  // well-formed datagrams per IRN opcode 0xC0-0xCC
+  std::array<int, 18> good_irn{};  // well-formed datagrams per IRN opcode 0xC0-0xD1
   for (int i = 0; i < 20000; ++i) {
     const Datagram d = random_datagram(rng);
     const RxParsed expected = reference(d.bytes);
@@ -138,7 +138,7 @@ TEST_CASE("rx_parser: the model agrees with decode_packet on random and damaged 
     REQUIRE(diff.empty());
     ++by_reason[static_cast<std::size_t>(expected.reason)];
     if (expected.reason == RxDropReason::none && expected.opcode >= 0xC0 &&
-        expected.opcode <= 0xCC) {
+        expected.opcode <= 0xD1) {
       ++good_irn[expected.opcode - 0xC0U];
     }
   }

@@ -330,3 +330,78 @@ TEST_CASE("IRN: coalesced ACKs are echoed and answer AckReq gaps and duplicates 
   REQUIRE(peer.wait_for([&] { return acks_for(p::psn_add(w2, 1)) >= 1; }));
   CHECK(c.acks.size() == before + 4);
 }
+
+// READ on IRN (docs/protocol.md 8.5): the request (0xCD, read_WQE_SN) executes only when the
+// WRITE before it has arrived, so it reads the WRITE's bytes; its response is a packet of the
+// NAA's own stream (0xD1 at the NAA's next PSN) that the NAA resends until our IRN ACK covers
+// it; a READ with a wrong rkey draws NAK 0x62 in an IRN ACK.
+TEST_CASE(
+    "IRN: a READ waits for the WRITE before it, answers in the NAA's stream, resends until "
+    "acknowledged, and a bad rkey draws NAK 0x62",
+    "[irn][sim][read]") {
+  SimAndPeer rig({"--seed", "5"});
+  auto& [naa, peer] = rig;
+  Connection c;
+  TestPeer::ConnectOptions o;
+  o.irn_offer = offer();
+  REQUIRE(peer.connect(c, o) == 0);
+  REQUIRE(c.irn);
+  const auto regions =
+      irn_mrsp(peer, c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0, 3072, c)});
+  REQUIRE(regions.size() == 1);
+  const std::uint64_t va = regions[0].naa_address;
+  const std::uint32_t rkey = regions[0].rkey;
+  const std::uint32_t naa_psn = c.epsn;  // the NAA's next PSN: its MRSP answer came before
+
+  const std::vector<std::uint8_t> bytes = pattern(1000, 42);
+  const std::uint32_t write_psn = c.send_psn, read_psn = p::psn_add(c.send_psn, 1);
+  auto read_request = [&](std::uint32_t psn, std::uint32_t key, std::uint32_t read_sn) {
+    p::PacketHeaders h;
+    h.bth.opcode = op::kIrnReadRequest;
+    h.bth.dest_qpn = c.naa_qpn;
+    h.bth.psn = psn;
+    h.bth.ack_req = true;
+    h.reth = p::Reth{va, key, 1000};
+    h.irn_eth = p::IrnEth{read_sn, 0};
+    peer.send_packet(h, {});
+  };
+  // The READ first: held (a hole before it), answered by a sequence NAK, no response.
+  read_request(read_psn, rkey, 0);
+  CHECK(peer.wait_for([&] {
+    return std::any_of(c.acks.begin(), c.acks.end(), [&](const AckRecord& a) {
+      return a.syndrome == p::kNakPsnSequenceError && a.psn == p::psn_add(write_psn, p::kMax24);
+    });
+  }));
+  CHECK(c.read_responses == 0);
+  CHECK(naa.stat("transport.reads") == 0);
+  // The WRITE: the READ executes after it and returns its bytes.
+  irn_write_packet(peer, c, write_psn, va, rkey, bytes, 0, std::nullopt, 0);
+  REQUIRE(peer.wait_for([&] { return c.read_responses >= 1; }));
+  CHECK(c.read_data == bytes);
+  CHECK(naa.stat("transport.reads") == 1);
+  // Unacknowledged, the response comes again (the NAA's RTO_low, 16.8 ms simulated), same PSN.
+  REQUIRE(peer.wait_for([&] { return c.read_responses >= 2; }));
+  CHECK(naa.stat("transport.retransmits") >= 1);
+  CHECK(naa.stat("transport.reads") == 1);  // resent, not re-executed
+  // Our IRN ACK for the response (cumulative = its PSN): no more copies after it.
+  p::PacketHeaders ack;
+  ack.bth.opcode = op::kIrnAcknowledge;
+  ack.bth.dest_qpn = c.naa_qpn;
+  ack.bth.psn = naa_psn;
+  ack.aeth = p::Aeth{p::kAethAck, 0};
+  ack.sack_eth = p::SackEth{0, naa_psn, 0};
+  peer.send_packet(ack, {});
+  peer.drain(200ms);
+  const std::uint32_t copies = c.read_responses;
+  peer.drain(200ms);
+  CHECK(c.read_responses == copies);
+  c.send_psn = p::psn_add(read_psn, 1);
+  // A READ with a wrong rkey: NAK 0x62, QP to error.
+  read_request(c.send_psn, rkey ^ 0x100, 1);
+  CHECK(peer.wait_for([&] {
+    return std::any_of(c.acks.begin(), c.acks.end(),
+                       [](const AckRecord& a) { return a.syndrome == p::kNakRemoteAccessError; });
+  }));
+  CHECK(naa.stat("transport.nak_sent.remote_access") == 1);
+  CHECK(peer.icrc_failures() == 0);
+}

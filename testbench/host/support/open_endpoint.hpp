@@ -15,10 +15,13 @@
 
 namespace naa::testbench {
 
-inline std::shared_ptr<host::Transport> open_at(int n, host::Progress progress) {
+// `pcap_path`: the endpoint's capture (UdpRoceOptions::pcap_path), none if empty.
+inline std::shared_ptr<host::Transport> open_at(int n, host::Progress progress,
+                                                const std::string& pcap_path = {}) {
   host::UdpRoceOptions o;
   o.local_ip = test_addresses().ip_u32(n);
   o.progress = progress;
+  o.pcap_path = pcap_path;
   o.seed = 4000 + static_cast<std::uint64_t>(n);
   std::error_code ec;
   std::string detail;

@@ -12,6 +12,9 @@
 #include "naa/host/error.hpp"
 #include "naa/host/udp_listen.hpp"
 #include "naa/host/udp_roce.hpp"
+#include "naa/protocol/ipv4_udp.hpp"
+#include "naa/protocol/packet.hpp"
+#include "naa/protocol/pcap.hpp"
 #include "open_endpoint.hpp"
 #include "test_addresses.hpp"
 
@@ -50,8 +53,10 @@ struct Pair {
   host::ConnectRequest request;
   std::vector<std::uint8_t> rep_data;
 
-  explicit Pair(host::Progress server_progress) {
-    server = open_at(21, server_progress);
+  // irn: the active side offers IRN and the passive side grants it (docs/protocol.md 8.1), READ
+  // included (8.5); otherwise go-back-N. `pcap`: the server's capture, if not empty.
+  explicit Pair(host::Progress server_progress, bool irn = false, const std::string& pcap = {}) {
+    server = open_at(21, server_progress, pcap);
     client = open_at(22, host::Progress::automatic);
     REQUIRE_FALSE(host::udp_roce_listen(*server, kPort));
     host::ConnectParams p;
@@ -59,9 +64,8 @@ struct Pair {
     p.cm_port = kPort;
     p.private_data = {'h', 'e', 'l', 'l', 'o'};
     p.reply_private_data = &rep_data;
-    // Go-back-N: this pair READs, which IRN does not carry (docs/protocol.md "IRN"), and its REP
-    // data is the whole 196 bytes (with IRN the library's block takes 16 of them).
-    p.irn = false;
+    // With IRN the library's capability block takes the first 16 of the REP's 196 bytes.
+    p.irn = irn;
     auto fut = std::async(std::launch::async, [&] {
       std::error_code ec;
       std::string detail;
@@ -91,7 +95,12 @@ struct Pair {
 TEST_CASE("udp passive: two UdpRoce endpoints connect, exchange data both ways and disconnect",
           "[udp_passive]") {
   auto progress = GENERATE(host::Progress::automatic, host::Progress::manual);
-  Pair pair(progress);
+  const bool irn = GENERATE(true, false);
+  INFO((irn ? "IRN" : "go-back-N"));
+  const std::string pcap = "/tmp/naa-udp-passive-" + std::to_string(::getpid()) +
+                           (irn ? "-irn-" : "-gbn-") + std::to_string(static_cast<int>(progress)) +
+                           ".pcap";
+  Pair pair(progress, irn, pcap);
   // The REQ's user private data reached the listener, the REP's the active side.
   CHECK(pair.request.remote_ip == pair.client->local_ip());
   CHECK(pair.request.cm_port == kPort);
@@ -99,7 +108,7 @@ TEST_CASE("udp passive: two UdpRoce endpoints connect, exchange data both ways a
   REQUIRE(pair.request.private_data.size() == 56);
   CHECK(std::string(pair.request.private_data.begin(), pair.request.private_data.begin() + 5) ==
         "hello");
-  REQUIRE(pair.rep_data.size() == 196);
+  REQUIRE(pair.rep_data.size() == (irn ? 180U : 196U));
   CHECK(std::string(pair.rep_data.begin(), pair.rep_data.begin() + 7) == "welcome");
   CHECK(pair.sqp->remote_qp_num() == pair.cqp->qp_num());
   CHECK(pair.cqp->remote_qp_num() == pair.sqp->qp_num());
@@ -164,6 +173,38 @@ TEST_CASE("udp passive: two UdpRoce endpoints connect, exchange data both ways a
     return static_cast<bool>(pair.sqp->error());
   }));
   CHECK(pair.sqp->error() == make_error_code(Errc::disconnected));
+
+  // Which transport ran, from the server's capture: IRN opcodes (its READ request among them)
+  // with IRN, none at all with go-back-N.
+  pair.sqp.reset();
+  pair.cqp.reset();
+  pair.server.reset();  // closes the capture
+  pair.client.reset();
+  naa::protocol::PcapReader reader;
+  REQUIRE_FALSE(reader.open(pcap));
+  naa::protocol::PcapRecord rec;
+  int irn_reads = 0, irn_packets = 0, std_reads = 0;
+  while (reader.next(rec)) {
+    const auto f = naa::protocol::decode_roce_frame(rec.data);
+    if (!f) continue;
+    const auto v = naa::protocol::decode_packet(f->roce);
+    if (!v) continue;
+    irn_packets += v->info->is_irn() ? 1 : 0;
+    if (v->info->kind == naa::protocol::OpKind::rdma_read_request) {
+      ++(v->info->is_irn() ? irn_reads : std_reads);
+    }
+  }
+  if (std::getenv("NAA_KEEP_PCAP") == nullptr) std::remove(pcap.c_str());
+  // At least one READ request: the client's endpoint may answer late (its progress thread parks
+  // up to 10 ms after the last caller drove it, udp_roce.cpp kParkedRecheck), and the wall-clock
+  // timer (2 ms floor) then resends the request, a duplicate the responder never re-executes.
+  if (irn) {
+    CHECK(irn_reads >= 1);
+    CHECK(std_reads == 0);
+  } else {
+    CHECK(irn_packets == 0);
+    CHECK(std_reads >= 1);
+  }
 }
 
 TEST_CASE("udp passive: a rejection carries its private data to the active side", "[udp_passive]") {

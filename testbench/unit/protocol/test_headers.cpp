@@ -135,7 +135,7 @@ TEST_CASE("opcode table: header sets and payload rules", "[headers][opcode]") {
     CHECK(middle <= 1);
     CHECK_FALSE((info->has(kHasImmDt) && info->has(kHasIeth)));
   }
-  CHECK(known == 26 + 13);  // IBTA opcodes we use + the IRN opcodes 0xC0-0xCC
+  CHECK(known == 26 + 18);  // IBTA opcodes we use + the IRN opcodes 0xC0-0xD1
   CHECK(find_opcode(0x15) == nullptr);
   CHECK(find_opcode(0x18) == nullptr);
   CHECK(find_opcode(0x66) == nullptr);

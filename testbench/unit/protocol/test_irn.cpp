@@ -62,15 +62,24 @@ TEST_CASE("capability block: what is not one is refused", "[irn]") {
 }
 
 TEST_CASE("IRN opcodes: RETH on every WRITE packet, IrnETH, SackETH in wire order", "[irn]") {
-  for (std::uint8_t code = 0xC0; code <= 0xCC; ++code) {
+  for (std::uint8_t code = 0xC0; code <= 0xD1; ++code) {
     const OpcodeInfo* info = find_opcode(code);
     REQUIRE(info != nullptr);
     CHECK(info->is_irn());
     if (info->kind == OpKind::rdma_write) CHECK(info->has(kHasReth));
     if (info->kind == OpKind::send) CHECK(info->has(kHasIrnEth));
+    // READ (docs/protocol.md 8.5): read_WQE_SN on the request and every response packet; the
+    // responses are packets of the responder's stream, not ACKs.
+    if (info->kind == OpKind::rdma_read_request) CHECK(info->headers == (kHasReth | kHasIrnEth));
+    if (info->kind == OpKind::rdma_read_response) {
+      CHECK(info->has(kHasIrnEth));
+      CHECK_FALSE(info->has(kHasAeth));
+      CHECK(info->is_irn_read_response());
+    }
   }
   CHECK_FALSE(find_opcode(0x0B)->is_irn());
-  CHECK(find_opcode(0xCD) == nullptr);
+  CHECK_FALSE(find_opcode(opcode::kReadResponseOnly)->is_irn_read_response());
+  CHECK(find_opcode(0xD2) == nullptr);
 
   PacketHeaders h;
   h.bth.opcode = opcode::kIrnWriteLastImm;

@@ -49,6 +49,16 @@ inline constexpr std::uint8_t kIrnWriteLastImm = 0xC9;
 inline constexpr std::uint8_t kIrnWriteOnly = 0xCA;
 inline constexpr std::uint8_t kIrnWriteOnlyImm = 0xCB;
 inline constexpr std::uint8_t kIrnAcknowledge = 0xCC;
+// IRN READ (docs/protocol.md 8.5; seed 001 "Supporting RDMA Reads"): the request takes one PSN of
+// the requester's stream, the responses travel in the responder's own stream and are acknowledged
+// (and NACKed) by its peer's IRN ACKs like any other packet of that stream.
+inline constexpr std::uint8_t kIrnReadRequest = 0xCD;
+inline constexpr std::uint8_t kIrnReadResponseFirst = 0xCE;
+inline constexpr std::uint8_t kIrnReadResponseMiddle = 0xCF;
+inline constexpr std::uint8_t kIrnReadResponseLast = 0xD0;
+inline constexpr std::uint8_t kIrnReadResponseOnly = 0xD1;
+inline constexpr std::uint8_t kIrnFirst = 0xC0;  // the IRN opcode range, inclusive
+inline constexpr std::uint8_t kIrnLast = 0xD1;
 }  // namespace opcode
 
 // Extension headers after the BTH, in wire order (PROTOCOL.md 1):
@@ -104,8 +114,15 @@ struct OpcodeInfo {
     return segment == Segment::last || segment == Segment::only;
   }
   // Requests travel requester -> responder; responses (ACK, READ RESPONSE, ATOMIC ACK) back.
-  // IRN opcodes (0xC0-0xCC): selective repeat, negotiated per QP.
-  [[nodiscard]] constexpr bool is_irn() const noexcept { return code >= 0xC0 && code <= 0xCC; }
+  // IRN opcodes (0xC0-0xD1): selective repeat, negotiated per QP.
+  [[nodiscard]] constexpr bool is_irn() const noexcept {
+    return code >= opcode::kIrnFirst && code <= opcode::kIrnLast;
+  }
+  // An IRN READ response travels in the responder's own PSN stream: its receiver places it and
+  // acknowledges it as a request packet (docs/protocol.md 8.5), so it is not an ACK to it.
+  [[nodiscard]] constexpr bool is_irn_read_response() const noexcept {
+    return kind == OpKind::rdma_read_response && is_irn();
+  }
   [[nodiscard]] constexpr bool is_response() const noexcept {
     return kind == OpKind::acknowledge || kind == OpKind::rdma_read_response ||
            kind == OpKind::atomic_acknowledge;

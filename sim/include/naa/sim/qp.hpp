@@ -25,16 +25,19 @@ enum class QpState : std::uint8_t {
 
 // A message the NAA sends on a QP (its requester side, PROTOCOL.md 3).
 struct SendWqe {
-  enum class Op : std::uint8_t { send, write } op = Op::send;
+  // read_response (IRN only, docs/protocol.md 8.5): the responses to a peer's READ, queued on our
+  // send stream when the request executed; read from memory at remote_va per packet sent.
+  enum class Op : std::uint8_t { send, write, read_response } op = Op::send;
   std::vector<std::uint8_t> data;  // snapshot of the payload (retransmissions resend it)
-  std::uint64_t remote_va = 0;     // write
+  std::uint64_t remote_va = 0;     // write; read_response: the NAA address read
+  std::uint32_t read_length = 0;   // read_response: bytes
   std::uint32_t rkey = 0;          // write
   std::optional<std::uint32_t> imm;
   bool solicited = false;
   bool probe = false;  // an idle-liveness probe (zero-length WRITE, docs/sim/transport.md)
   std::uint32_t first_psn = 0;
   std::uint32_t packets = 0;
-  std::uint32_t irn_recv_sn = 0;  // IRN: recv_WQE_SN (SEND, WRITE_WITH_IMM)
+  std::uint32_t irn_recv_sn = 0;  // IRN: recv_WQE_SN (SEND, WRITE_WITH_IMM); read_WQE_SN
 };
 
 // A pending RDMA READ response (responder side).
@@ -95,10 +98,14 @@ struct Qp {
   std::uint32_t irn_recv_sn = 0;      // recv_WQE_SN of the next receive (SEND / WRITE_WITH_IMM)
   sc_core::sc_time irn_timer_at;      // when the armed retransmit timer fires
   std::uint32_t irn_send_sn = 0;      // recv_WQE_SN our next SEND / WRITE_WITH_IMM consumes
+  std::uint32_t irn_read_sn = 0;      // read_WQE_SN of the peer's next READ to execute
   // Completions waiting for the gap before them to fill: the last packet's metadata (IRN 5.3.3).
   struct IrnPending {
     std::uint32_t psn = 0;
     bool send = false;  // SEND (MRSP message) or WRITE
+    bool read = false;  // a READ request, executed when every packet before it has arrived
+    std::uint64_t read_va = 0;
+    std::uint32_t read_length = 0;
     std::optional<std::uint32_t> imm;
     std::uint32_t send_len = 0;  // SEND: bytes of the message
     std::uint32_t recv_sn = 0;   // recv_WQE_SN of the last packet

@@ -103,6 +103,9 @@ class Transport : public sc_core::sc_module,
   void irn_init(Qp& qp);
   void irn_responder(Qp& qp, const protocol::PacketView& v);
   void irn_complete(Qp& qp, std::uint32_t psn);
+  void irn_execute_read(Qp& qp, const Qp::IrnPending& r);
+  void irn_send_read_response(Qp& qp, const SendWqe& w, std::uint32_t psn, std::uint32_t off,
+                              bool urgent);
   void irn_send_ack(Qp& qp, std::uint32_t sack_psn);
   void irn_requester_rx(Qp& qp, const protocol::PacketView& v);
   bool irn_send_next_packet(Qp& qp);
