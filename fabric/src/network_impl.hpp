@@ -78,7 +78,13 @@ struct Port {
 
 // DCQCN reaction point state and the queue of one QP (UDP source port) at a NIC.
 struct NicFlow {
+  // The QP's packets waiting for the wire: first its retransmissions (the first `retransmits`
+  // frames, oldest PSN first), then its first transmissions in the order handed over. A NIC's
+  // send engine resends from the PSN its transport rewound to before it goes on with new ones.
   std::deque<FramePtr> frames;
+  std::size_t retransmits = 0;
+  bool sent_any = false;
+  std::uint32_t highest_psn = 0;  // the newest PSN the endpoint handed over (sent_any)
   bool in_rr = false;
   bool limited = false;  // DCQCN has cut its rate and it has not recovered to line rate
   double rc = 0, rt = 0, alpha = 1;

@@ -332,7 +332,7 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
     p.cm_port = kCmPort;
     p.path_mtu = cfg.mtu;
     p.local_ack_timeout = node_irn(net, cfg, f.src) ? cfg.rto_exponent : cfg.gbn_rto_exponent;
-    p.retry_count = 7;
+    p.retry_count = cfg.retry_count;
     std::error_code ec;
     std::string detail;
     state[i].qp = hosts.at(f.src).t->connect(p, ec, &detail);

@@ -49,6 +49,7 @@ run:
   --naa-call-bytes B       bytes per input of each call (default 16384)
   --naas N                 with a generator: N NAAs on the first host's switch
   --transport T            gbn | irn (default gbn)
+  --retry-count N          retries per QP before a flow fails, 0..7 (default 7)
   --pfc 0|1                PFC on the switches (default 0)
   --dcqcn 0|1              ECN marking, CNPs and DCQCN rate limiting (default 0)
   --seed N                 every random choice (default 1)
@@ -154,6 +155,11 @@ Options parse(int argc, char** argv) {
       o.wl.incast_bytes = static_cast<std::uint64_t>(number(a, v));
     } else if (a == "--transport") {
       o.transport = v;
+    } else if (a == "--retry-count") {
+      const double n = number(a, v);
+      if (!(n >= 0 && n <= 7) || n != static_cast<double>(static_cast<int>(n)))
+        usage_error("--retry-count takes 0..7, not '" + v + "'");
+      o.wl.retry_count = static_cast<std::uint8_t>(n);
     } else if (a == "--pfc") {
       o.pfc = flag(a, v);
     } else if (a == "--dcqcn") {

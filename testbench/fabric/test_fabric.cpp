@@ -176,6 +176,95 @@ TEST_CASE("fabric: DCQCN marks and answers with CNPs that cut rates", "[fabric]"
   CHECK(off.stats.cnps_sent == 0);
 }
 
+namespace {
+
+// Two IRN senders of 300 KB into h0 of a 3-host star with a 20 KB drop-tail port buffer, no
+// PFC, DCQCN with a CNP at most every 10 us; every flow must finish (no "retry counter
+// exceeded"), after losses, deep rate cuts and retransmissions.
+void throttled_incast_finishes(Topology t) {
+  t.switches.port_buffer_bytes = 20'000;
+  NetworkConfig nc;
+  nc.dcqcn = true;
+  nc.dcqcn_params.cnp_interval_us = 10;
+  Network net(t, nc);
+  WorkloadConfig wc;
+  wc.kind = WorkloadKind::incast;
+  wc.incast_senders = 2;
+  wc.incast_bytes = 300'000;
+  wc.irn = true;
+  const WorkloadResult r = run_workload(net, wc);
+  for (const FlowRecord& f : r.flows) {
+    INFO("flow " << f.id << ": " << f.error);
+    CHECK_FALSE(f.failed);
+    CHECK(f.end >= 0);
+  }
+  CHECK(r.all_finished);
+  // The conditions the test is about did arise.
+  CHECK(net.stats().drops > 0);
+  CHECK(net.stats().rate_cuts >= 10);
+  CHECK(r.retransmitted > 0);
+  // The throttle held: 300 KB took longer than at 1 Gb/s.
+  for (const FlowRecord& f : r.flows)
+    CHECK(static_cast<double>(f.end - f.start) / kPsPerNs > 2.4e6);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "fabric: retransmissions leave ahead of the window DCQCN holds in the NIC, oldest first, so "
+    "throttled IRN QPs finish",
+    "[fabric]") {
+  // The endpoint's retransmit timer starts when it hands a packet to the NIC, not when the
+  // packet leaves (ADR 0005 "Consequences"). At DCQCN's minimum rate (0.1 Gb/s) a packet queued
+  // behind a 110-packet window waits up to 110 x 88 us = 9.7 ms, longer than the transport's
+  // 8 RTOs (8 x 262 us); the paper-scale web-search flow of docs/fabric.md "Nothing is lost"
+  // ran out of retries that way. nic.cpp nic_send puts retransmissions ahead of the QP's first
+  // transmissions, oldest PSN first.
+  SECTION("a few losses, the window still in the NIC") {
+    // The switch marks every ECN-capable packet (Kmin = Kmax = 0): CNPs cut both QPs to the
+    // minimum rate while most of their windows still wait in the NICs; the first microseconds
+    // of the incast lose a few packets. Queued behind the window (the NIC before this), every
+    // timeout re-queued their retransmissions at the back: a QP ran out of retries.
+    Topology t = star(3, 40, 1000);
+    t.switches.ecn.kmin_bytes = 0;
+    t.switches.ecn.kmax_bytes = 0;
+    throttled_incast_finishes(t);
+  }
+  SECTION("the whole window resent, a retransmission lost again") {
+    // A 0.4 Gb/s link to the receiver keeps the marks coming (Kmin 1 KB, Kmax 10 KB, Pmax 1):
+    // the windows leave at line rate, most are lost, IRN's timeout resends whole windows at the
+    // minimum rate, and a retransmission is lost again. Its next copy must leave before the
+    // window resent after it (put at the end of the waiting retransmissions, it waited behind
+    // them and a QP ran out of retries).
+    Topology t = star(3, 40, 1000);
+    t.links.at(0).gbps = 0.4;  // h0, the receiver
+    t.switches.ecn.kmin_bytes = 1'000;
+    t.switches.ecn.kmax_bytes = 10'000;
+    t.switches.ecn.pmax = 1;
+    throttled_incast_finishes(t);
+  }
+}
+
+TEST_CASE(
+    "fabric: a host whose retransmit timer fired and re-armed wakes at the new deadline (no "
+    "10 s sleep after a lost retransmission)",
+    "[fabric]") {
+  // An 8:1 incast of 300 KB into a 20 KB drop-tail buffer without PFC: timeouts resend windows
+  // that are lost again, and then nothing arrives for the sender until its timer fires again.
+  // progress() asks for its wake-up before it runs the due timers, so the NIC must ask again
+  // after a timer fired (nic.cpp learn_next_deadline); it did not, and three of these flows
+  // slept until the 10 s fallback wake-up (FCTs of 10.0 s, go-back-N and IRN alike).
+  for (const bool irn : {false, true}) {
+    const Run r = run_incast(8, 300'000, false, false, irn, 20'000);
+    INFO((irn ? "IRN" : "go-back-N"));
+    REQUIRE(r.result.all_finished);
+    CHECK(r.stats.drops > 0);
+    CHECK(r.result.timeouts > 0);
+    for (const FlowRecord& f : r.result.flows)
+      CHECK(static_cast<double>(f.end - f.start) / kPsPerNs < 100e6);  // simulated ns
+  }
+}
+
 TEST_CASE("fabric: a Poisson web-search run is deterministic per seed", "[fabric]") {
   const std::uint64_t seed = naa::testbench::seed_for("fabric determinism") % 1000 + 1;
   auto once = [&](std::uint64_t s) {
