@@ -69,6 +69,7 @@ struct Port {
   std::array<std::uint64_t, kPriorities> ingress_bytes{};
   std::array<bool, kPriorities> xoff{};
   std::array<std::uint32_t, kPriorities> xoff_epoch{};
+  std::array<Ps, kPriorities> xoff_since{};     // when XOFF began (NetworkStats::xoff_ns)
   std::uint64_t xoff_bytes = 0, xon_bytes = 0;  // PFC thresholds of this ingress port
   std::unique_ptr<protocol::PcapWriter> pcap;
   [[nodiscard]] Ps serialisation(std::uint32_t wire_bytes) const {

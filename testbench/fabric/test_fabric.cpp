@@ -20,9 +20,11 @@ struct Run {
 };
 
 Run run_incast(int senders, std::uint64_t bytes, bool pfc, bool dcqcn, bool irn,
-               std::uint64_t port_buffer = 240'000, std::uint64_t seed = 1) {
+               std::uint64_t port_buffer = 240'000, std::uint64_t seed = 1,
+               bool lossy_ingress = false) {
   Topology t = star(senders + 1, 40, 1000);
   t.switches.port_buffer_bytes = port_buffer;
+  t.switches.lossy_ingress = lossy_ingress;
   t.switches.pfc.xoff_bytes = 30'000;
   t.switches.pfc.xon_bytes = 27'800;
   NetworkConfig nc;
@@ -161,6 +163,26 @@ TEST_CASE(
   CHECK(irn.stats.drops > 0);
   // Selective repeat resends (about) what was lost; go-back-N resends whole windows.
   CHECK(irn.result.retransmitted < gbn.result.retransmitted);
+}
+
+TEST_CASE(
+    "fabric: lossy traffic dropped by its ingress port's budget (--lossy-ingress) instead of its "
+    "egress queue",
+    "[fabric]") {
+  // An 8:1 incast of 300 KB into 60 KB port buffers without PFC. By egress queue the hot port
+  // holds 60 KB and drops the rest of the burst; by ingress port each sender's port may hold
+  // 60 KB (what PFC's XOFF counts against), so the same burst loses far less.
+  const Run egress = run_incast(8, 300'000, false, false, true, 60'000);
+  const Run ingress = run_incast(8, 300'000, false, false, true, 60'000, 1, true);
+  REQUIRE(egress.result.all_finished);
+  REQUIRE(ingress.result.all_finished);
+  CHECK(egress.stats.drops > 0);
+  CHECK(ingress.stats.drops * 2 < egress.stats.drops);
+  // The topology file carries it.
+  Topology t = star(2, 40, 1000);
+  t.switches.lossy_ingress = true;
+  CHECK(parse_topology(topology_to_json(t)).switches.lossy_ingress);
+  CHECK_FALSE(parse_topology(topology_to_json(star(2, 40, 1000))).switches.lossy_ingress);
 }
 
 TEST_CASE("fabric: DCQCN marks and answers with CNPs that cut rates", "[fabric]") {
