@@ -151,11 +151,16 @@ TEST_CASE(
   CHECK(pfc.stats.pause_frames > 0);
   CHECK(pfc.stats.resume_frames > 0);
   CHECK(pfc.result.retransmitted == 0);
+  // The senders are hosts: the edge switch paused them, and for a measurable time.
+  CHECK(pfc.stats.pauses_to_hosts > 0);
+  CHECK(pfc.stats.pauses_to_hosts <= pfc.stats.pause_frames);
+  CHECK(pfc.stats.xoff_ns > 1000);
 
   const Run gbn = run_incast(8, 300'000, false, false, false, 60'000);
   REQUIRE(gbn.result.all_finished);
   CHECK(gbn.stats.drops > 0);
   CHECK(gbn.stats.pause_frames == 0);
+  CHECK(gbn.stats.xoff_ns == 0);
   CHECK(gbn.result.retransmitted > 0);
 
   const Run irn = run_incast(8, 300'000, false, false, true, 60'000);
