@@ -309,7 +309,10 @@ void Network::Impl::switch_receive(int in_port, FramePtr f) {
       sc.dynamic_alpha > 0
           ? static_cast<std::uint64_t>(sc.dynamic_alpha * static_cast<double>(free))
           : sc.port_buffer_bytes;
-  if (sw.buffer_used + wb > sw.buffer_limit || (!lossless && q + wb > egress_limit)) {
+  const bool lossy_full =
+      !lossless && (sc.lossy_ingress ? ing.ingress_bytes[prio] + wb > sc.port_buffer_bytes
+                                     : q + wb > egress_limit);
+  if (sw.buffer_used + wb > sw.buffer_limit || lossy_full) {
     ++stats.drops;
     return;
   }
@@ -333,6 +336,9 @@ void Network::Impl::switch_receive(int in_port, FramePtr f) {
   ing.ingress_bytes[prio] += wb;
   if (lossless && !ing.xoff[prio] && ing.ingress_bytes[prio] >= ing.xoff_bytes) {
     ing.xoff[prio] = true;
+    ing.xoff_since[prio] = now;
+    if (nodes[static_cast<std::size_t>(ports[static_cast<std::size_t>(ing.peer)].node)].nic)
+      ++stats.pauses_to_hosts;
     send_pfc(in_port, static_cast<std::uint8_t>(prio), true);
   }
   eg.queue_bytes[prio] += wb;
@@ -349,6 +355,7 @@ void Network::Impl::switch_dequeued(int node, const Frame& f) {
   ing.ingress_bytes[prio] -= wb;
   if (ing.xoff[prio] && ing.ingress_bytes[prio] <= ing.xon_bytes) {
     ing.xoff[prio] = false;
+    stats.xoff_ns += static_cast<std::uint64_t>((now - ing.xoff_since[prio]) / kPsPerNs);
     send_pfc(f.ingress_port, static_cast<std::uint8_t>(prio), false);
   }
 }

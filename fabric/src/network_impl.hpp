@@ -69,6 +69,7 @@ struct Port {
   std::array<std::uint64_t, kPriorities> ingress_bytes{};
   std::array<bool, kPriorities> xoff{};
   std::array<std::uint32_t, kPriorities> xoff_epoch{};
+  std::array<Ps, kPriorities> xoff_since{};     // when XOFF began (NetworkStats::xoff_ns)
   std::uint64_t xoff_bytes = 0, xon_bytes = 0;  // PFC thresholds of this ingress port
   std::unique_ptr<protocol::PcapWriter> pcap;
   [[nodiscard]] Ps serialisation(std::uint32_t wire_bytes) const {
@@ -78,7 +79,13 @@ struct Port {
 
 // DCQCN reaction point state and the queue of one QP (UDP source port) at a NIC.
 struct NicFlow {
+  // The QP's packets waiting for the wire: first its retransmissions (the first `retransmits`
+  // frames, oldest PSN first), then its first transmissions in the order handed over. A NIC's
+  // send engine resends from the PSN its transport rewound to before it goes on with new ones.
   std::deque<FramePtr> frames;
+  std::size_t retransmits = 0;
+  bool sent_any = false;
+  std::uint32_t highest_psn = 0;  // the newest PSN the endpoint handed over (sent_any)
   bool in_rr = false;
   bool limited = false;  // DCQCN has cut its rate and it has not recovered to line rate
   double rc = 0, rt = 0, alpha = 1;

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "endpoint_node.hpp"
+#include "naa/protocol/headers.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
 #include "naa/protocol/opcode.hpp"
 #include "network_impl.hpp"
@@ -56,20 +57,49 @@ void Network::Impl::nic_send(int node, std::span<const std::uint8_t> datagram, s
     return;
   }
   NicFlow& fl = nic.flows[src_port];
-  // A retransmission of a packet whose first copy still waits here (the endpoint's timer started
-  // when it handed the packet over, not when the packet left: ADR 0005 "Consequences") replaces
-  // that copy, as a NIC that re-reads the WQE would send it once.
+  // A retransmission (a PSN not newer than one handed over before) leaves ahead of the QP's
+  // first transmissions still waiting here, as a NIC's send engine resends the PSNs its
+  // transport rewound to before it goes on with new ones. Queued behind the whole window at a
+  // rate DCQCN has cut (0.1-0.3 Gb/s: 100 packets take 3-9 ms), it would wait longer than the
+  // transport's retry budget (8 x RTO), because the endpoint's timer started when the packet
+  // was handed over, not when it leaves (ADR 0005 "Consequences"); a web-search flow at paper
+  // scale ran out of retries that way (docs/fabric.md "Nothing is lost").
   const std::uint32_t psn = bth_psn(f->datagram);
   const std::uint8_t op = f->datagram.empty() ? 0 : f->datagram[0];
-  for (auto it = fl.frames.begin(); it != fl.frames.end(); ++it) {
-    const Frame& q = **it;
-    if (bth_psn(q.datagram) == psn && q.datagram[0] == op && q.dst_ip == dst_ip) {
-      fl.frames.erase(it);
-      ++stats.nic_superseded;
-      break;
+  const bool retransmission = fl.sent_any && !protocol::psn_after(psn, fl.highest_psn);
+  if (!retransmission) {
+    fl.sent_any = true;
+    fl.highest_psn = psn;
+  }
+  // Its copy still waiting here is sent once: a NIC that re-reads the WQE sends the packet once.
+  // A waiting retransmission is replaced where it stands; a waiting first transmission leaves
+  // its place for the retransmission's.
+  bool replaced = false;
+  for (std::size_t i = 0; i < fl.frames.size(); ++i) {
+    const Frame& q = *fl.frames[i];
+    if (bth_psn(q.datagram) != psn || q.datagram[0] != op || q.dst_ip != dst_ip) continue;
+    ++stats.nic_superseded;
+    if (i < fl.retransmits) {
+      fl.frames[i] = std::move(f);
+      replaced = true;
+    } else {
+      fl.frames.erase(fl.frames.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    break;
+  }
+  if (!replaced) {
+    if (retransmission) {
+      // Oldest PSN first among the waiting retransmissions, as the send engine resends from
+      // the oldest loss: a packet lost again goes ahead of the window resent after it.
+      std::size_t at = 0;
+      while (at < fl.retransmits && !protocol::psn_after(bth_psn(fl.frames[at]->datagram), psn))
+        ++at;
+      fl.frames.insert(fl.frames.begin() + static_cast<std::ptrdiff_t>(at), std::move(f));
+      ++fl.retransmits;
+    } else {
+      fl.frames.push_back(std::move(f));
     }
   }
-  fl.frames.push_back(std::move(f));
   if (!fl.in_rr) {
     fl.in_rr = true;
     nic.rr.push_back(src_port);
@@ -110,6 +140,7 @@ FramePtr Network::Impl::nic_next(int port, Ps& retry_at) {
     }
     FramePtr f = std::move(fl.frames.front());
     fl.frames.pop_front();
+    if (fl.retransmits > 0) --fl.retransmits;
     if (fl.frames.empty()) {
       fl.in_rr = false;
     } else {
@@ -287,6 +318,7 @@ class HostEndpoint final : public EndpointNode,
     if (net_.depth > 0) {
       // Called from inside the event loop (a delivery or wake-up): time cannot pass here;
       // remember when the endpoint wants to run again.
+      if (at <= net_.now) timers_due_ = true;
       net_.request_wake(node_, at);
       return;
     }
@@ -309,10 +341,20 @@ class HostEndpoint final : public EndpointNode,
 
  private:
   // progress() with a long timeout waits until the endpoint's next timer: inside the loop that
-  // records the wake-up (wait_until above) and runs what is due now.
+  // records the wake-up (wait_until above) and runs what is due now. progress() asks for its
+  // wake-up before it runs the timers that are due, so a timer that fired and re-armed itself
+  // (a retransmit timeout) is learned by asking again; without that, a QP whose resent packets
+  // were all lost slept until the 10 s fallback below (an incast's tail flows took 10 s).
   void learn_next_deadline() {
-    if (auto t = transport_.lock()) t->progress(std::chrono::seconds(10));
+    auto t = transport_.lock();
+    if (!t) return;
+    for (int i = 0; i < 16; ++i) {
+      timers_due_ = false;
+      t->progress(std::chrono::seconds(10));
+      if (!timers_due_) break;
+    }
   }
+  bool timers_due_ = false;  // progress() waited for a time already reached: timers ran
   Network::Impl& net_;
   int node_;
   std::weak_ptr<host::Transport> transport_;

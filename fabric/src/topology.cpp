@@ -88,11 +88,13 @@ Topology parse_topology(const std::string& json_text) {
   }
   if (j.contains("switch")) {
     const json& s = j["switch"];
-    check_allowed(s, {"buffer_bytes", "port_buffer_bytes", "dynamic_alpha", "ecn", "pfc"},
-                  "switch");
+    check_allowed(
+        s, {"buffer_bytes", "port_buffer_bytes", "dynamic_alpha", "lossy_ingress", "ecn", "pfc"},
+        "switch");
     get_opt(s, "buffer_bytes", t.switches.buffer_bytes, "switch");
     get_opt(s, "port_buffer_bytes", t.switches.port_buffer_bytes, "switch");
     get_opt(s, "dynamic_alpha", t.switches.dynamic_alpha, "switch");
+    get_opt(s, "lossy_ingress", t.switches.lossy_ingress, "switch");
     if (s.contains("ecn")) {
       check_allowed(s["ecn"], {"enabled", "kmin_bytes", "kmax_bytes", "pmax"}, "switch.ecn");
       get_opt(s["ecn"], "enabled", t.switches.ecn.enabled, "switch.ecn");
@@ -203,6 +205,7 @@ std::string topology_to_json(const Topology& topo) {
   j["switch"] = {{"buffer_bytes", s.buffer_bytes},
                  {"port_buffer_bytes", s.port_buffer_bytes},
                  {"dynamic_alpha", s.dynamic_alpha},
+                 {"lossy_ingress", s.lossy_ingress},
                  {"ecn",
                   {{"enabled", s.ecn.enabled},
                    {"kmin_bytes", s.ecn.kmin_bytes},

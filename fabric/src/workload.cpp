@@ -332,7 +332,7 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
     p.cm_port = kCmPort;
     p.path_mtu = cfg.mtu;
     p.local_ack_timeout = node_irn(net, cfg, f.src) ? cfg.rto_exponent : cfg.gbn_rto_exponent;
-    p.retry_count = 7;
+    p.retry_count = cfg.retry_count;
     std::error_code ec;
     std::string detail;
     state[i].qp = hosts.at(f.src).t->connect(p, ec, &detail);
@@ -459,19 +459,21 @@ void write_results(const std::string& dir, const Network& net, const WorkloadRes
     std::ofstream o = open("summary.csv");
     o << "workload,transport,pfc,dcqcn,flows,finished,avg_fct_ns,p99_fct_ns,avg_slowdown,"
          "p99_slowdown,drops,pauses,retransmitted,timeouts,ecn_marks,cnps,packet_hops,"
-         "sim_end_ns\n";
+         "sim_end_ns,xoff_us,pauses_to_hosts\n";
     char line[512];
     std::snprintf(
         line, sizeof line,
         "%s,%s,%d,%d,%zu,%zu,%.1f,%.1f,%.4f,%.4f,%llu,%llu,%llu,%llu,"
-        "%llu,%llu,%llu,%.1f\n",
+        "%llu,%llu,%llu,%.1f,%.1f,%llu\n",
         labels.workload.c_str(), labels.transport.c_str(), labels.pfc ? 1 : 0, labels.dcqcn ? 1 : 0,
         s.flows, s.finished, s.avg_fct_ns, s.p99_fct_ns, s.avg_slowdown, s.p99_slowdown,
         static_cast<unsigned long long>(ns.drops), static_cast<unsigned long long>(ns.pause_frames),
         static_cast<unsigned long long>(r.retransmitted),
         static_cast<unsigned long long>(r.timeouts), static_cast<unsigned long long>(ns.ecn_marks),
         static_cast<unsigned long long>(ns.cnps_sent),
-        static_cast<unsigned long long>(ns.frames_sent), static_cast<double>(r.end) / kPsPerNs);
+        static_cast<unsigned long long>(ns.frames_sent), static_cast<double>(r.end) / kPsPerNs,
+        static_cast<double>(ns.xoff_ns) / 1000,
+        static_cast<unsigned long long>(ns.pauses_to_hosts));
     o << line;
   }
   if (!r.naa_calls.empty()) {

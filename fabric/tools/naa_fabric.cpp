@@ -33,6 +33,8 @@ switches:
   --port-buffer-bytes B    buffer per ingress port, drop-tail beyond (default 240000)
   --buffer-bytes B         shared buffer per switch (default: ports x port buffer)
   --dynamic-alpha A        lossy egress limit alpha x free buffer instead (default 0: off)
+  --lossy-ingress 0|1      drop lossy traffic by its ingress port's buffer (the budget PFC
+                           counts against) instead of its egress queue (default 0)
   --xoff-bytes B, --xon-bytes B   PFC thresholds per ingress port and priority (default: the
                            port buffer less 2 x rate x latency + 3 frames; xoff - 2 frames)
 run:
@@ -49,6 +51,7 @@ run:
   --naa-call-bytes B       bytes per input of each call (default 16384)
   --naas N                 with a generator: N NAAs on the first host's switch
   --transport T            gbn | irn (default gbn)
+  --retry-count N          retries per QP before a flow fails, 0..7 (default 7)
   --pfc 0|1                PFC on the switches (default 0)
   --dcqcn 0|1              ECN marking, CNPs and DCQCN rate limiting (default 0)
   --seed N                 every random choice (default 1)
@@ -120,6 +123,8 @@ Options parse(int argc, char** argv) {
       o.write_topology = v;
     } else if (a == "--dynamic-alpha") {
       o.sw.dynamic_alpha = number(a, v);
+    } else if (a == "--lossy-ingress") {
+      o.sw.lossy_ingress = flag(a, v);
     } else if (a == "--buffer-bytes") {
       o.sw.buffer_bytes = static_cast<std::uint64_t>(number(a, v));
     } else if (a == "--port-buffer-bytes") {
@@ -154,6 +159,11 @@ Options parse(int argc, char** argv) {
       o.wl.incast_bytes = static_cast<std::uint64_t>(number(a, v));
     } else if (a == "--transport") {
       o.transport = v;
+    } else if (a == "--retry-count") {
+      const double n = number(a, v);
+      if (!(n >= 0 && n <= 7) || n != static_cast<double>(static_cast<int>(n)))
+        usage_error("--retry-count takes 0..7, not '" + v + "'");
+      o.wl.retry_count = static_cast<std::uint8_t>(n);
     } else if (a == "--pfc") {
       o.pfc = flag(a, v);
     } else if (a == "--dcqcn") {
@@ -253,13 +263,13 @@ int run(const Options& o) {
   std::printf(
       "fabric: %s %s pfc=%d dcqcn=%d: %zu/%zu flows finished, avg FCT %.1f us, p99 FCT "
       "%.1f us, avg slowdown %.2f; drops %llu, pauses %llu, marks %llu, CNPs %llu, "
-      "retransmitted %llu, timeouts %llu\n",
+      "retransmitted %llu, timeouts %llu; XOFF %.0f us, %llu pauses to hosts\n",
       o.workload.c_str(), o.transport.c_str(), o.pfc ? 1 : 0, o.dcqcn ? 1 : 0, s.finished, s.flows,
       s.avg_fct_ns / 1000, s.p99_fct_ns / 1000, s.avg_slowdown,
       static_cast<unsigned long long>(ns.drops), static_cast<unsigned long long>(ns.pause_frames),
       static_cast<unsigned long long>(ns.ecn_marks), static_cast<unsigned long long>(ns.cnps_sent),
-      static_cast<unsigned long long>(r.retransmitted),
-      static_cast<unsigned long long>(r.timeouts));
+      static_cast<unsigned long long>(r.retransmitted), static_cast<unsigned long long>(r.timeouts),
+      static_cast<double>(ns.xoff_ns) / 1000, static_cast<unsigned long long>(ns.pauses_to_hosts));
   std::printf(
       "fabric.speed: %llu packet-hops in %.2f s wall (%.0f packet-hops/s), %.2f s CPU "
       "(%.0f packet-hops/s), %.3f ms simulated\n",

@@ -20,9 +20,11 @@ struct Run {
 };
 
 Run run_incast(int senders, std::uint64_t bytes, bool pfc, bool dcqcn, bool irn,
-               std::uint64_t port_buffer = 240'000, std::uint64_t seed = 1) {
+               std::uint64_t port_buffer = 240'000, std::uint64_t seed = 1,
+               bool lossy_ingress = false) {
   Topology t = star(senders + 1, 40, 1000);
   t.switches.port_buffer_bytes = port_buffer;
+  t.switches.lossy_ingress = lossy_ingress;
   t.switches.pfc.xoff_bytes = 30'000;
   t.switches.pfc.xon_bytes = 27'800;
   NetworkConfig nc;
@@ -149,11 +151,16 @@ TEST_CASE(
   CHECK(pfc.stats.pause_frames > 0);
   CHECK(pfc.stats.resume_frames > 0);
   CHECK(pfc.result.retransmitted == 0);
+  // The senders are hosts: the edge switch paused them, and for a measurable time.
+  CHECK(pfc.stats.pauses_to_hosts > 0);
+  CHECK(pfc.stats.pauses_to_hosts <= pfc.stats.pause_frames);
+  CHECK(pfc.stats.xoff_ns > 1000);
 
   const Run gbn = run_incast(8, 300'000, false, false, false, 60'000);
   REQUIRE(gbn.result.all_finished);
   CHECK(gbn.stats.drops > 0);
   CHECK(gbn.stats.pause_frames == 0);
+  CHECK(gbn.stats.xoff_ns == 0);
   CHECK(gbn.result.retransmitted > 0);
 
   const Run irn = run_incast(8, 300'000, false, false, true, 60'000);
@@ -161,6 +168,26 @@ TEST_CASE(
   CHECK(irn.stats.drops > 0);
   // Selective repeat resends (about) what was lost; go-back-N resends whole windows.
   CHECK(irn.result.retransmitted < gbn.result.retransmitted);
+}
+
+TEST_CASE(
+    "fabric: lossy traffic dropped by its ingress port's budget (--lossy-ingress) instead of its "
+    "egress queue",
+    "[fabric]") {
+  // An 8:1 incast of 300 KB into 60 KB port buffers without PFC. By egress queue the hot port
+  // holds 60 KB and drops the rest of the burst; by ingress port each sender's port may hold
+  // 60 KB (what PFC's XOFF counts against), so the same burst loses far less.
+  const Run egress = run_incast(8, 300'000, false, false, true, 60'000);
+  const Run ingress = run_incast(8, 300'000, false, false, true, 60'000, 1, true);
+  REQUIRE(egress.result.all_finished);
+  REQUIRE(ingress.result.all_finished);
+  CHECK(egress.stats.drops > 0);
+  CHECK(ingress.stats.drops * 2 < egress.stats.drops);
+  // The topology file carries it.
+  Topology t = star(2, 40, 1000);
+  t.switches.lossy_ingress = true;
+  CHECK(parse_topology(topology_to_json(t)).switches.lossy_ingress);
+  CHECK_FALSE(parse_topology(topology_to_json(star(2, 40, 1000))).switches.lossy_ingress);
 }
 
 TEST_CASE("fabric: DCQCN marks and answers with CNPs that cut rates", "[fabric]") {
@@ -174,6 +201,95 @@ TEST_CASE("fabric: DCQCN marks and answers with CNPs that cut rates", "[fabric]"
   const Run off = run_incast(8, 300'000, true, false, false, 60'000);
   CHECK(off.stats.ecn_marks == 0);
   CHECK(off.stats.cnps_sent == 0);
+}
+
+namespace {
+
+// Two IRN senders of 300 KB into h0 of a 3-host star with a 20 KB drop-tail port buffer, no
+// PFC, DCQCN with a CNP at most every 10 us; every flow must finish (no "retry counter
+// exceeded"), after losses, deep rate cuts and retransmissions.
+void throttled_incast_finishes(Topology t) {
+  t.switches.port_buffer_bytes = 20'000;
+  NetworkConfig nc;
+  nc.dcqcn = true;
+  nc.dcqcn_params.cnp_interval_us = 10;
+  Network net(t, nc);
+  WorkloadConfig wc;
+  wc.kind = WorkloadKind::incast;
+  wc.incast_senders = 2;
+  wc.incast_bytes = 300'000;
+  wc.irn = true;
+  const WorkloadResult r = run_workload(net, wc);
+  for (const FlowRecord& f : r.flows) {
+    INFO("flow " << f.id << ": " << f.error);
+    CHECK_FALSE(f.failed);
+    CHECK(f.end >= 0);
+  }
+  CHECK(r.all_finished);
+  // The conditions the test is about did arise.
+  CHECK(net.stats().drops > 0);
+  CHECK(net.stats().rate_cuts >= 10);
+  CHECK(r.retransmitted > 0);
+  // The throttle held: 300 KB took longer than at 1 Gb/s.
+  for (const FlowRecord& f : r.flows)
+    CHECK(static_cast<double>(f.end - f.start) / kPsPerNs > 2.4e6);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "fabric: retransmissions leave ahead of the window DCQCN holds in the NIC, oldest first, so "
+    "throttled IRN QPs finish",
+    "[fabric]") {
+  // The endpoint's retransmit timer starts when it hands a packet to the NIC, not when the
+  // packet leaves (ADR 0005 "Consequences"). At DCQCN's minimum rate (0.1 Gb/s) a packet queued
+  // behind a 110-packet window waits up to 110 x 88 us = 9.7 ms, longer than the transport's
+  // 8 RTOs (8 x 262 us); the paper-scale web-search flow of docs/fabric.md "Nothing is lost"
+  // ran out of retries that way. nic.cpp nic_send puts retransmissions ahead of the QP's first
+  // transmissions, oldest PSN first.
+  SECTION("a few losses, the window still in the NIC") {
+    // The switch marks every ECN-capable packet (Kmin = Kmax = 0): CNPs cut both QPs to the
+    // minimum rate while most of their windows still wait in the NICs; the first microseconds
+    // of the incast lose a few packets. Queued behind the window (the NIC before this), every
+    // timeout re-queued their retransmissions at the back: a QP ran out of retries.
+    Topology t = star(3, 40, 1000);
+    t.switches.ecn.kmin_bytes = 0;
+    t.switches.ecn.kmax_bytes = 0;
+    throttled_incast_finishes(t);
+  }
+  SECTION("the whole window resent, a retransmission lost again") {
+    // A 0.4 Gb/s link to the receiver keeps the marks coming (Kmin 1 KB, Kmax 10 KB, Pmax 1):
+    // the windows leave at line rate, most are lost, IRN's timeout resends whole windows at the
+    // minimum rate, and a retransmission is lost again. Its next copy must leave before the
+    // window resent after it (put at the end of the waiting retransmissions, it waited behind
+    // them and a QP ran out of retries).
+    Topology t = star(3, 40, 1000);
+    t.links.at(0).gbps = 0.4;  // h0, the receiver
+    t.switches.ecn.kmin_bytes = 1'000;
+    t.switches.ecn.kmax_bytes = 10'000;
+    t.switches.ecn.pmax = 1;
+    throttled_incast_finishes(t);
+  }
+}
+
+TEST_CASE(
+    "fabric: a host whose retransmit timer fired and re-armed wakes at the new deadline (no "
+    "10 s sleep after a lost retransmission)",
+    "[fabric]") {
+  // An 8:1 incast of 300 KB into a 20 KB drop-tail buffer without PFC: timeouts resend windows
+  // that are lost again, and then nothing arrives for the sender until its timer fires again.
+  // progress() asks for its wake-up before it runs the due timers, so the NIC must ask again
+  // after a timer fired (nic.cpp learn_next_deadline); it did not, and three of these flows
+  // slept until the 10 s fallback wake-up (FCTs of 10.0 s, go-back-N and IRN alike).
+  for (const bool irn : {false, true}) {
+    const Run r = run_incast(8, 300'000, false, false, irn, 20'000);
+    INFO((irn ? "IRN" : "go-back-N"));
+    REQUIRE(r.result.all_finished);
+    CHECK(r.stats.drops > 0);
+    CHECK(r.result.timeouts > 0);
+    for (const FlowRecord& f : r.result.flows)
+      CHECK(static_cast<double>(f.end - f.start) / kPsPerNs < 100e6);  // simulated ns
+  }
 }
 
 TEST_CASE("fabric: a Poisson web-search run is deterministic per seed", "[fabric]") {

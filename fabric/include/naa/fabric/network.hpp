@@ -62,12 +62,16 @@ struct NetworkConfig {
 };
 
 struct NetworkStats {
-  std::uint64_t frames_sent = 0;    // frames put on a wire (every hop counts: packet-hops)
-  std::uint64_t bytes_sent = 0;     // their wire bytes
-  std::uint64_t drops = 0;          // switch drops (buffer or queue limit)
-  std::uint64_t ecn_marks = 0;      // frames marked CE
-  std::uint64_t pause_frames = 0;   // PFC frames sent with quanta > 0
-  std::uint64_t resume_frames = 0;  // PFC frames sent with quanta 0
+  std::uint64_t frames_sent = 0;      // frames put on a wire (every hop counts: packet-hops)
+  std::uint64_t bytes_sent = 0;       // their wire bytes
+  std::uint64_t drops = 0;            // switch drops (buffer or queue limit)
+  std::uint64_t ecn_marks = 0;        // frames marked CE
+  std::uint64_t pause_frames = 0;     // PFC frames sent with quanta > 0
+  std::uint64_t resume_frames = 0;    // PFC frames sent with quanta 0
+  std::uint64_t pauses_to_hosts = 0;  // XOFF transitions whose upstream is a host's or NAA's NIC
+  // Time ingress ports spent in XOFF (from PAUSE to RESUME), summed over ports and priorities:
+  // how long PFC held upstream transmitters (congestion spreading's extent).
+  std::uint64_t xoff_ns = 0;
   std::uint64_t cnps_sent = 0;
   std::uint64_t cnps_received = 0;     // CNPs a reaction point acted on
   std::uint64_t rate_cuts = 0;         // DCQCN rate decreases

@@ -35,9 +35,13 @@ struct PfcConfig {
 
 struct SwitchConfig {
   // Bytes per port (the IRN paper: 240 KB, twice the 120 KB bandwidth-delay product of its fat
-  // tree): lossy traffic is dropped beyond it on its egress queue; lossless traffic is counted
-  // on its ingress port for PFC (PfcConfig).
+  // tree): lossy traffic is dropped beyond it on its egress queue (or its ingress port, below);
+  // lossless traffic is counted on its ingress port for PFC (PfcConfig).
   std::uint64_t port_buffer_bytes = 240'000;
+  // Lossy traffic is dropped when the bytes buffered from its ingress port would exceed
+  // port_buffer_bytes, the same per-input-port budget PFC's XOFF counts against, instead of
+  // when its egress queue would (docs/fabric.md "Why RoCE with PFC is not hurt").
+  bool lossy_ingress = false;
   // The shared buffer of the whole switch; 0: ports x port_buffer_bytes.
   std::uint64_t buffer_bytes = 0;
   // > 0: lossy egress queues are limited by the dynamic threshold alpha x (free shared buffer)

@@ -51,6 +51,9 @@ struct WorkloadConfig {
   std::uint8_t gbn_rto_exponent = 10;
   std::uint8_t irn_rto_low_exponent = 5;  // 131 us (IRN RTO_low)
   std::uint16_t irn_bdp_cap = 110;        // packets (IRN paper section 4.1)
+  // Retries per QP before a flow fails with "transport retry counter exceeded" (the CM's
+  // retry_cnt, 0..7; RoCE NICs default to 7).
+  std::uint8_t retry_count = 7;
   std::uint64_t seed = 1;
   double start_us = 0;  // arrivals start this long after setup
   // NAA calls mixed in: this many vadd_i32 calls (kernel 4) of naa_call_bytes per input, spread
