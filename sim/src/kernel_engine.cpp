@@ -32,6 +32,14 @@ void KernelEngine::release(Qp& /*qp*/) {
   // Queued calls carry the QP generation; the lane discards them once the QP is gone.
 }
 
+std::span<std::uint8_t> KernelEngine::LoadBuffer::take(std::uint64_t n) {
+  if (size < n) {  // grows only; the old contents need not survive (the load overwrites them)
+    bytes = std::make_unique_for_overwrite<std::uint8_t[]>(n);
+    size = n;
+  }
+  return {bytes.get(), n};
+}
+
 void KernelEngine::lane(std::size_t index) {
   for (;;) {
     const Call c = lanes_[index]->get();
@@ -43,7 +51,7 @@ void KernelEngine::lane(std::size_t index) {
     run_call(qp, c.generation, c.imm);
     // The connection has gone: its buffers are not needed again (a new one starts empty).
     if (qp.generation != c.generation || qp.state != QpState::rts) {
-      scratch_[index] = {};
+      scratch_[index].clear();
       call_vectors_[index] = {};
     }
   }
@@ -102,8 +110,7 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
         buffers[i].resize(kr[i].size);
         kr[i].bytes = buffers[i];
       } else {
-        if (scratch[i].size() < kr[i].size) scratch[i].resize(kr[i].size);  // grows only
-        kr[i].bytes = std::span<std::uint8_t>(scratch[i].data(), kr[i].size);
+        kr[i].bytes = scratch[i].take(kr[i].size);
       }
       if (load_pending) {
         sc_core::wait(load_wait);
