@@ -183,14 +183,17 @@ bool MemoryPort::transfer(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t
 bool MemoryPort::access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
                         std::uint64_t len, CycleMeter& meter) {
   sc_core::sc_time delay;
-  const bool ok = transfer(cmd, addr, data, len, meter, delay);
+  // The short access (every one but a kernel's region) straight to transport(), as before.
+  const bool ok = len <= kPieceBytes ? transport(cmd, addr, data, len, meter, delay)
+                                     : transfer(cmd, addr, data, len, meter, delay);
   if (len != 0) sc_core::wait(delay);
   return ok;
 }
 
 bool MemoryPort::read_unwaited(std::uint64_t addr, std::uint8_t* out, std::uint64_t len,
                                CycleMeter& meter, sc_core::sc_time& wait) {
-  return transfer(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait);
+  return len <= kPieceBytes ? transport(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait)
+                            : transfer(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait);
 }
 
 bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter) {
