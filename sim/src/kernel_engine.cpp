@@ -105,10 +105,14 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
     bool load_pending = false;
     for (std::size_t i = 0; i < kr.size(); ++i) {
       if (kr[i].is_internal()) continue;
+      std::vector<std::uint8_t>* grow = nullptr;
       if (kr[i].is_output()) {
-        // Its buffer becomes the write-back's payload (below), so it is the call's own.
-        buffers[i].resize(kr[i].size);
-        kr[i].bytes = buffers[i];
+        // Its buffer becomes the write-back's payload (below), so it is the call's own. Reserved
+        // here and sized by the load as its pieces arrive (MemoryPort: the zero-fill of a
+        // std::vector spread over the load's time, not 64 MiB at one instant; issue 31).
+        buffers[i].reserve(kr[i].size);
+        grow = &buffers[i];
+        kr[i].bytes = std::span<std::uint8_t>(buffers[i].data(), kr[i].size);
       } else {
         kr[i].bytes = scratch[i].take(kr[i].size);
       }
@@ -116,9 +120,10 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
         sc_core::wait(load_wait);
         load_pending = false;
       }
-      const bool ok = merge ? mem.read_unwaited(kr[i].naa_address, kr[i].bytes.data(), kr[i].size,
-                                                meter_, load_wait)
-                            : mem.read(kr[i].naa_address, kr[i].bytes.data(), kr[i].size, meter_);
+      const bool ok =
+          merge ? mem.read_unwaited(kr[i].naa_address, kr[i].bytes.data(), kr[i].size, meter_,
+                                    load_wait, grow)
+                : mem.read(kr[i].naa_address, kr[i].bytes.data(), kr[i].size, meter_, grow);
       load_pending = merge && kr[i].size != 0;
       if (!ok) {
         if (load_pending) sc_core::wait(load_wait);  // the failed access's time, as read() waits

@@ -144,8 +144,15 @@ bool MemoryPort::transport(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_
 }
 
 bool MemoryPort::transfer(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
-                          std::uint64_t len, CycleMeter& meter, sc_core::sc_time& last) {
-  if (len <= kPieceBytes) return transport(cmd, addr, data, len, meter, last);
+                          std::uint64_t len, CycleMeter& meter, sc_core::sc_time& last,
+                          std::vector<std::uint8_t>* grow) {
+  if (grow != nullptr && (grow->capacity() < len || grow->data() != data)) {
+    model_fatal("memory", "a read that grows a vector needs it reserved and pointed at");
+  }
+  if (len <= kPieceBytes) {
+    if (grow != nullptr) grow->resize(len);
+    return transport(cmd, addr, data, len, meter, last);
+  }
   // The whole access, timed and counted, without moving bytes.
   sc_core::sc_time total;
   if (!transport(cmd, addr, nullptr, len, meter, total)) {
@@ -162,6 +169,7 @@ bool MemoryPort::transfer(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t
   for (std::uint64_t k = 0; k < pieces; ++k) {
     const std::uint64_t offset = k * kPieceBytes;
     const std::uint64_t n = std::min(kPieceBytes, len - offset);
+    if (grow != nullptr) grow->resize(offset + n);  // reserved: data stays where it is
     piece.set_address(addr + offset);
     piece.set_data_ptr(data + offset);
     piece.set_data_length(static_cast<unsigned int>(n));
@@ -191,13 +199,20 @@ bool MemoryPort::access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* 
 }
 
 bool MemoryPort::read_unwaited(std::uint64_t addr, std::uint8_t* out, std::uint64_t len,
-                               CycleMeter& meter, sc_core::sc_time& wait) {
-  return len <= kPieceBytes ? transport(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait)
-                            : transfer(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait);
+                               CycleMeter& meter, sc_core::sc_time& wait,
+                               std::vector<std::uint8_t>* grow) {
+  return len <= kPieceBytes && grow == nullptr
+             ? transport(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait)
+             : transfer(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait, grow);
 }
 
-bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter) {
-  return access(tlm::TLM_READ_COMMAND, addr, out, len, meter);
+bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter,
+                      std::vector<std::uint8_t>* grow) {
+  if (grow == nullptr) return access(tlm::TLM_READ_COMMAND, addr, out, len, meter);
+  sc_core::sc_time delay;
+  const bool ok = transfer(tlm::TLM_READ_COMMAND, addr, out, len, meter, delay, grow);
+  if (len != 0) sc_core::wait(delay);
+  return ok;
 }
 
 bool MemoryPort::write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len,
