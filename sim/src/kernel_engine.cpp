@@ -71,8 +71,11 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
   const std::uint8_t fn = call->fn;
   auto still_valid = [&] { return qp.generation == generation && qp.state == QpState::rts; };
 
-  const std::vector<Region> regions = directory->regions(qp.qpn);  // copy: may change
   CallVectors& cv = call_vectors_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+  // A copy (the directory may change while the call waits), into the lane's own vector: no
+  // allocation per call once it has held as many regions (issue 31).
+  cv.directory = directory->regions(qp.qpn);
+  const std::vector<Region>& regions = cv.directory;
   std::vector<std::vector<std::uint8_t>>& buffers = cv.buffers;
   buffers.clear();
   buffers.resize(regions.size());

@@ -67,6 +67,7 @@ class KernelEngine : public sc_core::sc_module, public CallQueue, public Connect
   // Per lane: run_call's working vectors, kept from call to call (issue 31: three allocations
   // per call before). Lanes run concurrently (each waits inside run_call), so one set per lane.
   struct CallVectors {
+    std::vector<Region> directory;  // the call's regions as the directory had them
     std::vector<KernelRegion> regions;
     std::vector<std::vector<std::uint8_t>> buffers;  // OUTPUT regions: become WQE payloads
     std::vector<std::size_t> outs;
