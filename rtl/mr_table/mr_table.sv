@@ -234,18 +234,23 @@ module mr_table (
 
   // Lowest index with !valid_d (0 if none: free_any says so): isolate the lowest set bit of the
   // free mask (x & -x, a carry chain), then OR together the indices of the set bit (one-hot to
-  // binary). A loop that keeps the first hit is a chain through all 32 entries instead.
+  // binary): bit k of the index is the OR of the one-hot bits whose index has bit k set, one
+  // AND with a constant mask and one OR-reduction per index bit. A loop that keeps the first hit
+  // is a chain through all 32 entries instead; a loop over the 32 entries per index bit is the
+  // same logic, but Verilator evaluates it bit by bit (~400 instructions per eval, issue 31).
   logic [mr_table_pkg::NumEntries-1:0] free_d, lowest_free;
   assign free_d      = ~valid_d;
   assign lowest_free = free_d & (~free_d + 1'b1);
 
-  always_comb begin
-    free_index_d = '0;
-    for (int unsigned k = 0; k < mr_table_pkg::IdxW; k++) begin
-      for (int unsigned i = 0; i < mr_table_pkg::NumEntries; i++) begin
-        if (((i >> k) & 1) != 0) free_index_d[k] = free_index_d[k] | lowest_free[i];
-      end
+  // The entries whose index has bit k set.
+  function automatic logic [mr_table_pkg::NumEntries-1:0] index_bit_mask(int unsigned k);
+    for (int unsigned i = 0; i < mr_table_pkg::NumEntries; i++) begin
+      index_bit_mask[i] = ((i >> k) & 1) != 0;
     end
+  endfunction
+
+  for (genvar k = 0; k < mr_table_pkg::IdxW; k++) begin : g_free_index
+    assign free_index_d[k] = |(lowest_free & index_bit_mask(k));
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

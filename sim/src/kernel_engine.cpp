@@ -32,6 +32,14 @@ void KernelEngine::release(Qp& /*qp*/) {
   // Queued calls carry the QP generation; the lane discards them once the QP is gone.
 }
 
+std::span<std::uint8_t> KernelEngine::LoadBuffer::take(std::uint64_t n) {
+  if (size < n) {  // grows only; the old contents need not survive (the load overwrites them)
+    bytes = std::make_unique_for_overwrite<std::uint8_t[]>(n);
+    size = n;
+  }
+  return {bytes.get(), n};
+}
+
 void KernelEngine::lane(std::size_t index) {
   for (;;) {
     const Call c = lanes_[index]->get();
@@ -43,7 +51,7 @@ void KernelEngine::lane(std::size_t index) {
     run_call(qp, c.generation, c.imm);
     // The connection has gone: its buffers are not needed again (a new one starts empty).
     if (qp.generation != c.generation || qp.state != QpState::rts) {
-      scratch_[index] = {};
+      scratch_[index].clear();
       call_vectors_[index] = {};
     }
   }
@@ -63,8 +71,11 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
   const std::uint8_t fn = call->fn;
   auto still_valid = [&] { return qp.generation == generation && qp.state == QpState::rts; };
 
-  const std::vector<Region> regions = directory->regions(qp.qpn);  // copy: may change
   CallVectors& cv = call_vectors_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+  // A copy (the directory may change while the call waits), into the lane's own vector: no
+  // allocation per call once it has held as many regions (issue 31).
+  cv.directory = directory->regions(qp.qpn);
+  const std::vector<Region>& regions = cv.directory;
   std::vector<std::vector<std::uint8_t>>& buffers = cv.buffers;
   buffers.clear();
   buffers.resize(regions.size());
@@ -97,21 +108,25 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
     bool load_pending = false;
     for (std::size_t i = 0; i < kr.size(); ++i) {
       if (kr[i].is_internal()) continue;
+      std::vector<std::uint8_t>* grow = nullptr;
       if (kr[i].is_output()) {
-        // Its buffer becomes the write-back's payload (below), so it is the call's own.
-        buffers[i].resize(kr[i].size);
-        kr[i].bytes = buffers[i];
+        // Its buffer becomes the write-back's payload (below), so it is the call's own. Reserved
+        // here and sized by the load as its pieces arrive (MemoryPort: the zero-fill of a
+        // std::vector spread over the load's time, not 64 MiB at one instant; issue 31).
+        buffers[i].reserve(kr[i].size);
+        grow = &buffers[i];
+        kr[i].bytes = std::span<std::uint8_t>(buffers[i].data(), kr[i].size);
       } else {
-        if (scratch[i].size() < kr[i].size) scratch[i].resize(kr[i].size);  // grows only
-        kr[i].bytes = std::span<std::uint8_t>(scratch[i].data(), kr[i].size);
+        kr[i].bytes = scratch[i].take(kr[i].size);
       }
       if (load_pending) {
         sc_core::wait(load_wait);
         load_pending = false;
       }
-      const bool ok = merge ? mem.read_unwaited(kr[i].naa_address, kr[i].bytes.data(), kr[i].size,
-                                                meter_, load_wait)
-                            : mem.read(kr[i].naa_address, kr[i].bytes.data(), kr[i].size, meter_);
+      const bool ok =
+          merge ? mem.read_unwaited(kr[i].naa_address, kr[i].bytes.data(), kr[i].size, meter_,
+                                    load_wait, grow)
+                : mem.read(kr[i].naa_address, kr[i].bytes.data(), kr[i].size, meter_, grow);
       load_pending = merge && kr[i].size != 0;
       if (!ok) {
         if (load_pending) sc_core::wait(load_wait);  // the failed access's time, as read() waits

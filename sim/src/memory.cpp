@@ -91,12 +91,15 @@ void Memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& dela
   const sc_core::sc_time start = busy_until_ > now ? busy_until_ : now;
   busy_until_ = start + cfg_.cycle() * static_cast<double>(cycles);
   delay = busy_until_ - sc_core::sc_time_stamp();
+  // Without a data pointer the initiator moves the bytes itself, in pieces over the access's
+  // time (MemoryPort::kPieceBytes): the access is timed and counted here all the same.
+  std::uint8_t* const data = trans.get_data_ptr();
   if (trans.is_read()) {
-    store_.read(addr, trans.get_data_ptr(), len);
+    if (data != nullptr) store_.read(addr, data, len);
     ++reads_;
     bytes_read_ += len;
   } else if (trans.is_write()) {
-    store_.write(addr, trans.get_data_ptr(), len);
+    if (data != nullptr) store_.write(addr, data, len);
     ++writes_;
     bytes_written_ += len;
   }
@@ -140,21 +143,76 @@ bool MemoryPort::transport(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_
   return trans.is_response_ok();  // before any wait: another process may reuse trans_
 }
 
+bool MemoryPort::transfer(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
+                          std::uint64_t len, CycleMeter& meter, sc_core::sc_time& last,
+                          std::vector<std::uint8_t>* grow) {
+  if (grow != nullptr && (grow->capacity() < len || grow->data() != data)) {
+    model_fatal("memory", "a read that grows a vector needs it reserved and pointed at");
+  }
+  if (len <= kPieceBytes) {
+    if (grow != nullptr) grow->resize(len);
+    return transport(cmd, addr, data, len, meter, last);
+  }
+  // The whole access, timed and counted, without moving bytes.
+  sc_core::sc_time total;
+  if (!transport(cmd, addr, nullptr, len, meter, total)) {
+    last = total;
+    return false;
+  }
+  tlm::tlm_generic_payload& piece = piece_;
+  piece.set_command(cmd);
+  piece.set_byte_enable_ptr(nullptr);
+  const std::uint64_t pieces = (len + kPieceBytes - 1) / kPieceBytes;
+  // total * (k + 1) / pieces without overflow: q (k + 1) + r (k + 1) / pieces.
+  const std::uint64_t q = total.value() / pieces, r = total.value() % pieces;
+  std::uint64_t done_units = 0;  // the shares waited so far, in resolution units
+  for (std::uint64_t k = 0; k < pieces; ++k) {
+    const std::uint64_t offset = k * kPieceBytes;
+    const std::uint64_t n = std::min(kPieceBytes, len - offset);
+    if (grow != nullptr) grow->resize(offset + n);  // reserved: data stays where it is
+    piece.set_address(addr + offset);
+    piece.set_data_ptr(data + offset);
+    piece.set_data_length(static_cast<unsigned int>(n));
+    piece.set_streaming_width(static_cast<unsigned int>(n));
+    if (socket->transport_dbg(piece) != n) model_fatal("memory", "a piece of an access failed");
+    // Share k ends at total * (k + 1) / pieces (integer units: the shares add up to total).
+    const std::uint64_t end_units = q * (k + 1) + r * (k + 1) / pieces;
+    const sc_core::sc_time share = sc_core::sc_time::from_value(end_units - done_units);
+    done_units = end_units;
+    if (k + 1 < pieces) {
+      sc_core::wait(share);
+    } else {
+      last = share;
+    }
+  }
+  return true;
+}
+
 bool MemoryPort::access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
                         std::uint64_t len, CycleMeter& meter) {
   sc_core::sc_time delay;
-  const bool ok = transport(cmd, addr, data, len, meter, delay);
+  // The short access (every one but a kernel's region) straight to transport(), as before.
+  const bool ok = len <= kPieceBytes ? transport(cmd, addr, data, len, meter, delay)
+                                     : transfer(cmd, addr, data, len, meter, delay);
   if (len != 0) sc_core::wait(delay);
   return ok;
 }
 
 bool MemoryPort::read_unwaited(std::uint64_t addr, std::uint8_t* out, std::uint64_t len,
-                               CycleMeter& meter, sc_core::sc_time& wait) {
-  return transport(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait);
+                               CycleMeter& meter, sc_core::sc_time& wait,
+                               std::vector<std::uint8_t>* grow) {
+  return len <= kPieceBytes && grow == nullptr
+             ? transport(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait)
+             : transfer(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait, grow);
 }
 
-bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter) {
-  return access(tlm::TLM_READ_COMMAND, addr, out, len, meter);
+bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter,
+                      std::vector<std::uint8_t>* grow) {
+  if (grow == nullptr) return access(tlm::TLM_READ_COMMAND, addr, out, len, meter);
+  sc_core::sc_time delay;
+  const bool ok = transfer(tlm::TLM_READ_COMMAND, addr, out, len, meter, delay, grow);
+  if (len != 0) sc_core::wait(delay);
+  return ok;
 }
 
 bool MemoryPort::write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len,

@@ -3,6 +3,7 @@
 #include "naa/protocol/cm.hpp"
 #include "naa/protocol/icrc.hpp"
 #include "naa/protocol/packet.hpp"
+#include "naa/sim/icrc_headers.hpp"
 
 namespace naa::sim {
 
@@ -54,8 +55,7 @@ void RxPipe::thread() {
     ++packets_;
     if (p->size < protocol::kBthSize + protocol::kIcrcSize) ++runts_;
     // ICRC first (PROTOCOL.md 2): a packet whose ICRC does not verify is never acted on.
-    const auto headers =
-        protocol::make_roce_headers(p->peer_ip, p->peer_port, p->local_ip, p->size);
+    const auto headers = icrc_headers(p->peer_ip, p->peer_port, p->local_ip, p->size);
     const auto id = p->size >= protocol::kBthSize + protocol::kIcrcSize
                         ? protocol::recover_ipv4_id(headers, p->bytes())
                         : std::nullopt;

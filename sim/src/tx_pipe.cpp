@@ -2,6 +2,7 @@
 
 #include "naa/protocol/icrc.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
+#include "naa/sim/icrc_headers.hpp"
 
 namespace naa::sim {
 
@@ -23,8 +24,8 @@ void TxPipe::thread() {
     Packet* p = in_.next();  // after the stage's time (StageQueue)
     // The ICRC covers the IPv4/UDP headers that will really be on the wire: our address, the
     // QP's actual source port (4791 if its own could not be bound), ID 0 (PROTOCOL.md 1 and 2).
-    const auto h = protocol::make_roce_headers(
-        addresses->local_ip(), addresses->source_port(p->src_qpn), p->peer_ip, p->size);
+    const auto h = icrc_headers(addresses->local_ip(), addresses->source_port(p->src_qpn),
+                                p->peer_ip, p->size);
     protocol::write_icrc(h, {p->data.data(), p->size});
     ++packets_;
     bytes_ += p->size;

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include <systemc>
@@ -52,13 +53,21 @@ class KernelEngine : public sc_core::sc_module, public CallQueue, public Connect
   ModelContext& ctx_;
   KernelRegistry registry_;
   std::vector<std::unique_ptr<Channel<Call>>> lanes_;
+  // A load buffer: grows without zero-filling what the load overwrites (std::vector would).
+  struct LoadBuffer {
+    std::unique_ptr<std::uint8_t[]> bytes;
+    std::uint64_t size = 0;
+    std::span<std::uint8_t> take(std::uint64_t n);  // n bytes, contents undefined
+  };
   // Per lane, per region index: the buffers of regions that are not written back to the host
   // (inputs), kept from call to call so that a load does not zero-fill a fresh buffer it then
-  // overwrites (issue 31). Freed when the lane's connection has gone.
-  std::vector<std::vector<std::vector<std::uint8_t>>> scratch_;
+  // overwrites (issue 31), nor when it grows (a first 64 MiB call zero-filled 64 MiB at one
+  // simulated instant). Freed when the lane's connection has gone.
+  std::vector<std::vector<LoadBuffer>> scratch_;
   // Per lane: run_call's working vectors, kept from call to call (issue 31: three allocations
   // per call before). Lanes run concurrently (each waits inside run_call), so one set per lane.
   struct CallVectors {
+    std::vector<Region> directory;  // the call's regions as the directory had them
     std::vector<KernelRegion> regions;
     std::vector<std::vector<std::uint8_t>> buffers;  // OUTPUT regions: become WQE payloads
     std::vector<std::size_t> outs;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
@@ -15,28 +16,53 @@ namespace naa::sim {
 
 // An initiator helper for blocks that access Memory: timed read/write that waits the annotated
 // delay in the calling SC_THREAD and accounts it to the caller's meter.
+//
+// An access longer than kPieceBytes moves its bytes in pieces spread over its time (issue 31):
+// one timed transaction reserves the channel for the whole access and counts it (Memory moves
+// no bytes for a payload without a data pointer), then piece k is copied (debug transport) at
+// the start of its share k / n of the access's time and the process waits that share. The
+// access ends at the same simulated time as one copy at its start followed by one wait; what
+// changes is the wall time: a 64 MiB region is no longer one ~30 ms copy at one simulated
+// instant, during which no other process (e.g. the Transport's queued ACKs) could run. The
+// bytes of piece k are those in memory at that share's start (the same as at the access's start
+// unless another port writes the same addresses during the access).
 class MemoryPort {
  public:
+  static constexpr std::uint64_t kPieceBytes = 256 * 1024;
+
   explicit MemoryPort(const char* name) : socket(name) {}
   tlm_utils::simple_initiator_socket<MemoryPort> socket;
   // Return false on a TLM error (address beyond the memory).
-  bool read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter);
+  //
+  // `grow` (reads only): the vector `out` points into, reserved for `len` bytes; it is resized
+  // piece by piece just before each piece arrives, so its zero-fill is spread over the access
+  // like the copy (KernelEngine's OUTPUT buffers, which become WQE payloads: a 64 MiB one was
+  // zero-filled at one simulated instant). Its size is `len` when the read has returned.
+  bool read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter,
+            std::vector<std::uint8_t>* grow = nullptr);
   bool write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len, CycleMeter& meter);
-  // read() without its wait: the data is read now (as read() does at its start), the access's
-  // time is accounted to the meter and returned in `wait` for the caller to wait, alone or
-  // together with a time that follows it directly (KernelEngine: the load, then the kernel).
+  // read() without its (last) wait: the data is read now (as read() does at its start), the
+  // access's time is accounted to the meter and returned in `wait` for the caller to wait, alone
+  // or together with a time that follows it directly (KernelEngine: the load, then the kernel).
+  // An access in pieces waits every share but the last here; `wait` is the last share.
   bool read_unwaited(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter,
-                     sc_core::sc_time& wait);
+                     sc_core::sc_time& wait, std::vector<std::uint8_t>* grow = nullptr);
 
  private:
   bool access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
               CycleMeter& meter);
   bool transport(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
                  CycleMeter& meter, sc_core::sc_time& delay);
+  // transport(), in pieces when longer than kPieceBytes: waits all shares but the last, which
+  // it returns in `last` (the whole delay for an access in one piece or a failed one).
+  bool transfer(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
+                CycleMeter& meter, sc_core::sc_time& last,
+                std::vector<std::uint8_t>* grow = nullptr);
   // One payload for every access (issue 31: constructing one allocates its extension array).
   // Two processes may share a port; b_transport never waits, so each is done with the payload
   // before the other can run.
   tlm::tlm_generic_payload trans_;
+  tlm::tlm_generic_payload piece_;  // the debug transport of an access's pieces
 };
 
 }  // namespace naa::sim
