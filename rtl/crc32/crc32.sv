@@ -53,8 +53,6 @@ module crc32 #(
 
   logic           clear, take;
   logic [31:0]    crc_q;       // running register over the packet's full beats
-  logic [31:0]    full_fold;   // crc_q advanced over a whole beat
-  logic [Log2W:0] count;       // the bytes of the beat (TKEEP is a prefix)
 
   // The last beat's pipeline: stage s holds the register, the bytes still to fold (low first) and
   // the byte count; stage 0 is loaded when the last beat is taken, stage Log2W holds the CRC.
@@ -74,33 +72,42 @@ module crc32 #(
   );
 
   assign ap_return = 32'd0;  // crc32 cannot fail once called (the engine checked the regions)
-  assign count     = ($bits(count))'($countones(src_TKEEP));
-  assign full_fold = crc32_pkg::fold(Log2W, crc_q, 512'(src_TDATA));
 
-  // The CRC register and the pipeline's valid bits (reset: a call cut short leaves none behind).
+  // The pipeline's valid bits (reset: a call cut short leaves none behind).
   always_ff @(posedge ap_clk or negedge ap_rst_n) begin
     if (!ap_rst_n) begin
-      crc_q        <= CrcInit;
       tail_valid_q <= '0;
     end else begin
-      if (clear || (take && src_TLAST)) begin
-        crc_q <= CrcInit;
-      end else if (take) begin
-        crc_q <= full_fold;
-      end
       tail_valid_q <= {tail_valid_q[Log2W-1:0], take && src_TLAST};
     end
   end
 
+  // Datapath registers: no reset. crc_q is loaded with CrcInit by the call's clear (and after
+  // each packet's last beat) before a beat reads it; the pipeline's registers are written with
+  // the packet they describe. The beat's fold and byte count are computed here, in the clocked
+  // process, and not by continuous assignments from the ports: Verilator evaluates an
+  // assignment from an input on every eval() (twice per cycle, and again after crc_q changes),
+  // this only at the edge that takes a beat (issue 31; the same logic for synthesis).
+  //
   // Stage 0: the first chunk (W bytes) is the whole beat, folded already when n = W. Stage s
   // (1..Log2W): folds the next W >> s bytes if bit Log2W - s of n is set. One process for all
   // stages (one driver per variable); the loop unrolls, so each stage is one constant matrix.
   always_ff @(posedge ap_clk) begin
-    if (take && src_TLAST) begin
-      tail_crc_q[0 +: 32]   <= count[Log2W] ? full_fold : crc_q;
-      tail_rest_q[0 +: 8*W] <= src_TDATA;
-      tail_n_q[0 +: NBits]  <= count;
+    if (take) begin : beat
+      logic [31:0]    full_fold;  // crc_q advanced over the whole beat
+      logic [Log2W:0] count;      // the bytes of the beat (TKEEP is a prefix)
+      full_fold = crc32_pkg::fold(Log2W, crc_q, 512'(src_TDATA));
+      if (src_TLAST) begin
+        count = ($bits(count))'($countones(src_TKEEP));
+        crc_q                 <= CrcInit;
+        tail_crc_q[0 +: 32]   <= count[Log2W] ? full_fold : crc_q;
+        tail_rest_q[0 +: 8*W] <= src_TDATA;
+        tail_n_q[0 +: NBits]  <= count;
+      end else begin
+        crc_q <= full_fold;
+      end
     end
+    if (clear) crc_q <= CrcInit;
     for (int unsigned s = 1; s <= Log2W; s++) begin
       if (tail_valid_q[s-1]) begin
         tail_n_q[NBits*s +: NBits] <= tail_n_q[NBits*(s-1) +: NBits];

@@ -60,6 +60,28 @@ def zero32_inverse_rows():
     return inv
 
 
+def parity(row, in_bits):
+    """The parity of v & row as SystemVerilog: one AND and XOR reduction up to 64 bits; above,
+    the XOR of 64-bit slices of v, each ANDed with its part of the row, reduced once. The same
+    function, but Verilator evaluates a slice as one 64-bit word instead of a wide value 32 bits
+    at a time (issue 31); slices whose part of the row is zero are left out."""
+    if in_bits <= 64:
+        return f"^(v & {in_bits}'h{row:0{(in_bits + 3) // 4}x})"
+    terms = []
+    for lo in range(0, in_bits, 64):
+        bits = min(64, in_bits - lo)
+        part = row >> lo & ((1 << bits) - 1)
+        if part:
+            sl = f"v[{lo + bits - 1}:{lo}]" if bits == 64 else f"64'(v[{lo + bits - 1}:{lo}])"
+            terms.append(f"({sl} & 64'h{part:016x})")
+    if not terms:
+        return "1'b0"
+    if len(terms) == 1:
+        return "^" + terms[0]
+    # A slice narrower than 64 bits is zero-extended (parity unchanged).
+    return "^(" + "\n           ^ ".join(terms) + ")"
+
+
 def function(name, rows, in_bits, comment, args, concat):
     digits = (in_bits + 3) // 4
     out = [f"  // {comment}",
@@ -68,7 +90,7 @@ def function(name, rows, in_bits, comment, args, concat):
            "    logic [31:0] r;",
            f"    v = {concat};"]
     for j, row in enumerate(rows):
-        out.append(f"    r[{j}] = ^(v & {in_bits}'h{row:0{digits}x});")
+        out.append(f"    r[{j}] = {parity(row, in_bits)};")
     # Assigned to the function's name, not `return`ed: Yosys reads no return statement
     # (docs/rtl/synthesis.md).
     out += [f"    {name} = r;", "  endfunction", ""]

@@ -134,10 +134,23 @@ def sv_rows(name, rows, nbits, indent="  "):
 
 
 def sv_apply(fn, arg, nbits, table, const=None, indent="      "):
+    """Output bit i = parity(arg & mask i). An input wider than 64 bits is ANDed with its mask
+    64 bits at a time and the slices XORed before the one reduction: the same function, which
+    Verilator evaluates as 64-bit words instead of a wide value 32 bits at a time (issue 31)."""
     init = f"32'h{const:08x}" if const is not None else "'0"
+    if nbits <= 64:
+        parity = f"(^({arg} & {table}[{nbits}*i +: {nbits}]))"
+    else:
+        terms = []
+        for lo in range(0, nbits, 64):
+            bits = min(64, nbits - lo)
+            a, m = f"{arg}[{lo} +: {bits}]", f"{table}[{nbits}*i + {lo} +: {bits}]"
+            # A slice narrower than 64 bits is zero-extended (parity unchanged).
+            terms.append(f"({a} & {m})" if bits == 64 else f"(64'({a}) & 64'({m}))")
+        parity = "(^(" + f"\n{indent}      ^ ".join(terms) + "))"
     return [f"{indent}{fn} = {init};",
             f"{indent}for (int unsigned i = 0; i < 32; i++)",
-            f"{indent}  {fn}[i] = {fn}[i] ^ (^({arg} & {table}[{nbits}*i +: {nbits}]));"]
+            f"{indent}  {fn}[i] = {fn}[i] ^ {parity};"]
 
 
 def render():

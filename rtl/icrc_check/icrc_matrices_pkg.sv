@@ -1099,7 +1099,14 @@ package icrc_matrices_pkg;
   function automatic logic [31:0] beat_crc(logic [8*64-1:0] x);
     beat_crc = '0;
     for (int unsigned i = 0; i < 32; i++)
-      beat_crc[i] = beat_crc[i] ^ (^(x & BeatRows[512*i +: 512]));
+      beat_crc[i] = beat_crc[i] ^ (^((x[0 +: 64] & BeatRows[512*i + 0 +: 64])
+          ^ (x[64 +: 64] & BeatRows[512*i + 64 +: 64])
+          ^ (x[128 +: 64] & BeatRows[512*i + 128 +: 64])
+          ^ (x[192 +: 64] & BeatRows[512*i + 192 +: 64])
+          ^ (x[256 +: 64] & BeatRows[512*i + 256 +: 64])
+          ^ (x[320 +: 64] & BeatRows[512*i + 320 +: 64])
+          ^ (x[384 +: 64] & BeatRows[512*i + 384 +: 64])
+          ^ (x[448 +: 64] & BeatRows[512*i + 448 +: 64])));
   endfunction
 
   function automatic logic [31:0] zeros_fold(int unsigned w, logic [31:0] c);
@@ -1150,37 +1157,58 @@ package icrc_matrices_pkg;
       1: begin
         header_fold = 32'h8583c572;
         for (int unsigned i = 0; i < 32; i++)
-          header_fold[i] = header_fold[i] ^ (^(h & Header1Rows[224*i +: 224]));
+          header_fold[i] = header_fold[i] ^ (^((h[0 +: 64] & Header1Rows[224*i + 0 +: 64])
+              ^ (h[64 +: 64] & Header1Rows[224*i + 64 +: 64])
+              ^ (h[128 +: 64] & Header1Rows[224*i + 128 +: 64])
+              ^ (64'(h[192 +: 32]) & 64'(Header1Rows[224*i + 192 +: 32]))));
       end
       2: begin
         header_fold = 32'hbe8e93d5;
         for (int unsigned i = 0; i < 32; i++)
-          header_fold[i] = header_fold[i] ^ (^(h & Header2Rows[224*i +: 224]));
+          header_fold[i] = header_fold[i] ^ (^((h[0 +: 64] & Header2Rows[224*i + 0 +: 64])
+              ^ (h[64 +: 64] & Header2Rows[224*i + 64 +: 64])
+              ^ (h[128 +: 64] & Header2Rows[224*i + 128 +: 64])
+              ^ (64'(h[192 +: 32]) & 64'(Header2Rows[224*i + 192 +: 32]))));
       end
       4: begin
         header_fold = 32'h95494d2a;
         for (int unsigned i = 0; i < 32; i++)
-          header_fold[i] = header_fold[i] ^ (^(h & Header4Rows[224*i +: 224]));
+          header_fold[i] = header_fold[i] ^ (^((h[0 +: 64] & Header4Rows[224*i + 0 +: 64])
+              ^ (h[64 +: 64] & Header4Rows[224*i + 64 +: 64])
+              ^ (h[128 +: 64] & Header4Rows[224*i + 128 +: 64])
+              ^ (64'(h[192 +: 32]) & 64'(Header4Rows[224*i + 192 +: 32]))));
       end
       8: begin
         header_fold = 32'h1613c24e;
         for (int unsigned i = 0; i < 32; i++)
-          header_fold[i] = header_fold[i] ^ (^(h & Header8Rows[224*i +: 224]));
+          header_fold[i] = header_fold[i] ^ (^((h[0 +: 64] & Header8Rows[224*i + 0 +: 64])
+              ^ (h[64 +: 64] & Header8Rows[224*i + 64 +: 64])
+              ^ (h[128 +: 64] & Header8Rows[224*i + 128 +: 64])
+              ^ (64'(h[192 +: 32]) & 64'(Header8Rows[224*i + 192 +: 32]))));
       end
       16: begin
         header_fold = 32'h0d774c6a;
         for (int unsigned i = 0; i < 32; i++)
-          header_fold[i] = header_fold[i] ^ (^(h & Header16Rows[224*i +: 224]));
+          header_fold[i] = header_fold[i] ^ (^((h[0 +: 64] & Header16Rows[224*i + 0 +: 64])
+              ^ (h[64 +: 64] & Header16Rows[224*i + 64 +: 64])
+              ^ (h[128 +: 64] & Header16Rows[224*i + 128 +: 64])
+              ^ (64'(h[192 +: 32]) & 64'(Header16Rows[224*i + 192 +: 32]))));
       end
       32: begin
         header_fold = 32'h8a729cc9;
         for (int unsigned i = 0; i < 32; i++)
-          header_fold[i] = header_fold[i] ^ (^(h & Header32Rows[224*i +: 224]));
+          header_fold[i] = header_fold[i] ^ (^((h[0 +: 64] & Header32Rows[224*i + 0 +: 64])
+              ^ (h[64 +: 64] & Header32Rows[224*i + 64 +: 64])
+              ^ (h[128 +: 64] & Header32Rows[224*i + 128 +: 64])
+              ^ (64'(h[192 +: 32]) & 64'(Header32Rows[224*i + 192 +: 32]))));
       end
       64: begin
         header_fold = 32'h450b9a51;
         for (int unsigned i = 0; i < 32; i++)
-          header_fold[i] = header_fold[i] ^ (^(h & Header64Rows[224*i +: 224]));
+          header_fold[i] = header_fold[i] ^ (^((h[0 +: 64] & Header64Rows[224*i + 0 +: 64])
+              ^ (h[64 +: 64] & Header64Rows[224*i + 64 +: 64])
+              ^ (h[128 +: 64] & Header64Rows[224*i + 128 +: 64])
+              ^ (64'(h[192 +: 32]) & 64'(Header64Rows[224*i + 192 +: 32]))));
       end
       default: ;
     endcase
