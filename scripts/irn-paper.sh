@@ -7,7 +7,8 @@
 # plots if gnuplot is there, and prints the paper's table: IRN without PFC over RoCE with PFC.
 #
 #   scripts/irn-paper.sh [--scale small|paper] [--seed N] [--out DIR] [--fabric PATH] [--jobs N]
-#                        [--dcqcn 0|1|both] [--lossy-ingress 0|1] [--resume]
+#                        [--dcqcn 0|1|both] [--lossy-ingress 0|1] [--gbn-ack-interval N]
+#                        [--resume]
 #
 # --resume keeps the configurations of DIR that already have a summary.csv (an interrupted run).
 # small: 16 hosts in two tiers (4 leaves x 4 hosts, 4 spines), 40 Gb/s, 2 us links, about a
@@ -15,17 +16,20 @@
 # paper: the paper's 54-host three-tier fat tree (k = 6), 40 Gb/s, 2 us links, 70 % load, and
 #        lossy traffic dropped by its ingress port's 240 KB (the budget PFC counts against; the
 #        paper gives one buffer per port for both), not its egress queue: --lossy-ingress, whose
-#        default is 1 at paper scale and 0 at small scale (docs/fabric.md "Paper scale").
+#        default is 1 at paper scale and 0 at small scale (docs/fabric.md "Paper scale"); and
+#        RoCE asking for an ACK per packet as IRN does (the paper's section 5: "RoCE NICs already
+#        support per-packet ACKs"): --gbn-ack-interval, 1 at paper scale, the host library's 64
+#        at small scale.
 # Exit 0 when every run finished; the PFC and IRN runs must finish every flow (RoCE without PFC
 # may give up on some: that is the paper's point), else exit 1.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
 }
 
-scale=small seed=1 out="" fabric="" jobs=2 dcqcn_set="0 1" resume=0 lossy_ingress=""
+scale=small seed=1 out="" fabric="" jobs=2 dcqcn_set="0 1" resume=0 lossy_ingress="" ack_interval=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --scale) scale=${2:?}; shift 2 ;;
@@ -38,6 +42,10 @@ while [ $# -gt 0 ]; do
       case "${2:-}" in 0|1) lossy_ingress=$2 ;;
         *) echo "irn-paper.sh: --lossy-ingress is 0 or 1" >&2; exit 2 ;; esac
       shift 2 ;;
+    --gbn-ack-interval)
+      [[ "${2:-}" =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] && [ "$2" -le 64 ] || {
+        echo "irn-paper.sh: --gbn-ack-interval takes 1..64" >&2; exit 2; }
+      ack_interval=$2; shift 2 ;;
     --dcqcn)
       case "${2:-}" in 0|1) dcqcn_set=$2 ;; both) dcqcn_set="0 1" ;;
         *) echo "irn-paper.sh: --dcqcn is 0, 1 or both" >&2; exit 2 ;; esac
@@ -48,14 +56,16 @@ while [ $# -gt 0 ]; do
 done
 case "$scale" in
   small)
-    : "${lossy_ingress:=0}"
-    topo=(--leaf-spine "4,4,4" --latency-ns 2000 --lossy-ingress "$lossy_ingress")
+    : "${lossy_ingress:=0}" "${ack_interval:=64}"
+    topo=(--leaf-spine "4,4,4" --latency-ns 2000 --lossy-ingress "$lossy_ingress"
+          --gbn-ack-interval "$ack_interval")
     websearch=(--workload websearch --load 0.7 --flows 200)
     incast=(--workload incast --background-load 0.5 --flows 150 --incast-rounds 8
             --incast-senders 15 --incast-bytes 100000) ;;
   paper)
-    : "${lossy_ingress:=1}"
-    topo=(--fat-tree 6 --latency-ns 2000 --lossy-ingress "$lossy_ingress")
+    : "${lossy_ingress:=1}" "${ack_interval:=1}"
+    topo=(--fat-tree 6 --latency-ns 2000 --lossy-ingress "$lossy_ingress"
+          --gbn-ack-interval "$ack_interval")
     websearch=(--workload websearch --load 0.7 --flows 2000)
     incast=(--workload incast --background-load 0.5 --flows 1000 --incast-rounds 20
             --incast-senders 30 --incast-bytes 100000) ;;

@@ -260,6 +260,7 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
     o.irn = node_irn(net, cfg, h);
     o.irn_bdp_cap = cfg.irn_bdp_cap;
     o.irn_rto_low = cfg.irn_rto_low_exponent;
+    o.ack_request_interval = cfg.gbn_ack_request_interval;
     hs.t = net.open_host(h, o);
     hs.src.assign(buf, 0);
     for (std::size_t i = 0; i < buf; ++i)

@@ -52,6 +52,8 @@ run:
   --naas N                 with a generator: N NAAs on the first host's switch
   --transport T            gbn | irn (default gbn)
   --retry-count N          retries per QP before a flow fails, 0..7 (default 7)
+  --gbn-ack-interval N     go-back-N: an ACK requested every N packets, 1..64 (default 64;
+                           1 = per packet, as the IRN paper's RoCE)
   --pfc 0|1                PFC on the switches (default 0)
   --dcqcn 0|1              ECN marking, CNPs and DCQCN rate limiting (default 0)
   --seed N                 every random choice (default 1)
@@ -164,6 +166,11 @@ Options parse(int argc, char** argv) {
       if (!(n >= 0 && n <= 7) || n != static_cast<double>(static_cast<int>(n)))
         usage_error("--retry-count takes 0..7, not '" + v + "'");
       o.wl.retry_count = static_cast<std::uint8_t>(n);
+    } else if (a == "--gbn-ack-interval") {
+      const double n = number(a, v);
+      if (!(n >= 1 && n <= 64) || n != static_cast<double>(static_cast<int>(n)))
+        usage_error("--gbn-ack-interval takes 1..64, not '" + v + "'");
+      o.wl.gbn_ack_request_interval = static_cast<std::uint32_t>(n);
     } else if (a == "--pfc") {
       o.pfc = flag(a, v);
     } else if (a == "--dcqcn") {

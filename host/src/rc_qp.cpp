@@ -199,7 +199,7 @@ void RcQp::send_request_packet(std::size_t wqe_index, std::uint32_t k, Clock::ti
     if (last && has_imm(w.wr.opcode)) h.immediate = w.wr.imm;
     h.bth.solicited_event = last && w.wr.solicited;
     // AckReq on the last packet of a message and at least every 64 packets (PROTOCOL.md 3).
-    h.bth.ack_req = last || (psn % kAckReqInterval) == kAckReqInterval - 1;
+    h.bth.ack_req = last || (psn % cfg_.ack_req_interval) == cfg_.ack_req_interval - 1;
     if (w.wr.sge.length > 0) {
       const auto n =
           static_cast<std::size_t>(std::min<std::uint64_t>(cfg_.mtu, w.wr.sge.length - offset));

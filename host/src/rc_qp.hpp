@@ -70,10 +70,12 @@ struct RcConfig {
   bool measured_timers = false;
   std::chrono::nanoseconds timer_floor{1000000};
   std::chrono::nanoseconds initial_rtt{0};  // a first sample (the CM REQ -> REP), 0 = none
+  // Go-back-N requester: AckReq on every ack_req_interval-th PSN and on a message's last
+  // (UdpRoceOptions::ack_request_interval).
+  std::uint32_t ack_req_interval = 64;
 };
 
 inline constexpr std::uint32_t kMaxUnackedPsns = 128;  // PROTOCOL.md 3
-inline constexpr std::uint32_t kAckReqInterval = 64;
 
 class RcQp : public QpEngine {
  public:

@@ -1,7 +1,8 @@
 // What a UdpRoce endpoint derives from the path: which retransmit timers its queue pairs run
 // (UdpRoceOptions::timers; docs/reliability.md "Retransmit timers": measured from the round trip
 // on the wall clock, the configured constants in simulated time, an EndpointClock) and the IRN
-// BDP cap it offers (UdpRoceOptions::irn_bdp_cap = 0; docs/protocol.md 8.1).
+// BDP cap it offers (UdpRoceOptions::irn_bdp_cap = 0; docs/protocol.md 8.1), and how often its
+// go-back-N requester asks for an ACK (UdpRoceOptions::ack_request_interval).
 #pragma once
 
 #include <algorithm>
@@ -26,6 +27,8 @@ inline void apply_timer_rule(const UdpRoceOptions& o, RcConfig& cfg) {
   cfg.measured_timers = o.timers == RetransmitTimers::measured ||
                         (o.timers == RetransmitTimers::automatic && !o.clock);
   cfg.timer_floor = std::chrono::microseconds(o.timer_floor_us);
+  // Half the 128-PSN window at most, so an ACK is always asked for before the window fills.
+  cfg.ack_req_interval = std::clamp<std::uint32_t>(o.ack_request_interval, 1, kMaxUnackedPsns / 2);
 }
 
 }  // namespace naa::host::detail

@@ -51,6 +51,10 @@ struct WorkloadConfig {
   std::uint8_t gbn_rto_exponent = 10;
   std::uint8_t irn_rto_low_exponent = 5;  // 131 us (IRN RTO_low)
   std::uint16_t irn_bdp_cap = 110;        // packets (IRN paper section 4.1)
+  // Go-back-N (RoCE) requesters ask for an ACK every this many packets and on a message's last
+  // (host::UdpRoceOptions::ack_request_interval): the host library's 64 by default; 1 is the
+  // IRN paper's RoCE, which ACKs per packet as IRN does (its section 5).
+  std::uint32_t gbn_ack_request_interval = 64;
   // Retries per QP before a flow fails with "transport retry counter exceeded" (the CM's
   // retry_cnt, 0..7; RoCE NICs default to 7).
   std::uint8_t retry_count = 7;

@@ -128,6 +128,11 @@ struct UdpRoceOptions {
   // a system call on both sides; not with a `clock` (the co-simulation keeps the paper's ACK per
   // packet).
   IrnCoalescedAcks irn_coalesced_acks = IrnCoalescedAcks::automatic;
+  // Go-back-N requester: AckReq on every Nth packet and on each message's last (PROTOCOL.md 3;
+  // 1..64, others clamped). 64 keeps ACKs, each a system call on the wall clock, rare; 1 asks
+  // for an ACK per packet, as RoCE NICs can ("RoCE NICs already support per-packet ACKs", the
+  // IRN paper section 5) and as the fabric's paper-scale comparison runs it (docs/fabric.md).
+  std::uint32_t ack_request_interval = 64;
   // Retransmit timers (docs/reliability.md "Retransmit timers"). measured: go-back-N's timeout
   // and IRN's RTO_low / RTO_high follow the measured round trip (RFC 6298: smoothed RTT + 4 x
   // its variation, the CM REQ -> REP as a first estimate that may lengthen but not shorten the
