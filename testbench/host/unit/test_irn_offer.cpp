@@ -256,16 +256,19 @@ TEST_CASE("IRN offer: irn_bdp_cap 0 without a configured RTT uses the one measur
 }
 
 // The host's own passive side (udp_roce_listen) between two hosts, as the libfabric provider's
-// connections run: it echoes the coalesced-ACK flag the active side offered unless its own
-// irn_coalesced_acks is off. Without the echo both ends ACKed every packet (an ACK and a system
-// call per packet, 4.2x go-back-N's ACKs in an ofi_rxm pingpong). The oracle is the server's
-// capture: the REP's capability block, and the IRN ACKs the server sent for a 16-packet WRITE.
+// connections run: it grants the coalesced-ACK flag the active side offered only with its
+// irn_coalesced_acks = on (by default both ends ACK every packet: granted by default, the
+// provider's ofi_rxm test aborted at teardown in 2 of ~90 runs; docs/host/libfabric.md). The
+// oracle is the server's capture: the REP's capability block, the AckReq bits the client set
+// and the IRN ACKs the server sent for a 16-packet and a 5-packet WRITE.
 TEST_CASE(
-    "IRN offer: the host passive side echoes coalesced ACKs when offered and ACKs every packet "
-    "when its option is off",
+    "IRN offer: the host passive side grants coalesced ACKs with irn_coalesced_acks on, and by "
+    "default ACKs every packet",
     "[irn]") {
-  const bool server_coalesces = GENERATE(true, false);
-  INFO("server irn_coalesced_acks " << (server_coalesces ? "automatic" : "off"));
+  const auto setting = GENERATE(host::IrnCoalescedAcks::on, host::IrnCoalescedAcks::automatic,
+                                host::IrnCoalescedAcks::off);
+  const bool server_coalesces = setting == host::IrnCoalescedAcks::on;
+  INFO("server irn_coalesced_acks " << static_cast<int>(setting));
   const auto& addr = naa::testbench::test_addresses();
   const std::string pcap = "/tmp/naa-irn-offer-passive-" + std::to_string(::getpid()) + ".pcap";
   auto open = [&](int n, host::IrnCoalescedAcks acks, const std::string& capture) {
@@ -281,8 +284,7 @@ TEST_CASE(
     REQUIRE(t);
     return t;
   };
-  auto server = open(
-      61, server_coalesces ? host::IrnCoalescedAcks::automatic : host::IrnCoalescedAcks::off, pcap);
+  auto server = open(61, setting, pcap);
   auto client = open(62, host::IrnCoalescedAcks::automatic, {});  // offers them (wall clock)
   constexpr std::uint16_t kPort = 7473;
   REQUIRE_FALSE(host::udp_roce_listen(*server, kPort));
