@@ -126,7 +126,8 @@ struct UdpRoceOptions {
   // Offer coalesced IRN ACKs (capability flag bit 1, docs/protocol.md 8.2): both responders then
   // answer up to 4 in-order packets with one ACK. automatic: on the wall clock, where each ACK is
   // a system call on both sides; not with a `clock` (the co-simulation keeps the paper's ACK per
-  // packet).
+  // packet). The passive side (udp_roce_listen) grants an offer only with `on` (docs/protocol.md
+  // 8.1).
   IrnCoalescedAcks irn_coalesced_acks = IrnCoalescedAcks::automatic;
   // Retransmit timers (docs/reliability.md "Retransmit timers"). measured: go-back-N's timeout
   // and IRN's RTO_low / RTO_high follow the measured round trip (RFC 6298: smoothed RTT + 4 x
