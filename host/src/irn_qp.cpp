@@ -138,8 +138,11 @@ void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now, bool urgent) {
   h.bth.psn = psn;
   // IRN: every packet is acknowledged; with coalesced ACKs only those that need it at once
   // (docs/protocol.md 8.2).
+  // Every 4th packet of a message, except the 3 before its last (which asks anyway): a
+  // 5-packet message (ofi_rxm's segments) then costs one ACK, as on go-back-N, not two.
+  constexpr std::uint32_t kEvery = protocol::kIrnCoalescedAcks;
   h.bth.ack_req = !caps_.coalesced_acks() || urgent || last ||
-                  k % protocol::kIrnCoalescedAcks == protocol::kIrnCoalescedAcks - 1;
+                  (k % kEvery == kEvery - 1 && k + kEvery < w->npackets);
   h.bth.solicited_event = last && w->wr.solicited && w->kind == SendWqe::Kind::posted;
   if (w->kind == SendWqe::Kind::read_response) {
     // A READ response packet: read_WQE_SN and its offset; the requester places it at offset x MTU

@@ -126,7 +126,8 @@ struct UdpRoceOptions {
   // Offer coalesced IRN ACKs (capability flag bit 1, docs/protocol.md 8.2): both responders then
   // answer up to 4 in-order packets with one ACK. automatic: on the wall clock, where each ACK is
   // a system call on both sides; not with a `clock` (the co-simulation keeps the paper's ACK per
-  // packet).
+  // packet). The passive side (udp_roce_listen) grants an offer only with `on` (docs/protocol.md
+  // 8.1).
   IrnCoalescedAcks irn_coalesced_acks = IrnCoalescedAcks::automatic;
   // Go-back-N requester: AckReq on every Nth packet and on each message's last (PROTOCOL.md 3;
   // 1..64, others clamped). 64 keeps ACKs, each a system call on the wall clock, rare; 1 asks
