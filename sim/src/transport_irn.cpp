@@ -95,15 +95,7 @@ void Transport::irn_responder(Qp& qp, const protocol::PacketView& v) {
   if (info.kind == protocol::OpKind::rdma_read_request) {
     // Checked now (a bad READ fails at once, as on go-back-N), executed in order (irn_complete).
     const protocol::Reth& r = *v.headers.reth;
-    if (!qp.reads_allowed) {  // initiator depth 0 was granted
-      fatal_nak(qp, psn, protocol::kNakInvalidRequest);
-      return;
-    }
-    if (r.dma_length != 0 &&
-        access->check(r.rkey, r.va, r.dma_length, kMrRemoteRead, qp.qpn) != MrCheck::ok) {
-      fatal_nak(qp, psn, protocol::kNakRemoteAccessError);
-      return;
-    }
+    if (!read_allowed(qp, psn, r)) return;
     done.read = true;
     done.read_va = r.va;
     done.read_length = r.dma_length;

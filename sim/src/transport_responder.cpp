@@ -162,15 +162,7 @@ void Transport::responder(Qp& qp, Packet* /*p*/, const protocol::PacketView& v) 
     }
     case protocol::OpKind::rdma_read_request: {
       const protocol::Reth& r = *v.headers.reth;
-      if (!qp.reads_allowed) {  // initiator depth 0 was granted
-        fatal_nak(qp, psn, protocol::kNakInvalidRequest);
-        return;
-      }
-      if (r.dma_length != 0 &&
-          access->check(r.rkey, r.va, r.dma_length, kMrRemoteRead, qp.qpn) != MrCheck::ok) {
-        fatal_nak(qp, psn, protocol::kNakRemoteAccessError);
-        return;
-      }
+      if (!read_allowed(qp, psn, r)) return;
       const std::uint32_t n = packets_for(r.dma_length, qp.mtu);
       ++reads_;
       qp.msn = psn_add(qp.msn, 1);
@@ -239,6 +231,19 @@ void Transport::fatal_nak(Qp& qp, std::uint32_t psn, std::uint8_t syndrome) {
   send_ack(qp, psn, syndrome);
   qp_error(qp,
            syndrome == protocol::kNakRemoteAccessError ? "remote access error" : "invalid request");
+}
+
+bool Transport::read_allowed(Qp& qp, std::uint32_t psn, const protocol::Reth& r) {
+  if (!qp.reads_allowed) {  // initiator depth 0 was granted
+    fatal_nak(qp, psn, protocol::kNakInvalidRequest);
+    return false;
+  }
+  if (r.dma_length != 0 &&
+      access->check(r.rkey, r.va, r.dma_length, kMrRemoteRead, qp.qpn) != MrCheck::ok) {
+    fatal_nak(qp, psn, protocol::kNakRemoteAccessError);
+    return false;
+  }
+  return true;
 }
 
 bool Transport::send_read_response(Qp& qp) {

@@ -90,6 +90,8 @@ class Transport : public sc_core::sc_module,
   void requester_rx(Qp& qp, const protocol::PacketView& v);
   void send_ack(Qp& qp, std::uint32_t psn, std::uint8_t syndrome);
   void fatal_nak(Qp& qp, std::uint32_t psn, std::uint8_t syndrome);
+  // A READ request the QP may serve (granted reads, the MR allows it); else the fatal NAK is sent.
+  bool read_allowed(Qp& qp, std::uint32_t psn, const protocol::Reth& r);
   void acknowledge_through(Qp& qp, std::uint32_t psn);  // completes messages ending <= psn
   void go_back(Qp& qp, std::uint32_t psn);
   void arm_retransmit(Qp& qp);
