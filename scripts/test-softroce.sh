@@ -273,7 +273,7 @@ for h in eth_over_ib mellanox_eoib smcr_infiniband smb_direct_infiniband iser_in
   ts+=(--disable-heuristic "$h")
 done
 "${ts[@]}" -r "$out/tap0.pcap" -T fields -e frame.number -e ip.src -e infiniband.bth.opcode \
-  -e infiniband.bth.se -e ip.dst \
+  -e infiniband.bth.se -e ip.dst -e infiniband.bth.destqp -e infiniband.bth.psn \
   -Y 'udp.port == 4791' >"$out/roce.tsv" 2>"$out/tshark-read.err"
 roce_total=$(wc -l <"$out/roce.tsv")
 # The frame counts below are only meaningful if the capture kept every frame.
@@ -290,8 +290,15 @@ to_naa=$(awk -F'\t' -v ip=$naa_ip '$5 == ip' "$out/roce.tsv" | wc -l)
 delta() { echo $(($(counter "$out/rxe-after.txt" "$1") - $(counter "$out/rxe-before.txt" "$1"))); }
 rcvd=$(delta rcvd_pkts)
 sent=$(delta sent_pkts)
-check "rxe accepted every frame of naa-sim and UdpRoce (ICRC, QPN)" "$([ "$rcvd" -eq "$to_vm" ] && echo 0 || echo 1)" \
-  "rcvd_pkts +$rcvd, frames to the VM on tap0 $to_vm"
+# A frame to the VM that repeats an earlier one (same QPN, PSN, opcode) answers rxe's own spurious
+# retry (docs/softroce.md): rxe re-requests part of a READ it has meanwhile received whole, and
+# drops the repeated responses that arrive after it completed (and destroyed) the QP without
+# counting them. Those may go uncounted; every first transmission must be counted.
+to_vm_repeats=$(awk -F'\t' -v ip=$vm_ip '$5 == ip { k = $6 " " $7 " " $3; if (seen[k]++) n++ } END { print n + 0 }' \
+  "$out/roce.tsv")
+check "rxe accepted every frame of naa-sim and UdpRoce (ICRC, QPN)" \
+  "$([ "$rcvd" -le "$to_vm" ] && [ "$rcvd" -ge $((to_vm - to_vm_repeats)) ] && echo 0 || echo 1)" \
+  "rcvd_pkts +$rcvd, frames to the VM on tap0 $to_vm, of them repeats of an earlier frame $to_vm_repeats"
 check "every rxe frame is on the wire" "$([ "$sent" -eq "$from_vm" ] && echo 0 || echo 1)" \
   "sent_pkts +$sent, frames from the VM on tap0 $from_vm"
 seq=$(delta rcvd_seq_err)
