@@ -365,20 +365,25 @@ void Transport::irn_send_packet(Qp& qp, std::uint32_t psn, bool urgent) {
                   off % protocol::kIrnCoalescedAcks == protocol::kIrnCoalescedAcks - 1;
   h.bth.dest_qpn = qp.peer_qpn;
   h.bth.psn = psn;
-  const std::uint32_t gen = qp.generation;
+  irn_put_packet(qp, qp.generation, h, {w->data.data() + begin, len});
+}
+
+// A packet of the QP's own stream onto the wire, unless the QP changed (generation) or left RTS
+// while the pool or a memory read waited.
+void Transport::irn_put_packet(Qp& qp, std::uint32_t gen, const protocol::PacketHeaders& h,
+                               protocol::ByteView payload) {
   Packet* p = ctx_.pool.get();
   if (qp.generation != gen || qp.state != QpState::rts) {
     ctx_.pool.put(p);
     return;
   }
-  const auto n =
-      protocol::encode_packet(h, {w->data.data() + begin, len}, {p->data.data(), p->data.size()});
-  if (!n) model_fatal(name(), "cannot encode an IRN requester packet");
+  const auto n = protocol::encode_packet(h, payload, {p->data.data(), p->data.size()});
+  if (!n) model_fatal(name(), "cannot encode an IRN packet");
   p->size = *n;
   p->peer_ip = qp.peer_ip;
   p->src_qpn = qp.qpn;
   ++tx_packets_;
-  tx_payload_bytes_ += len;
+  tx_payload_bytes_ += payload.size();
   if (!qp.timer_armed) irn_arm_retransmit(qp);
   tx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.transport_latency));
   to_tx->put(p);
@@ -407,22 +412,7 @@ void Transport::irn_send_read_response(Qp& qp, const SendWqe& w, std::uint32_t p
   if (len != 0 && !mem.read(w.remote_va + begin, scratch_.data(), len, tx_meter_)) {
     model_fatal(name(), "memory read outside the memory passed the MR check");
   }
-  Packet* p = ctx_.pool.get();
-  if (qp.generation != gen || qp.state != QpState::rts) {
-    ctx_.pool.put(p);
-    return;
-  }
-  const auto nb =
-      protocol::encode_packet(h, {scratch_.data(), len}, {p->data.data(), p->data.size()});
-  if (!nb) model_fatal(name(), "cannot encode an IRN READ response");
-  p->size = *nb;
-  p->peer_ip = qp.peer_ip;
-  p->src_qpn = qp.qpn;
-  ++tx_packets_;
-  tx_payload_bytes_ += len;
-  if (!qp.timer_armed) irn_arm_retransmit(qp);
-  tx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.transport_latency));
-  to_tx->put(p);
+  irn_put_packet(qp, gen, h, {scratch_.data(), len});
 }
 
 void Transport::irn_arm_retransmit(Qp& qp) {

@@ -112,6 +112,8 @@ class Transport : public sc_core::sc_module,
   void irn_requester_rx(Qp& qp, const protocol::PacketView& v);
   bool irn_send_next_packet(Qp& qp);
   void irn_send_packet(Qp& qp, std::uint32_t psn, bool urgent);  // urgent: AckReq at once
+  void irn_put_packet(Qp& qp, std::uint32_t gen, const protocol::PacketHeaders& h,
+                      protocol::ByteView payload);
   void irn_on_timeout(Qp& qp);
   void irn_arm_retransmit(Qp& qp);
   [[nodiscard]] std::uint32_t qp_index(const Qp& qp) const;
