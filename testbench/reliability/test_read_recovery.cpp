@@ -22,6 +22,7 @@
 #include "naa/host/udp_listen.hpp"
 #include "naa/host/udp_roce.hpp"
 #include "naa/protocol/mrsp.hpp"
+#include "pcap_packets.hpp"
 #include "peer.hpp"
 #include "seed.hpp"
 #include "support.hpp"
@@ -63,26 +64,20 @@ struct OpcodeCounts {
 };
 OpcodeCounts count_opcodes(const std::string& pcap, std::uint32_t requester_ip) {
   OpcodeCounts c;
-  protocol::PcapReader reader;
-  REQUIRE_FALSE(reader.open(pcap));
-  protocol::PcapRecord rec;
-  while (reader.next(rec)) {
-    const auto f = protocol::decode_roce_frame(rec.data);
-    if (!f) continue;
-    const auto v = protocol::decode_packet(f->roce);
-    if (!v) continue;
-    const protocol::OpcodeInfo& i = *v->info;
-    const bool read = i.kind == protocol::OpKind::rdma_read_request ||
-                      i.kind == protocol::OpKind::rdma_read_response;
-    if (i.is_irn() && i.kind == protocol::OpKind::rdma_read_request) ++c.irn_read_requests;
-    if (i.is_irn_read_response()) ++c.irn_read_responses;
-    if (!i.is_irn() && read) ++c.std_reads;
-    if (i.is_irn() && !read) ++c.irn_other;
-    if (i.code == protocol::opcode::kIrnAcknowledge && f->headers.ip.src == requester_ip &&
-        v->headers.aeth && v->headers.aeth->syndrome == protocol::kNakPsnSequenceError) {
-      ++c.requester_naks;
-    }
-  }
+  naa::testbench::for_each_roce_packet(
+      pcap, [&](const protocol::RoceFrame& f, const protocol::PacketView& v) {
+        const protocol::OpcodeInfo& i = *v.info;
+        const bool read = i.kind == protocol::OpKind::rdma_read_request ||
+                          i.kind == protocol::OpKind::rdma_read_response;
+        if (i.is_irn() && i.kind == protocol::OpKind::rdma_read_request) ++c.irn_read_requests;
+        if (i.is_irn_read_response()) ++c.irn_read_responses;
+        if (!i.is_irn() && read) ++c.std_reads;
+        if (i.is_irn() && !read) ++c.irn_other;
+        if (i.code == protocol::opcode::kIrnAcknowledge && f.headers.ip.src == requester_ip &&
+            v.headers.aeth && v.headers.aeth->syndrome == protocol::kNakPsnSequenceError) {
+          ++c.requester_naks;
+        }
+      });
   return c;
 }
 

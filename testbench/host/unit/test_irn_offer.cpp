@@ -27,6 +27,7 @@
 #include "naa/protocol/opcode.hpp"
 #include "naa/protocol/packet.hpp"
 #include "naa/protocol/pcap.hpp"
+#include "pcap_packets.hpp"
 #include "test_addresses.hpp"
 
 using namespace std::chrono_literals;
@@ -336,31 +337,25 @@ TEST_CASE(
   std::uint32_t writes = 0, acks = 0;
   std::vector<std::uint32_t> psns;  // first transmissions of WRITE packets, in order
   std::vector<bool> ack_req;        // ... and their AckReq
-  protocol::PcapReader reader;
-  REQUIRE_FALSE(reader.open(pcap));
-  protocol::PcapRecord rec;
-  while (reader.next(rec)) {
-    const auto f = protocol::decode_roce_frame(rec.data);
-    if (!f) continue;
-    const auto v = protocol::decode_packet(f->roce);
-    if (!v) continue;
-    const bool from_server = f->headers.ip.src == addr.ip_u32(61);
-    if (v->headers.bth.dest_qpn == 1 && from_server) {  // CM: the REP carries the grant
-      const auto mad = protocol::decode_cm_mad(v->payload);
-      if (mad && std::holds_alternative<protocol::CmRep>(mad->body)) {
-        granted = protocol::find_capability_block(std::get<protocol::CmRep>(mad->body).private_data,
-                                                  protocol::kCapabilityRepOffset);
-      }
-    } else if (v->info->is_irn() && v->info->kind == protocol::OpKind::rdma_write) {
-      ++writes;
-      if (std::find(psns.begin(), psns.end(), v->headers.bth.psn) == psns.end()) {
-        psns.push_back(v->headers.bth.psn);
-        ack_req.push_back(v->headers.bth.ack_req);
-      }
-    } else if (v->info->code == protocol::opcode::kIrnAcknowledge && from_server) {
-      ++acks;
-    }
-  }
+  naa::testbench::for_each_roce_packet(
+      pcap, [&](const protocol::RoceFrame& f, const protocol::PacketView& v) {
+        const bool from_server = f.headers.ip.src == addr.ip_u32(61);
+        if (v.headers.bth.dest_qpn == 1 && from_server) {  // CM: the REP carries the grant
+          const auto mad = protocol::decode_cm_mad(v.payload);
+          if (mad && std::holds_alternative<protocol::CmRep>(mad->body)) {
+            granted = protocol::find_capability_block(
+                std::get<protocol::CmRep>(mad->body).private_data, protocol::kCapabilityRepOffset);
+          }
+        } else if (v.info->is_irn() && v.info->kind == protocol::OpKind::rdma_write) {
+          ++writes;
+          if (std::find(psns.begin(), psns.end(), v.headers.bth.psn) == psns.end()) {
+            psns.push_back(v.headers.bth.psn);
+            ack_req.push_back(v.headers.bth.ack_req);
+          }
+        } else if (v.info->code == protocol::opcode::kIrnAcknowledge && from_server) {
+          ++acks;
+        }
+      });
   std::remove(pcap.c_str());
   REQUIRE(granted);
   CHECK(granted->irn());
