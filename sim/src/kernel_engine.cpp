@@ -4,6 +4,8 @@
 // SC_INCLUDE_DYNAMIC_PROCESSES defined before its first inclusion).
 #include <sysc/kernel/sc_dynamic_processes.h>
 
+#include <cstring>
+
 #include "naa/protocol/immediate.hpp"
 
 namespace naa::sim {
@@ -76,9 +78,6 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
   // allocation per call once it has held as many regions (issue 31).
   cv.directory = directory->regions(qp.qpn);
   const std::vector<Region>& regions = cv.directory;
-  std::vector<std::vector<std::uint8_t>>& buffers = cv.buffers;
-  buffers.clear();
-  buffers.resize(regions.size());
   std::vector<KernelRegion>& kr = cv.regions;
   kr.assign(regions.size(), KernelRegion{});
   for (std::size_t i = 0; i < regions.size(); ++i) {
@@ -97,40 +96,49 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
     ++invalid_args_;
   } else {
     // Load the non-internal regions, compute, store them back (a kernel may update inputs in
-    // place, as add1/add2 do).
-    auto& scratch = scratch_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
-    if (scratch.size() < kr.size()) scratch.resize(kr.size());
+    // place, as add1/add2 do). The kernel computes on the regions where they lie in memory
+    // (issue 31: no copy out and back, no zero-fill): the loads and stores are the timed
+    // transactions they were, which move no bytes (MemoryPort::direct).
+    //
     // A kernel that only computes (Kernel::computes_only) runs as soon as its last load is
     // issued, and the engine waits that load's time and the kernel's cycles as one: the same
     // end time, one activation less (issue 31). Earlier loads are waited one by one as before.
     const bool merge = k->computes_only();
+    const std::uint64_t limit = ctx_.cfg.kernel_timeout_cycles;
     sc_core::sc_time load_wait;
     bool load_pending = false;
     for (std::size_t i = 0; i < kr.size(); ++i) {
       if (kr[i].is_internal()) continue;
-      std::vector<std::uint8_t>* grow = nullptr;
-      if (kr[i].is_output()) {
-        // Its buffer becomes the write-back's payload (below), so it is the call's own. Reserved
-        // here and sized by the load as its pieces arrive (MemoryPort: the zero-fill of a
-        // std::vector spread over the load's time, not 64 MiB at one instant; issue 31).
-        buffers[i].reserve(kr[i].size);
-        grow = &buffers[i];
-        kr[i].bytes = std::span<std::uint8_t>(buffers[i].data(), kr[i].size);
-      } else {
-        kr[i].bytes = scratch[i].take(kr[i].size);
-      }
       if (load_pending) {
         sc_core::wait(load_wait);
         load_pending = false;
       }
       const bool ok =
-          merge ? mem.read_unwaited(kr[i].naa_address, kr[i].bytes.data(), kr[i].size, meter_,
-                                    load_wait, grow)
-                : mem.read(kr[i].naa_address, kr[i].bytes.data(), kr[i].size, meter_, grow);
+          merge ? mem.read_unwaited(kr[i].naa_address, nullptr, kr[i].size, meter_, load_wait)
+                : mem.read(kr[i].naa_address, nullptr, kr[i].size, meter_);
       load_pending = merge && kr[i].size != 0;
       if (!ok) {
         if (load_pending) sc_core::wait(load_wait);  // the failed access's time, as read() waits
         model_fatal(name(), "region outside the memory");
+      }
+    }
+    // On private copies instead where what the kernel writes must not reach the memory: the
+    // connection ended during the loads (its regions are cleared and may be another
+    // connection's already), or the watchdog is on and the kernel's cycles are known only once
+    // it has run (an RTL kernel; nothing it computed may be stored if it ran too long).
+    const bool in_place = still_valid() && (merge || limit == 0);
+    auto& scratch = scratch_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+    if (!in_place && scratch.size() < kr.size()) scratch.resize(kr.size());
+    for (std::size_t i = 0; i < kr.size(); ++i) {
+      if (kr[i].is_internal()) continue;
+      std::uint8_t* const at = mem.direct(kr[i].naa_address, kr[i].size, in_place);
+      if (at == nullptr) model_fatal(name(), "region outside the memory");
+      if (in_place) {
+        kr[i].bytes = std::span<std::uint8_t>(at, kr[i].size);
+      } else {
+        kr[i].bytes = scratch[i].take(kr[i].size);
+        std::memcpy(kr[i].bytes.data(), at, kr[i].size);
+        private_copy_bytes_ += kr[i].size;
       }
     }
     // The engine is busy for `cycles` after the loads: with the last load's time when merged.
@@ -139,14 +147,18 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
       meter_.account(cycles);
       sc_core::wait(load_wait + meter_.times(cycles));
     };
-    // The kernel computes now (on private buffers) and the engine is busy for the cycles it
-    // took: the cost model's, or the RTL's own count (an RTL kernel is clocked only here, while
-    // it has work).
-    const KernelRun run = k->execute(kc, ctx_.cfg.width);
+    // The kernel computes now and the engine is busy for the cycles it took: the cost model's,
+    // or the RTL's own count (an RTL kernel is clocked only here, while it has work). A kernel
+    // that only computes and would pass the watchdog's limit does not run at all: in place, its
+    // results would otherwise be in memory (its cycles are its cost model's, known before).
+    bool timed_out = merge && in_place && limit != 0 && k->cycles(kc, ctx_.cfg.width) > limit;
+    KernelRun run;
+    if (!timed_out) {
+      run = k->execute(kc, ctx_.cfg.width);
+      timed_out = limit != 0 && run.cycles > limit;
+    }
     ++dispatches_;
     ++per_fn_[fn];
-    const std::uint64_t limit = ctx_.cfg.kernel_timeout_cycles;
-    const bool timed_out = limit != 0 && run.cycles > limit;
     if (timed_out) {
       // The watchdog stops the kernel at its limit: the engine was busy that long, nothing the
       // kernel computed is stored, and the host learns why (return code 0x02).
@@ -164,9 +176,10 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
       bytes_processed_ += kr[i].size;
       // The connection may have ended while the kernel ran (each write also waits): its regions
       // are then cleared and may already belong to the next connection, which must not see
-      // this one's data (PROTOCOL.md 5.1).
+      // this one's data (PROTOCOL.md 5.1). In place, the store only takes its time.
       if (!still_valid()) return;
-      (void)mem.write(kr[i].naa_address, kr[i].bytes.data(), kr[i].size, meter_);
+      (void)mem.write(kr[i].naa_address, in_place ? nullptr : kr[i].bytes.data(), kr[i].size,
+                      meter_);
     }
   }
   if (!still_valid()) return;
@@ -196,10 +209,11 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
     w.remote_va = regions[i].host_va;
     w.rkey = regions[i].host_rkey;
     const std::uint32_t len = std::min(kr[i].result_length, kr[i].size);
-    // The kernel's buffer becomes the WQE's payload (its last use): no second copy of a region
-    // that may be as large as the NAA's memory (issue 19: a 64 MiB call copied it twice more).
-    w.data = std::move(buffers[i]);
-    w.data.resize(len);
+    // The payload is a snapshot of the region as stored (retransmissions resend it): one copy
+    // out of the memory, without zero-filling the vector first.
+    const std::uint8_t* const at = mem.direct(regions[i].naa_address, len, false);
+    if (at == nullptr) model_fatal(name(), "region outside the memory");
+    w.data.assign(at, at + len);
     if (n + 1 == outs.size()) {
       w.imm = result_imm;
       w.solicited = true;
@@ -218,7 +232,8 @@ void KernelEngine::report(std::ostream& os) const {
      << "kernel.timeouts=" << timeouts_ << '\n'
      << "kernel.bad_immediate=" << bad_immediate_ << '\n'
      << "kernel.stale_calls=" << stale_ << '\n'
-     << "kernel.bytes_processed=" << bytes_processed_ << '\n';
+     << "kernel.bytes_processed=" << bytes_processed_ << '\n'
+     << "activity.kernel.private_copy_bytes=" << private_copy_bytes_ << '\n';
   for (std::size_t fn = 1; fn < per_fn_.size(); ++fn) {
     if (per_fn_[fn] == 0) continue;
     const Kernel* k = registry_.find(static_cast<std::uint8_t>(fn));

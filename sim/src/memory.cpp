@@ -1,60 +1,81 @@
 #include "naa/sim/memory.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <string>
+#include <system_error>
 
 #include "naa/sim/memory_port.hpp"
 
 namespace naa::sim {
 
-void SparseStore::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) const {
+MemoryStore::MemoryStore(std::uint64_t size) : mapped_(std::max<std::uint64_t>(size, 1)) {
+  void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    throw std::system_error(errno, std::generic_category(),
+                            "memory: cannot reserve " + std::to_string(size) +
+                                " bytes of address space for the NAA's memory (--mem)");
+  }
+  base_ = static_cast<std::uint8_t*>(p);
+}
+
+MemoryStore::~MemoryStore() {
+  ::munmap(base_, mapped_);
+}
+
+void MemoryStore::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) const {
+  if (len != 0) std::memcpy(out, base_ + addr, len);
+}
+
+void MemoryStore::write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len) {
+  if (len == 0) return;
+  std::memcpy(base_ + addr, in, len);
+  mark_written(addr, len);
+}
+
+std::uint8_t* MemoryStore::direct(std::uint64_t addr, std::uint64_t len) {
+  mark(addr, len, Page::touched);
+  return base_ + addr;
+}
+
+void MemoryStore::mark_written(std::uint64_t addr, std::uint64_t len) {
+  // Most writes are one datagram's payload inside the page the previous one counted.
+  if (len != 0 && addr / kPageSize == last_resident_ &&
+      (addr + len - 1) / kPageSize == last_resident_) {
+    return;
+  }
+  mark(addr, len, Page::resident);
+}
+
+void MemoryStore::mark(std::uint64_t addr, std::uint64_t len, Page state) {
+  if (len == 0) return;
+  const std::uint64_t last = (addr + len - 1) / kPageSize;
+  for (std::uint64_t page = addr / kPageSize; page <= last; ++page) {
+    auto [it, inserted] = pages_.try_emplace(page, state);
+    if (state == Page::resident && (inserted || it->second != Page::resident)) {
+      it->second = Page::resident;
+      ++resident_;
+    }
+  }
+  if (state == Page::resident) last_resident_ = last;
+}
+
+void MemoryStore::clear(std::uint64_t addr, std::uint64_t len) {
+  last_resident_ = ~std::uint64_t{0};
   while (len > 0) {
     const std::uint64_t page = addr / kPageSize;
     const std::uint64_t off = addr % kPageSize;
     const std::uint64_t n = std::min(len, kPageSize - off);
     auto it = pages_.find(page);
-    if (it == pages_.end()) {
-      std::memset(out, 0, n);
-    } else {
-      std::memcpy(out, it->second.get() + off, n);
-    }
-    out += n;
-    addr += n;
-    len -= n;
-  }
-}
-
-void SparseStore::write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len) {
-  while (len > 0) {
-    const std::uint64_t page = addr / kPageSize;
-    const std::uint64_t off = addr % kPageSize;
-    const std::uint64_t n = std::min(len, kPageSize - off);
-    auto& slot = pages_[page];
-    if (!slot) {
-      // A new page reads as zeros where this write does not cover it; a write of the whole page
-      // overwrites every byte, so it is not zero-filled first (issue 31: no per-byte work the
-      // hardware would not do).
-      slot = n == kPageSize ? std::make_unique_for_overwrite<std::uint8_t[]>(kPageSize)
-                            : std::make_unique<std::uint8_t[]>(kPageSize);
-    }
-    std::memcpy(slot.get() + off, in, n);
-    in += n;
-    addr += n;
-    len -= n;
-  }
-}
-
-void SparseStore::clear(std::uint64_t addr, std::uint64_t len) {
-  while (len > 0) {
-    const std::uint64_t page = addr / kPageSize;
-    const std::uint64_t off = addr % kPageSize;
-    const std::uint64_t n = std::min(len, kPageSize - off);
-    auto it = pages_.find(page);
-    if (it != pages_.end()) {
-      if (n == kPageSize) {
+    if (it != pages_.end()) {  // else every byte of the page is zero already
+      std::memset(base_ + addr, 0, n);
+      if (n == kPageSize) {  // the whole page: zeros, as if never written
+        if (it->second == Page::resident) --resident_;
         pages_.erase(it);
-      } else {
-        std::memset(it->second.get() + off, 0, n);
       }
     }
     addr += n;
@@ -67,13 +88,17 @@ Memory::Memory(sc_core::sc_module_name name, const SimConfig& cfg)
       socket("socket"),
       kernel_socket("kernel_socket"),
       handler_socket("handler_socket"),
-      cfg_(cfg) {
+      cfg_(cfg),
+      store_(cfg.mem_size) {
   socket.register_b_transport(this, &Memory::b_transport);
   socket.register_transport_dbg(this, &Memory::transport_dbg);
   kernel_socket.register_b_transport(this, &Memory::b_transport);
   kernel_socket.register_transport_dbg(this, &Memory::transport_dbg);
   handler_socket.register_b_transport(this, &Memory::b_transport);
   handler_socket.register_transport_dbg(this, &Memory::transport_dbg);
+  socket.register_get_direct_mem_ptr(this, &Memory::get_direct_mem_ptr);
+  kernel_socket.register_get_direct_mem_ptr(this, &Memory::get_direct_mem_ptr);
+  handler_socket.register_get_direct_mem_ptr(this, &Memory::get_direct_mem_ptr);
 }
 
 void Memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
@@ -92,14 +117,19 @@ void Memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& dela
   busy_until_ = start + cfg_.cycle() * static_cast<double>(cycles);
   delay = busy_until_ - sc_core::sc_time_stamp();
   // Without a data pointer the initiator moves the bytes itself, in pieces over the access's
-  // time (MemoryPort::kPieceBytes): the access is timed and counted here all the same.
+  // time (MemoryPort::kPieceBytes), or they are in place already (DMI: a kernel computed on
+  // them); the access is timed and counted here all the same, and a write counts its pages.
   std::uint8_t* const data = trans.get_data_ptr();
   if (trans.is_read()) {
     if (data != nullptr) store_.read(addr, data, len);
     ++reads_;
     bytes_read_ += len;
   } else if (trans.is_write()) {
-    if (data != nullptr) store_.write(addr, data, len);
+    if (data != nullptr) {
+      store_.write(addr, data, len);
+    } else {
+      store_.mark_written(addr, len);
+    }
     ++writes_;
     bytes_written_ += len;
   }
@@ -113,6 +143,21 @@ unsigned int Memory::transport_dbg(tlm::tlm_generic_payload& trans) {
   if (trans.is_read()) store_.read(addr, trans.get_data_ptr(), len);
   if (trans.is_write()) store_.write(addr, trans.get_data_ptr(), len);
   return static_cast<unsigned int>(len);
+}
+
+bool Memory::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
+  const std::uint64_t addr = trans.get_address();
+  const std::uint64_t len = trans.get_data_length();
+  if (addr > cfg_.mem_size || len > cfg_.mem_size - addr || cfg_.mem_size == 0) return false;
+  // The range asked for is the one the initiator uses; written in place, it may become non-zero.
+  if (trans.is_write()) (void)store_.direct(addr, len);
+  dmi.allow_read_write();
+  dmi.set_dmi_ptr(store_.base());
+  dmi.set_start_address(0);
+  dmi.set_end_address(cfg_.mem_size - 1);
+  dmi.set_read_latency(sc_core::SC_ZERO_TIME);  // the timed transactions carry the time
+  dmi.set_write_latency(sc_core::SC_ZERO_TIME);
+  return true;
 }
 
 void Memory::report(std::ostream& os) const {
@@ -144,13 +189,8 @@ bool MemoryPort::transport(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_
 }
 
 bool MemoryPort::transfer(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
-                          std::uint64_t len, CycleMeter& meter, sc_core::sc_time& last,
-                          std::vector<std::uint8_t>* grow) {
-  if (grow != nullptr && (grow->capacity() < len || grow->data() != data)) {
-    model_fatal("memory", "a read that grows a vector needs it reserved and pointed at");
-  }
+                          std::uint64_t len, CycleMeter& meter, sc_core::sc_time& last) {
   if (len <= kPieceBytes) {
-    if (grow != nullptr) grow->resize(len);
     return transport(cmd, addr, data, len, meter, last);
   }
   // The whole access, timed and counted, without moving bytes.
@@ -169,12 +209,13 @@ bool MemoryPort::transfer(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t
   for (std::uint64_t k = 0; k < pieces; ++k) {
     const std::uint64_t offset = k * kPieceBytes;
     const std::uint64_t n = std::min(kPieceBytes, len - offset);
-    if (grow != nullptr) grow->resize(offset + n);  // reserved: data stays where it is
-    piece.set_address(addr + offset);
-    piece.set_data_ptr(data + offset);
-    piece.set_data_length(static_cast<unsigned int>(n));
-    piece.set_streaming_width(static_cast<unsigned int>(n));
-    if (socket->transport_dbg(piece) != n) model_fatal("memory", "a piece of an access failed");
+    if (data != nullptr) {  // else the bytes are in place (DMI): only the time passes
+      piece.set_address(addr + offset);
+      piece.set_data_ptr(data + offset);
+      piece.set_data_length(static_cast<unsigned int>(n));
+      piece.set_streaming_width(static_cast<unsigned int>(n));
+      if (socket->transport_dbg(piece) != n) model_fatal("memory", "a piece of an access failed");
+    }
     // Share k ends at total * (k + 1) / pieces (integer units: the shares add up to total).
     const std::uint64_t end_units = q * (k + 1) + r * (k + 1) / pieces;
     const sc_core::sc_time share = sc_core::sc_time::from_value(end_units - done_units);
@@ -199,20 +240,30 @@ bool MemoryPort::access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* 
 }
 
 bool MemoryPort::read_unwaited(std::uint64_t addr, std::uint8_t* out, std::uint64_t len,
-                               CycleMeter& meter, sc_core::sc_time& wait,
-                               std::vector<std::uint8_t>* grow) {
-  return len <= kPieceBytes && grow == nullptr
-             ? transport(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait)
-             : transfer(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait, grow);
+                               CycleMeter& meter, sc_core::sc_time& wait) {
+  return transfer(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait);
 }
 
-bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter,
-                      std::vector<std::uint8_t>* grow) {
-  if (grow == nullptr) return access(tlm::TLM_READ_COMMAND, addr, out, len, meter);
-  sc_core::sc_time delay;
-  const bool ok = transfer(tlm::TLM_READ_COMMAND, addr, out, len, meter, delay, grow);
-  if (len != 0) sc_core::wait(delay);
-  return ok;
+bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter) {
+  return access(tlm::TLM_READ_COMMAND, addr, out, len, meter);
+}
+
+std::uint8_t* MemoryPort::direct(std::uint64_t addr, std::uint64_t len, bool write) {
+  tlm::tlm_generic_payload& trans = trans_;
+  trans.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  trans.set_address(addr);
+  trans.set_data_ptr(nullptr);
+  trans.set_data_length(static_cast<unsigned int>(len));
+  trans.set_streaming_width(static_cast<unsigned int>(len));
+  trans.set_byte_enable_ptr(nullptr);
+  trans.set_dmi_allowed(false);
+  tlm::tlm_dmi dmi;
+  if (len > 0xFFFFFFFFU || !socket->get_direct_mem_ptr(trans, dmi)) return nullptr;
+  if (!(write ? dmi.is_write_allowed() : dmi.is_read_allowed()) || addr < dmi.get_start_address() ||
+      (len != 0 && addr + len - 1 > dmi.get_end_address())) {
+    return nullptr;
+  }
+  return dmi.get_dmi_ptr() + (addr - dmi.get_start_address());
 }
 
 bool MemoryPort::write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len,

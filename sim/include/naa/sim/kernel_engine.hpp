@@ -4,7 +4,9 @@
 // connection run in order, different connections run independently. Immediate 0 aborts (no
 // kernel, no reply); an unknown function code answers 0x03. Cost per call: kernel_latency + the
 // kernel's cost model, plus the memory transfers (loading the regions, storing them back,
-// reading the outputs for the write-back).
+// reading the outputs for the write-back). The kernels compute on the regions in the memory
+// itself (TLM DMI, MemoryPort::direct); the loads and stores are timed accesses that move no
+// bytes (issue 31).
 #pragma once
 
 #include <array>
@@ -53,23 +55,21 @@ class KernelEngine : public sc_core::sc_module, public CallQueue, public Connect
   ModelContext& ctx_;
   KernelRegistry registry_;
   std::vector<std::unique_ptr<Channel<Call>>> lanes_;
-  // A load buffer: grows without zero-filling what the load overwrites (std::vector would).
+  // A private copy of a region, for a kernel that must not compute in place (KernelEngine::
+  // run_call): grows without zero-filling what the copy overwrites (std::vector would).
   struct LoadBuffer {
     std::unique_ptr<std::uint8_t[]> bytes;
     std::uint64_t size = 0;
     std::span<std::uint8_t> take(std::uint64_t n);  // n bytes, contents undefined
   };
-  // Per lane, per region index: the buffers of regions that are not written back to the host
-  // (inputs), kept from call to call so that a load does not zero-fill a fresh buffer it then
-  // overwrites (issue 31), nor when it grows (a first 64 MiB call zero-filled 64 MiB at one
-  // simulated instant). Freed when the lane's connection has gone.
+  // Per lane, per region index: those copies, kept from call to call; freed when the lane's
+  // connection has gone. Most calls need none: their kernels compute on the memory in place.
   std::vector<std::vector<LoadBuffer>> scratch_;
   // Per lane: run_call's working vectors, kept from call to call (issue 31: three allocations
   // per call before). Lanes run concurrently (each waits inside run_call), so one set per lane.
   struct CallVectors {
     std::vector<Region> directory;  // the call's regions as the directory had them
     std::vector<KernelRegion> regions;
-    std::vector<std::vector<std::uint8_t>> buffers;  // OUTPUT regions: become WQE payloads
     std::vector<std::size_t> outs;
   };
   std::vector<CallVectors> call_vectors_;
@@ -77,6 +77,9 @@ class KernelEngine : public sc_core::sc_module, public CallQueue, public Connect
   std::uint64_t dispatches_ = 0, aborted_ = 0, unknown_fn_ = 0, invalid_args_ = 0,
                 bad_immediate_ = 0, stale_ = 0, bytes_processed_ = 0, kernel_cycles_ = 0,
                 timeouts_ = 0;
+  // Bytes copied into private copies (activity.kernel.private_copy_bytes): 0 while every kernel
+  // computes in place. A count of the simulator's work, not of the modelled hardware's.
+  std::uint64_t private_copy_bytes_ = 0;
   std::array<std::uint64_t, 128> per_fn_{};
 };
 

@@ -1,7 +1,9 @@
-// Memory: the card's DDR (ARCHITECTURE.md "The NAA model") as a sparse byte store behind a TLM-2.0
-// target. b_transport annotates latency + ceil(len / mem_width) cycles; callers wait it. Pages
+// Memory: the card's DDR (ARCHITECTURE.md "The NAA model") as one byte store behind a TLM-2.0
+// target. b_transport annotates latency + ceil(len / mem_width) cycles; callers wait it. Bytes
 // that were never written read as zeros and take no host memory, so the default 4 GiB costs
-// nothing until used.
+// nothing until used. The store is contiguous, so an initiator may work on it in place through
+// TLM's direct memory interface (DMI): the KernelEngine's kernels compute on their regions where
+// they lie (issue 31), and its loads and stores are timed transactions that move no bytes.
 #pragma once
 
 #include <cstdint>
@@ -17,16 +19,37 @@
 
 namespace naa::sim {
 
-class SparseStore {
+// The bytes: one private anonymous mapping of the memory's size, reserved without swap
+// (MAP_NORESERVE), so the OS provides a page only when it is first written and untouched pages
+// read as zeros. `pages()` (memory.pages_resident) counts the 64 KiB pages that have been
+// written and not cleared whole since, as the sparse page map before it did.
+class MemoryStore {
  public:
   static constexpr std::uint64_t kPageSize = 64 * 1024;
+  explicit MemoryStore(std::uint64_t size);
+  ~MemoryStore();
+  MemoryStore(const MemoryStore&) = delete;
+  MemoryStore& operator=(const MemoryStore&) = delete;
+
   void read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) const;
   void write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len);
+  // The bytes of [addr, addr + len) for an initiator that writes them in place: they may be
+  // non-zero from now on (clear() zeroes them), without being counted resident.
+  std::uint8_t* direct(std::uint64_t addr, std::uint64_t len);
+  [[nodiscard]] std::uint8_t* base() const { return base_; }
+  // Counts [addr, addr + len) as written (a timed store of bytes already in place).
+  void mark_written(std::uint64_t addr, std::uint64_t len);
   void clear(std::uint64_t addr, std::uint64_t len);  // reads as zeros afterwards
-  [[nodiscard]] std::size_t pages() const { return pages_.size(); }
+  [[nodiscard]] std::size_t pages() const { return resident_; }
 
  private:
-  std::unordered_map<std::uint64_t, std::unique_ptr<std::uint8_t[]>> pages_;
+  enum class Page : std::uint8_t { touched, resident };  // touched: may be non-zero
+  void mark(std::uint64_t addr, std::uint64_t len, Page state);
+  std::uint8_t* base_ = nullptr;
+  std::uint64_t mapped_ = 0;
+  std::unordered_map<std::uint64_t, Page> pages_;  // absent: every byte is zero
+  std::size_t resident_ = 0;
+  std::uint64_t last_resident_ = ~std::uint64_t{0};  // the page the last write counted
 };
 
 // Provides the two TLM targets and MemoryScrub (to MrspHandler).
@@ -46,9 +69,12 @@ class Memory : public sc_core::sc_module, public MemoryScrub {
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
+  // DMI: the whole memory, read and write. The request's address and length are the range the
+  // initiator will use (MemoryPort::direct); a write request marks it as possibly non-zero.
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
 
   const SimConfig& cfg_;
-  SparseStore store_;
+  MemoryStore store_;
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
   std::uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0, busy_cycles_ = 0;
 };

@@ -33,20 +33,23 @@ class MemoryPort {
   explicit MemoryPort(const char* name) : socket(name) {}
   tlm_utils::simple_initiator_socket<MemoryPort> socket;
   // Return false on a TLM error (address beyond the memory).
-  //
-  // `grow` (reads only): the vector `out` points into, reserved for `len` bytes; it is resized
-  // piece by piece just before each piece arrives, so its zero-fill is spread over the access
-  // like the copy (KernelEngine's OUTPUT buffers, which become WQE payloads: a 64 MiB one was
-  // zero-filled at one simulated instant). Its size is `len` when the read has returned.
-  bool read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter,
-            std::vector<std::uint8_t>* grow = nullptr);
+  bool read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter);
   bool write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len, CycleMeter& meter);
+  // `out` / `in` may be nullptr: the access is timed and counted, and no bytes move (they are in
+  // place, written or read through direct()); a write counts its pages as written.
+  //
+  // Direct access (TLM DMI) to [addr, addr + len): the memory's own bytes, untimed, or nullptr
+  // if the range is outside the memory. `write`: the caller may change them (they are then
+  // cleared with the memory's regions like written bytes). The time of moving them is the
+  // caller's to account with a timed access without data (KernelEngine: its kernels compute
+  // on the regions in place; issue 31).
+  std::uint8_t* direct(std::uint64_t addr, std::uint64_t len, bool write);
   // read() without its (last) wait: the data is read now (as read() does at its start), the
   // access's time is accounted to the meter and returned in `wait` for the caller to wait, alone
   // or together with a time that follows it directly (KernelEngine: the load, then the kernel).
   // An access in pieces waits every share but the last here; `wait` is the last share.
   bool read_unwaited(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter,
-                     sc_core::sc_time& wait, std::vector<std::uint8_t>* grow = nullptr);
+                     sc_core::sc_time& wait);
 
  private:
   bool access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
@@ -56,8 +59,7 @@ class MemoryPort {
   // transport(), in pieces when longer than kPieceBytes: waits all shares but the last, which
   // it returns in `last` (the whole delay for an access in one piece or a failed one).
   bool transfer(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
-                CycleMeter& meter, sc_core::sc_time& last,
-                std::vector<std::uint8_t>* grow = nullptr);
+                CycleMeter& meter, sc_core::sc_time& last);
   // One payload for every access (issue 31: constructing one allocates its extension array).
   // Two processes may share a port; b_transport never waits, so each is done with the payload
   // before the other can run.
