@@ -46,6 +46,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -271,6 +272,10 @@ class Endpoint final : public Transport,
   void transmit(int fd, const protocol::Ipv4UdpHeaders& ctx, ByteView datagram);
   void flush_tx();  // sends what a TxBatch scope queued, in sendmmsg calls
   bool enqueue_tx(int fd, const sockaddr_in& to, ByteView datagram);
+  // The next free slot of the send batch for a datagram to `fd` (the batch is sent first if it
+  // is full or for another socket); commit_tx() queues what was written into it.
+  std::span<std::uint8_t> tx_slot(int fd);
+  void commit_tx(const sockaddr_in& to, std::size_t size);
   void send_now(int fd, const sockaddr_in& to, ByteView datagram);
   friend class TxBatch;
   void release_held(bool rx, HeldDatagram& h, Clock::time_point now);

@@ -358,24 +358,35 @@ void Endpoint::send_packet(std::uint32_t local_qpn, std::uint32_t dst_ip,
                            const protocol::PacketHeaders& headers, ByteView payload) {
   const SendSocket& s = send_socket(local_qpn);
   const std::size_t n = protocol::packet_size(headers, payload.size());
-  if (tx_buf_.size() < n) tx_buf_.resize(n);
-  auto encoded = protocol::encode_packet(headers, payload, tx_buf_);
+  // Inside a TxBatch scope (the usual case) the datagram is encoded straight into its slot of
+  // the batch: its payload is copied once on its way to the socket, not into tx_buf_ and then
+  // again into the batch (issue 31). Injected faults and the co-simulation's link take tx_buf_.
+  const bool batched = !opts_.link && tx_queue_.depth > 0 && !tx_fault_.active() &&
+                       tx_held_.empty() && n <= kRxBufferSize;
+  std::span<std::uint8_t> buf;
+  if (batched) {
+    buf = tx_slot(s.fd);
+  } else {
+    if (tx_buf_.size() < n) tx_buf_.resize(n);
+    buf = tx_buf_;
+  }
+  auto encoded = protocol::encode_packet(headers, payload, buf);
   if (!encoded) {
     ++stats_.dropped_other;
     return;
   }
-  const protocol::MutableByteView datagram(tx_buf_.data(), *encoded);
+  const protocol::MutableByteView datagram(buf.data(), *encoded);
   const protocol::Ipv4UdpHeaders ctx = protocol::make_roce_headers(ip_, s.port, dst_ip, *encoded);
   protocol::write_icrc(ctx, datagram);
-  if (tx_fault_.active() || !tx_held_.empty()) {
+  const sockaddr_in to = make_sockaddr(dst_ip, protocol::kRoceUdpPort);
+  if (batched) {
+    commit_tx(to, datagram.size());  // flush_tx() sends it, handling ICMP errors as below
+  } else if (tx_fault_.active() || !tx_held_.empty()) {
     fault_send(local_qpn, ctx, datagram);
     return;
-  }
-  if (opts_.link) {
+  } else if (opts_.link) {
     opts_.link->send(datagram, ip_, s.port, dst_ip);
-  }
-  const sockaddr_in to = make_sockaddr(dst_ip, protocol::kRoceUdpPort);
-  if (!opts_.link && tx_queue_.depth > 0 && enqueue_tx(s.fd, to, datagram)) {
+  } else if (tx_queue_.depth > 0 && enqueue_tx(s.fd, to, datagram)) {
     // flush_tx() sends it, with the same handling of ICMP errors as below.
   } else {
     send_now(s.fd, to, datagram);
@@ -404,16 +415,26 @@ void Endpoint::send_now(int fd, const sockaddr_in& to, ByteView datagram) {
   }
 }
 
-bool Endpoint::enqueue_tx(int fd, const sockaddr_in& to, ByteView datagram) {
+std::span<std::uint8_t> Endpoint::tx_slot(int fd) {
   TxQueue& q = tx_queue_;
-  if (datagram.size() > kRxBufferSize) return false;
   if (q.count == kTxBatch || (q.count > 0 && q.fd != fd)) flush_tx();
   if (q.bufs.empty()) q.bufs.resize(kTxBatch);
-  std::memcpy(q.bufs[q.count].data(), datagram.data(), datagram.size());
-  q.sizes[q.count] = datagram.size();
-  q.to[q.count] = to;
   q.fd = fd;
+  return q.bufs[q.count];
+}
+
+void Endpoint::commit_tx(const sockaddr_in& to, std::size_t size) {
+  TxQueue& q = tx_queue_;
+  q.sizes[q.count] = size;
+  q.to[q.count] = to;
   ++q.count;
+}
+
+bool Endpoint::enqueue_tx(int fd, const sockaddr_in& to, ByteView datagram) {
+  if (datagram.size() > kRxBufferSize) return false;
+  const std::span<std::uint8_t> slot = tx_slot(fd);
+  std::memcpy(slot.data(), datagram.data(), datagram.size());
+  commit_tx(to, datagram.size());
   return true;
 }
 
