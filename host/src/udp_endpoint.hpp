@@ -325,10 +325,15 @@ class Endpoint final : public Transport,
     int depth = 0;  // open TxBatch scopes
     int fd = -1;
     std::size_t count = 0;
-    std::vector<std::array<std::uint8_t, kRxBufferSize>> bufs;
+    // The queued datagrams back to back: datagram i at offsets[i], sizes[i] bytes; offsets[count]
+    // is where the next goes. A run of datagrams of one size to one loopback address leaves as
+    // one UDP GSO send (flush_tx).
+    std::vector<std::uint8_t> bytes;
+    std::array<std::size_t, kTxBatch + 1> offsets{};
     std::array<std::size_t, kTxBatch> sizes{};
     std::array<sockaddr_in, kTxBatch> to{};
   } tx_queue_;
+  bool tx_gso_ = true;  // UDP_SEGMENT works here; cleared when the kernel refuses it
   std::vector<std::array<std::uint8_t, kRxBufferSize>> rx_bufs_;
   impair::Injector rx_fault_, tx_fault_;
   HeldQueue rx_held_, tx_held_;

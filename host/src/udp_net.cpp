@@ -415,29 +415,6 @@ void Endpoint::send_now(int fd, const sockaddr_in& to, ByteView datagram) {
   }
 }
 
-std::span<std::uint8_t> Endpoint::tx_slot(int fd) {
-  TxQueue& q = tx_queue_;
-  if (q.count == kTxBatch || (q.count > 0 && q.fd != fd)) flush_tx();
-  if (q.bufs.empty()) q.bufs.resize(kTxBatch);
-  q.fd = fd;
-  return q.bufs[q.count];
-}
-
-void Endpoint::commit_tx(const sockaddr_in& to, std::size_t size) {
-  TxQueue& q = tx_queue_;
-  q.sizes[q.count] = size;
-  q.to[q.count] = to;
-  ++q.count;
-}
-
-bool Endpoint::enqueue_tx(int fd, const sockaddr_in& to, ByteView datagram) {
-  if (datagram.size() > kRxBufferSize) return false;
-  const std::span<std::uint8_t> slot = tx_slot(fd);
-  std::memcpy(slot.data(), datagram.data(), datagram.size());
-  commit_tx(to, datagram.size());
-  return true;
-}
-
 // ---- Network impairment (naa::impair, docs/reliability.md)
 // ------------------------------------
 
@@ -510,33 +487,6 @@ void Endpoint::transmit(int fd, const protocol::Ipv4UdpHeaders& ctx, ByteView da
   ++stats_.packets_sent;
   stats_.bytes_sent += datagram.size();
   if (pcap_.is_open()) pcap_.write_roce(wall_ns(), ctx, datagram);
-}
-
-void Endpoint::flush_tx() {
-  TxQueue& q = tx_queue_;
-  std::array<mmsghdr, kTxBatch> msgs{};
-  std::array<iovec, kTxBatch> iov{};
-  for (std::size_t i = 0; i < q.count; ++i) {
-    iov[i] = {q.bufs[i].data(), q.sizes[i]};
-    msgs[i].msg_hdr.msg_name = &q.to[i];
-    msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
-    msgs[i].msg_hdr.msg_iov = &iov[i];
-    msgs[i].msg_hdr.msg_iovlen = 1;
-  }
-  std::size_t sent = 0;
-  while (sent < q.count) {
-    ++stats_.send_system_calls;
-    const int n = ::sendmmsg(q.fd, msgs.data() + sent, static_cast<unsigned>(q.count - sent), 0);
-    if (n > 0) {
-      sent += static_cast<std::size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    // The datagram at `sent` failed (a queued ICMP error, or no buffer): as an unbatched send.
-    send_now(q.fd, q.to[sent], {q.bufs[sent].data(), q.sizes[sent]});
-    ++sent;
-  }
-  q.count = 0;
 }
 
 void Endpoint::release_held(bool rx, HeldDatagram& h, Clock::time_point now) {

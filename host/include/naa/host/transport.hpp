@@ -203,6 +203,9 @@ struct TransportStats {
   // UdpRoce: system calls that sent datagrams (sendto, or sendmmsg for what one receive pass,
   // post_send or timer pass produced).
   std::uint64_t send_system_calls = 0;
+  // UdpRoce: datagrams that left in UDP GSO sends (toward a loopback address: a run of equal-size
+  // datagrams as one send the kernel cuts up; docs/performance-cost.md item 23).
+  std::uint64_t gso_datagrams = 0;
   // Injected faults (UdpRoceOptions::fault_rx / fault_tx; docs/reliability.md).
   std::uint64_t fault_rx_loss = 0, fault_rx_dup = 0, fault_rx_reorder = 0, fault_rx_corrupt = 0;
   std::uint64_t fault_tx_loss = 0, fault_tx_dup = 0, fault_tx_reorder = 0, fault_tx_corrupt = 0;
