@@ -38,6 +38,9 @@ class SessionCore {
   bool test(CallOutcome& out);
   bool wait(CallOutcome& out, std::chrono::nanoseconds timeout);
 
+  // session_mrsp.cpp: MRSP 0x06 here, then 0x08 on `data` (Session::bind_peer).
+  std::error_code bind_peer(std::uint8_t peer, SessionCore& data, std::size_t region,
+                            std::string& detail);
   std::error_code set_send_length(std::size_t index, std::size_t bytes);
   std::error_code disconnect();
   [[nodiscard]] bool connected() const;
@@ -77,6 +80,7 @@ class SessionCore {
   std::vector<std::uint8_t> image_buf_;  // the handler image and its initial state
   MemoryRegion mrsp_tx_mr_{};
   MemoryRegion mrsp_rx_mr_{};
+  bool handed_over_ = false;  // bind_peer gave the connection to another NAA: no more calls
   // The outstanding call.
   bool active_ = false;
   bool first_call_done_ = false;

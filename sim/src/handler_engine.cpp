@@ -421,6 +421,8 @@ void HandlerEngine::run_completion(std::uint32_t hpu_index, Task& t) {
   if (!valid()) return;
   meter.spend(1);
   auto reset = [&] {
+    ++calls_ended_;
+    last_call_end_ps_ = static_cast<std::uint64_t>(sc_core::sc_time_stamp().value());
     CallState next;
     next.generation = call.generation;
     call = std::move(next);
@@ -452,12 +454,21 @@ void HandlerEngine::run_completion(std::uint32_t hpu_index, Task& t) {
       ++segv_;
       fail(call, kRcHandlerSegv);
     }
-    if (call.rc == 0 && apply(qp, t.generation, regions, hc.actions, true,
+    // A connection handed over to another NAA's peer QP answers to nobody (docs/spin.md "Puts
+    // to other nodes"): that NAA's handlers wait for no result.
+    if (call.rc == 0 && apply(qp, t.generation, regions, hc.actions, !qp.handed_over,
                               protocol::encode_result_immediate(d->fn, 0), meter)) {
+      end_peer_messages(qp, call);
+      if (qp.handed_over) ++unanswered_calls_;
       return reset();
     }
   }
   if (!valid()) return;
+  end_peer_messages(qp, call);  // the peers' messages end even if this call failed
+  if (qp.handed_over) {
+    ++unanswered_calls_;
+    return reset();
+  }
   // Failure: a zero-length WRITE_WITH_IMM with the return code (PROTOCOL.md 5.2).
   SendWqe w;
   w.op = SendWqe::Op::write;

@@ -13,7 +13,7 @@ using namespace naa::protocol;
 using naa::testbench::from_hex;
 
 TEST_CASE("mrsp peers: 0x06 peer has the bytes docs/protocol.md describes", "[mrsp]") {
-  const MrspPeer in{3,           0x0A000102, 0x00012345, 4096, 0x0000'0001'0000'2000ULL,
+  const MrspPeer in{3,          0x0A000102, 0x00012345, 4096, 0x0000'0001'0000'2000ULL,
                     0xA1B2C3D4, 0x00010000, 0x0000009E};
   std::vector<std::uint8_t> out(kMrspPeerSize);
   REQUIRE(*encode_mrsp_peer(in, out) == kMrspPeerSize);
