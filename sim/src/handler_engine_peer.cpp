@@ -42,7 +42,10 @@ bool HandlerEngine::peer_action_ok(const Qp& qp, const std::vector<Region>& regi
   const std::uint64_t len = a.kind == Kind::peer_host ? a.length : a.bytes.size();
   if (a.offset > b->size || len > b->size - a.offset) return false;
   if (a.kind == Kind::peer_device) return len <= pq.mtu;
-  return a.region < regions.size() && len <= regions[a.region].size &&
+  // From memory: the same offset of the local region (a packet deposited at its offset is
+  // forwarded from there), inside the region.
+  return a.region < regions.size() && a.offset <= regions[a.region].size &&
+         len <= regions[a.region].size - a.offset &&
          (regions[a.region].flags & protocol::kMrspFlagInternal) == 0;
 }
 
@@ -61,7 +64,7 @@ void HandlerEngine::post_peer_put(Qp& qp, std::uint32_t generation,
     wait_deposits();  // the region must hold every deposit before it is read
     w.data.resize(a.length);
     const Region& reg = regions[a.region];
-    if (a.length != 0 && !mem.read(reg.naa_address, w.data.data(), a.length, meter)) {
+    if (a.length != 0 && !mem.read(reg.naa_address + a.offset, w.data.data(), a.length, meter)) {
       model_fatal(name(), "peer put outside the memory");
     }
   }

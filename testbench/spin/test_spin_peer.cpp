@@ -83,6 +83,20 @@ TEST_CASE("spin peers: NAA 0's handler puts the message to NAA 1, which holds it
   CHECK(r.naas[1].end_ps > r.naas[0].end_ps - 0);  // the child ends after its parent streamed
 }
 
+TEST_CASE("spin peers: puts from HPU memory (PtlHandlerPutFromDevicePeer) reach NAA 1 too") {
+  const std::uint64_t bytes = 3 * 4096 + 100;
+  BroadcastConfig c = config(2, bytes);
+  c.image = read_file(SPIN_BROADCAST_DEVICE_ELF);
+  const BroadcastResult r = naa::fabric::run_broadcast(c);
+  REQUIRE_FALSE(r.bind_error);
+  CHECK(r.return_code == 0);
+  INFO(r.naas[0].stats << "----\n" << r.naas[1].stats);
+  CHECK(r.all_verified());
+  CHECK(stat(r.naas[0].stats, "handler.peer_puts") == 4);
+  CHECK(stat(r.naas[0].stats, "handler.peer_bytes") == bytes);
+  CHECK(stat(r.naas[1].stats, "handler.payloads") == 4);
+}
+
 TEST_CASE("spin peers: a binomial broadcast to 8 NAAs, every NAA holds the message") {
   INFO("NAA_TEST_SEED=" << naa::testbench::test_seed());
   const std::uint64_t bytes = 32 * 1024;

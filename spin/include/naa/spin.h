@@ -294,8 +294,10 @@ static inline void PtlHandlerPutFromDevicePeer(const void* local, uint32_t len, 
   naa_spin_action(NAA_SPIN_ACT_PUT_FROM_DEVICE_PEER, (uint32_t)(uintptr_t)local, len, peer,
                   (uint32_t)offset, (uint32_t)(offset >> 32));
 }
-/* The first `length` bytes of region `region` of NAA memory (like PtlHandlerPutFromHost), after
- * every earlier DMA to memory landed. */
+/* `length` bytes at `offset` of region `region` of NAA memory to the same offset of the peer's
+ * region (a packet deposited at its offset is forwarded from there), after every earlier DMA to
+ * memory landed. It reads NAA memory through the DMA engine, not HPU memory at the HPU's width:
+ * cheaper than a put from the device for a packet already deposited. */
 static inline void PtlHandlerPutFromHostPeer(uint32_t region, uint32_t length, uint32_t peer,
                                              uint64_t offset) {
   naa_spin_action(NAA_SPIN_ACT_PUT_FROM_HOST_PEER, region, length, peer, (uint32_t)offset,

@@ -63,7 +63,8 @@ class HandlerContext {
  public:
   struct Action {
     // peer_device, peer_host (docs/spin.md "Puts to other nodes"): to the NAA region of the
-    // connection's peer `peer`, at `offset` of it; peer_host reads `length` bytes of `region`.
+    // connection's peer `peer`, at `offset` of it; peer_host reads `length` bytes at `offset`
+    // of `region`.
     enum class Kind : std::uint8_t {
       deposit,
       reply,
@@ -112,8 +113,8 @@ class HandlerContext {
   // One RDMA WRITE of `bytes` (at most the peer QP's MTU) from HPU memory to `offset` of the
   // region of the connection's peer `peer` (PtlHandlerPutFromDevicePeer).
   void put_peer(std::uint32_t peer, std::uint64_t offset, std::span<const std::uint8_t> bytes);
-  // The first `length` bytes of region `region`, from NAA memory to `offset` of peer `peer`'s
-  // region (PtlHandlerPutFromHostPeer).
+  // `length` bytes at `offset` of region `region`, from NAA memory to the same offset of peer
+  // `peer`'s region (PtlHandlerPutFromHostPeer).
   void put_peer_from_region(std::size_t region, std::uint64_t length, std::uint32_t peer,
                             std::uint64_t offset);
   // The index of the i-th non-internal region with all of `flags`, or regions.size().
