@@ -88,7 +88,9 @@ BroadcastResult run_broadcast(const BroadcastConfig& cfg) {
     so.path_mtu = cfg.mtu;
     so.stream_function = cfg.fn;
     so.stream_argument = info.children.size();
-    so.handler_image = (j == 0 && !cfg.root_image.empty()) ? cfg.root_image : cfg.image;
+    so.handler_image = (j == 0 && !cfg.root_image.empty())    ? cfg.root_image
+                       : (j != 0 && !cfg.child_image.empty()) ? cfg.child_image
+                                                              : cfg.image;
     so.irn_streaming = j != 0 && cfg.irn_children;
     sessions.push_back(std::make_unique<host::Session>(
         transport, so, std::vector<host::Region>{host::Region::input(buf).stream()}));

@@ -186,7 +186,9 @@ void HandlerEngine::report(std::ostream& os) const {
     os << "handler.peer_puts=" << peer_puts_ << '\n'
        << "handler.peer_bytes=" << peer_bytes_ << '\n'
        << "handler.peer_ends=" << peer_ends_ << '\n'
-       << "handler.unanswered_calls=" << unanswered_calls_ << '\n';
+       << "handler.unanswered_calls=" << unanswered_calls_ << '\n'
+       << "handler.peer_blocked=" << peer_blocked_ << '\n'
+       << "handler.peer_max_outstanding=" << peer_max_outstanding_ << '\n';
   }
   // Only once a header handler dropped or proceeded a message (sparse, like the images').
   if (dropped_messages_ + proceeded_messages_ + unordered_ != 0) {

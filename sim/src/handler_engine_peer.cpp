@@ -4,10 +4,22 @@
 // the other NAA's region; the Transport's requester (segmentation, window, retransmission) sends
 // it like any message. The call's message ends there with a zero-length WRITE_WITH_IMM once the
 // completion handler's actions are out, so the other NAA's completion handler runs.
+#include <algorithm>
+
+#include "naa/protocol/headers.hpp"
 #include "naa/protocol/mrsp.hpp"
 #include "naa/sim/handler_engine.hpp"
 
 namespace naa::sim {
+namespace {
+
+// The requester's window (PROTOCOL.md 3: at most 128 unacknowledged PSNs, transport_requester.cpp).
+constexpr std::uint32_t kPeerWindow = 128;
+// How often a blocked HPU looks at the window again (cycles): the acknowledgement that opens it
+// is the Transport's, which has no event for other blocks.
+constexpr std::uint64_t kPeerPollCycles = 16;
+
+}  // namespace
 
 void HandlerContext::put_peer(std::uint32_t peer, std::uint64_t offset,
                               std::span<const std::uint8_t> bytes) {
@@ -69,13 +81,29 @@ void HandlerEngine::post_peer_put(Qp& qp, std::uint32_t generation,
     }
   }
   Qp& pq = ctx_.qps.at(b->qp_index);
-  if (qp.generation != generation || pq.generation != b->generation || pq.state != QpState::rts) {
-    return;
+  const std::uint32_t peer_generation = b->generation;
+  auto valid = [&] {
+    return qp.generation == generation && pq.generation == peer_generation &&
+           pq.state == QpState::rts;
+  };
+  // Flow control (seed 004 2: "Messages issued from HPU memory may block the HPU thread until the
+  // message is delivered"): the HPU waits while the peer QP has a window's worth of packets
+  // unacknowledged, so a slow peer slows the handlers that feed it, and through them their
+  // own sender (RNR NAKs once every HPU waits), not a queue that grows without bound.
+  bool blocked = false;
+  while (valid() && protocol::psn_diff(pq.psn_tail, pq.psn_una) >= kPeerWindow) {
+    blocked = true;
+    sc_core::wait(ctx_.cfg.cycle() * static_cast<double>(kPeerPollCycles));
   }
+  if (blocked) ++peer_blocked_;
+  if (!valid()) return;
   ++peer_puts_;
   peer_bytes_ += w.data.size();
   calls_[static_cast<std::size_t>(&qp - ctx_.qps.data())].peers_used |= 1U << a.peer;
   sends->post_send(pq, std::move(w));
+  // Packets the peer QP has outstanding with this one: at most the window while puts block.
+  peer_max_outstanding_ =
+      std::max<std::uint64_t>(peer_max_outstanding_, protocol::psn_diff(pq.psn_tail, pq.psn_una));
 }
 
 void HandlerEngine::end_peer_messages(Qp& qp, CallState& call) {

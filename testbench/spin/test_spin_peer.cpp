@@ -83,10 +83,10 @@ TEST_CASE("spin peers: NAA 0's handler puts the message to NAA 1, which holds it
   CHECK(r.naas[1].end_ps > r.naas[0].end_ps - 0);  // the child ends after its parent streamed
 }
 
-TEST_CASE("spin peers: puts from HPU memory (PtlHandlerPutFromDevicePeer) reach NAA 1 too") {
+TEST_CASE("spin peers: puts from NAA memory (PtlHandlerPutFromHostPeer) reach NAA 1 too") {
   const std::uint64_t bytes = 3 * 4096 + 100;
   BroadcastConfig c = config(2, bytes);
-  c.image = read_file(SPIN_BROADCAST_DEVICE_ELF);
+  c.image = read_file(SPIN_BROADCAST_MEMORY_ELF);
   const BroadcastResult r = naa::fabric::run_broadcast(c);
   REQUIRE_FALSE(r.bind_error);
   CHECK(r.return_code == 0);
@@ -145,6 +145,27 @@ TEST_CASE("spin peers: a put past the end of the peer's region fails the call wi
   CHECK(stat(r.naas[0].stats, "handler.segv") >= 1);
   CHECK(stat(r.naas[0].stats, "handler.peer_puts") == 0);
   CHECK(stat(r.naas[1].stats, "handler.payloads") == 0);
+}
+
+TEST_CASE("spin peers: a slow peer blocks its parent's HPUs, which RNR-NAK the host in turn") {
+  // Flow control (docs/spin.md "Puts to other nodes" 4): NAA 1's handler is several times slower
+  // than NAA 0 forwards, so NAA 1 RNR-NAKs the puts, NAA 0's peer QP fills its window, the puts
+  // block NAA 0's HPUs, and NAA 0 RNR-NAKs the host. Nothing is lost: both hold the message.
+  BroadcastConfig c = config(2, 2 * 1024 * 1024);
+  c.naa.hpus = 8;
+  c.child_image = read_file(SPIN_SLOW_SINK_ELF);
+  const BroadcastResult r = naa::fabric::run_broadcast(c);
+  REQUIRE_FALSE(r.bind_error);
+  CHECK(r.return_code == 0);
+  INFO(r.naas[0].stats << "----\n" << r.naas[1].stats);
+  CHECK(r.all_verified());
+  CHECK(stat(r.naas[1].stats, "handler.rnr_naks") > 0);
+  CHECK(stat(r.naas[0].stats, "transport.rnr_naks_received") > 0);
+  CHECK(stat(r.naas[0].stats, "handler.peer_blocked") > 0);
+  // The puts waited for the window: never more than 128 packets outstanding on the peer QP.
+  CHECK(stat(r.naas[0].stats, "handler.peer_max_outstanding") == 128);
+  CHECK(stat(r.naas[0].stats, "handler.rnr_naks") > 0);
+  CHECK(stat(r.naas[0].stats, "handler.peer_puts") == 512);
 }
 
 TEST_CASE("spin peers: an NAA with no QP free for the peer refuses with MRSP error 0x08") {

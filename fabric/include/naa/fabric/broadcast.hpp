@@ -22,7 +22,8 @@ struct BroadcastConfig {
   int naas = 4;                     // 2..8
   std::uint64_t bytes = 64 * 1024;  // the message
   std::vector<std::uint8_t> image;  // every NAA's handler image (function `fn`, argument: children)
-  std::vector<std::uint8_t> root_image;  // if not empty: NAA 0's image instead (tests)
+  std::vector<std::uint8_t> root_image;   // if not empty: NAA 0's image instead (tests)
+  std::vector<std::uint8_t> child_image;  // if not empty: every other NAA's image (tests)
   std::uint8_t fn = 33;
   bool tree = true;  // false: the host sends the message to every NAA itself
   double gbps = 100;

@@ -343,7 +343,8 @@ class HandlerEngine : public sc_core::sc_module,
                 flow_control_calls_ = 0, completions_saw_flow_control_ = 0, mismatched_fn_ = 0,
                 dropped_messages_ = 0, proceeded_messages_ = 0, proceeded_packets_ = 0,
                 unordered_ = 0;
-  std::uint64_t peer_puts_ = 0, peer_bytes_ = 0, peer_ends_ = 0, unanswered_calls_ = 0;
+  std::uint64_t peer_puts_ = 0, peer_bytes_ = 0, peer_ends_ = 0, unanswered_calls_ = 0,
+                peer_blocked_ = 0, peer_max_outstanding_ = 0;
   std::uint64_t calls_ended_ = 0, last_call_end_ps_ = 0;
   std::array<std::uint64_t, 256> kernel_runs_{};  // per function code (HandlerContext)
   // Simulated time of the first payload handler's start and of its packet's hand-over by the
