@@ -148,8 +148,15 @@ BroadcastResult run_broadcast(const BroadcastConfig& cfg) {
     if (all_ended) r.last_holds_ps = std::max<Ps>(r.last_holds_ps, static_cast<Ps>(info.end_ps));
   }
   if (!all_ended) r.last_holds_ps = 0;
-  for (std::size_t j = 1; j < sessions.size() && cfg.tree; ++j)
-    sessions[j].reset();  // handed over: nothing to disconnect at the host's side (see docs)
+  // Disconnect (DREQ) every session, the handed-over ones too: their NAAs release them, and the
+  // peer QPs go with the connections that bound them (final_stats).
+  for (auto& s : sessions)
+    s.reset();
+  for (int j = 0; j < n; ++j) {
+    std::ostringstream os;
+    net.naa_model(naa_nodes[static_cast<std::size_t>(j)])->report(os);
+    r.naas[static_cast<std::size_t>(j)].final_stats = os.str();
+  }
   net.clear_events();
   return r;
 }

@@ -22,6 +22,7 @@ void Transport::close_peer(Qp& qp) {
 void Transport::apply_handover(Qp& qp) {
   const Qp::Handover h = *qp.handover_pending;
   qp.handover_pending.reset();
+  qp.cm_peer_ip = qp.peer_ip;
   qp.peer_ip = h.peer_ip;
   qp.peer_qpn = h.peer_qpn;
   qp.epsn = h.psn;

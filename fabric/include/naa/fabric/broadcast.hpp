@@ -42,6 +42,7 @@ struct BroadcastNaa {
   std::uint64_t end_ps = 0;  // simulated time its (last) streaming call ended
   std::uint64_t calls = 0;   // streaming calls ended there
   std::string stats;         // its model's statistics (naa-sim's keys)
+  std::string final_stats;   // the same once the host disconnected every session
 };
 
 struct BroadcastResult {

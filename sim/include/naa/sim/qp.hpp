@@ -128,6 +128,7 @@ struct Qp {
   };
   std::optional<Handover> handover_pending;
   bool handed_over = false;
+  std::uint32_t cm_peer_ip = 0;  // handed over: the host whose DREQ still ends the connection
 
   // ---- idle liveness ----
   sc_core::sc_time last_heard;  // simulated time of the last valid packet from the peer
