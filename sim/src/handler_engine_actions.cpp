@@ -118,6 +118,7 @@ bool HandlerEngine::apply(Qp& qp, std::uint32_t generation, const std::vector<Re
       if (!a.bytes.empty()) {
         dma_.push_back(Deposit{reg.naa_address + a.offset, std::move(a.bytes),
                                static_cast<std::uint32_t>(&qp - ctx_.qps.data()), generation});
+        ++deposits_pushed_;
         dma_work_.notify(sc_core::SC_ZERO_TIME);
       }
       continue;

@@ -73,7 +73,9 @@ void HandlerEngine::post_peer_put(Qp& qp, std::uint32_t generation,
   if (a.kind == HandlerContext::Action::Kind::peer_device) {
     w.data = std::move(a.bytes);
   } else {
-    wait_deposits();  // the region must hold every deposit before it is read
+    // The region must hold the deposits posted before this put (this invocation's own among
+    // them); deposits other HPUs post meanwhile need not hold it up.
+    wait_deposits_through(deposits_pushed_);
     w.data.resize(a.length);
     const Region& reg = regions[a.region];
     if (a.length != 0 && !mem.read(reg.naa_address + a.offset, w.data.data(), a.length, meter)) {

@@ -312,7 +312,11 @@ class HandlerEngine : public sc_core::sc_module,
   };
   void dma_thread();
   void wait_deposits();
+  // Until the first `count` deposits ever posted are in memory (not those posted since).
+  void wait_deposits_through(std::uint64_t count);
   std::deque<Deposit> dma_;
+  std::uint64_t deposits_pushed_ = 0, deposits_done_ = 0;
+  sc_core::sc_event deposit_done_;
   bool dma_busy_ = false;
   sc_core::sc_event dma_work_, dma_idle_;
   std::unique_ptr<CycleMeter> dma_meter_;
