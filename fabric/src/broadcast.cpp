@@ -107,6 +107,11 @@ BroadcastResult run_broadcast(const BroadcastConfig& cfg) {
         } catch (const host::Error& e) {
           r.bind_error = e.code();
           r.bind_detail = e.what();
+          for (int j = 0; j < n; ++j) {  // what the NAAs hold after the refusal
+            std::ostringstream os;
+            net.naa_model(naa_nodes[static_cast<std::size_t>(j)])->report(os);
+            r.naas[static_cast<std::size_t>(j)].stats = os.str();
+          }
           return r;
         }
       }

@@ -12,6 +12,7 @@
 
 #include "naa/host/session.hpp"
 #include "naa/host/transport.hpp"
+#include "naa/protocol/mrsp.hpp"
 
 namespace naa::host::detail {
 
@@ -63,6 +64,8 @@ class SessionCore {
   // session_mrsp.cpp: the 0x01/0x02 exchange, the handler image's 0x04/0x05 (if any).
   std::error_code run_mrsp(std::string& detail);
   std::error_code install_handler(std::string& detail);
+  std::error_code hand_over(std::uint32_t naa_i, const protocol::MrspPeerBound& bound,
+                            std::string& detail);
   std::error_code exchange_mrsp(std::size_t length, WorkCompletion& answer, std::string& detail);
   std::error_code await_mrsp(std::initializer_list<std::uint64_t> ids, WorkCompletion& answer,
                              std::string& detail);

@@ -271,11 +271,30 @@ std::error_code SessionCore::bind_peer(std::uint8_t peer, SessionCore& data, std
     detail = "the NAA answered MRSP 0x06 peer with a message of type " + hex2(mrsp_rx_[0]);
     return Errc::mrsp_bad_reply;
   }
-  n = protocol::encode_mrsp_handover(protocol::MrspHandover{*naa_i, bound->qpn, bound->psn},
-                                     data.mrsp_tx_);
+  const std::error_code ec = data.hand_over(*naa_i, *bound, detail);
+  if (ec) {
+    // NAA i would keep a QP to a connection that was not handed over: take peer k back (a 0x06
+    // with an empty region). Its outcome does not change the error the caller gets.
+    protocol::MrspPeer release;
+    release.index = peer;
+    auto r = protocol::encode_mrsp_peer(release, mrsp_tx_);
+    std::string ignored;
+    if (r) (void)exchange_mrsp(*r, answer, ignored);
+    return ec;
+  }
+  data.handed_over_ = true;
+  return {};
+}
+
+// The 0x08 on this (data) connection and its answer.
+std::error_code SessionCore::hand_over(std::uint32_t naa_i, const protocol::MrspPeerBound& bound,
+                                       std::string& detail) {
+  auto n =
+      protocol::encode_mrsp_handover(protocol::MrspHandover{naa_i, bound.qpn, bound.psn}, mrsp_tx_);
   if (!n) return Errc::invalid_argument;
-  if (auto ec = data.exchange_mrsp(*n, answer, detail)) return ec;
-  msg = protocol::decode_mrsp(protocol::ByteView(data.mrsp_rx_.data(), answer.byte_len));
+  WorkCompletion answer;
+  if (auto ec = exchange_mrsp(*n, answer, detail)) return ec;
+  auto msg = protocol::decode_mrsp(protocol::ByteView(mrsp_rx_.data(), answer.byte_len));
   if (!msg) {
     detail = "the answer to MRSP 0x08 handover does not decode: " +
              std::string(protocol::to_string(msg.error()));
@@ -287,10 +306,9 @@ std::error_code SessionCore::bind_peer(std::uint8_t peer, SessionCore& data, std
     return errc_of_mrsp_error(err->code);
   }
   if (!std::holds_alternative<protocol::MrspHandedOver>(*msg)) {
-    detail = "the NAA answered MRSP 0x08 handover with a message of type " + hex2(data.mrsp_rx_[0]);
+    detail = "the NAA answered MRSP 0x08 handover with a message of type " + hex2(mrsp_rx_[0]);
     return Errc::mrsp_bad_reply;
   }
-  data.handed_over_ = true;
   return {};
 }
 

@@ -263,8 +263,10 @@ void MrspHandler::report(std::ostream& os) const {
     if (c > protocol::kMrspErrorTooManyRegions && errors_[c] == 0) continue;
     os << "mrsp.error_" << c << '=' << errors_[c] << '\n';
   }
-  if (peers_bound_ + handovers_ != 0) {  // peers (sparse)
-    os << "mrsp.peers_bound=" << peers_bound_ << '\n' << "mrsp.handovers=" << handovers_ << '\n';
+  if (peers_bound_ + peers_released_ + handovers_ != 0) {  // peers (sparse)
+    os << "mrsp.peers_bound=" << peers_bound_ << '\n'
+       << "mrsp.peers_released=" << peers_released_ << '\n'
+       << "mrsp.handovers=" << handovers_ << '\n';
   }
   if (installs_ != 0) {
     os << "mrsp.installs=" << installs_ << '\n' << "mrsp.images_installed=" << installed_ << '\n';

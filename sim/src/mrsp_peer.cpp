@@ -34,10 +34,15 @@ std::uint8_t MrspHandler::bind_peer(Qp& qp, std::size_t index, const protocol::M
   if (m.index >= protocol::kMrspMaxPeers || qp.peer_requester || qp.handed_over) {
     return protocol::kMrspErrorBadPeer;
   }
-  if (m.mtu < 256 || m.mtu > ctx_.cfg.mtu_max || (m.mtu & (m.mtu - 1)) != 0 || m.size == 0) {
+  release_peer(index, m.index);  // a second 0x06 for the same k replaces the peer
+  if (m.size == 0) {  // an empty region: the host takes peer k back (its hand-over failed)
+    ++peers_released_;
+    bound = protocol::MrspPeerBound{m.index, 0, 0};
+    return 0;
+  }
+  if (m.mtu < 256 || m.mtu > ctx_.cfg.mtu_max || (m.mtu & (m.mtu - 1)) != 0) {
     return protocol::kMrspErrorBadPeer;
   }
-  release_peer(index, m.index);  // a second 0x06 for the same k replaces the peer
   Qp* slot = nullptr;
   for (Qp& q : ctx_.qps) {
     if (q.state == QpState::free) {

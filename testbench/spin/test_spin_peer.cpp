@@ -42,7 +42,7 @@ BroadcastConfig config(int naas, std::uint64_t bytes) {
 // The peer counters are printed only once one is non-zero (the digest of runs without peers
 // stays as it was): absent, they read 0. Any other key must be there.
 std::uint64_t stat(const std::string& stats, const std::string& key) {
-  for (const char* sparse : {"handler.peer_", "handler.unanswered_calls", "mrsp.peers_bound",
+  for (const char* sparse : {"handler.peer_", "handler.unanswered_calls", "mrsp.peers_",
                              "mrsp.handovers", "transport.handovers", "mrsp.error_8"}) {
     if (key.rfind(sparse, 0) == 0 && stats.find("\n" + key + "=") == std::string::npos &&
         stats.rfind(key + "=", 0) != 0) {
@@ -190,6 +190,12 @@ TEST_CASE("spin peers: an IRN connection is not handed over (MRSP error 0x08)") 
   INFO(r.bind_detail);
   CHECK(r.bind_error == naa::host::Errc::mrsp_bad_peer);
   CHECK(r.bind_detail.find("hand-over") != std::string::npos);
+  // The host took the peer back (0x06 with an empty region): NAA 0 holds only its connection.
+  INFO(r.naas[0].stats);
+  CHECK(stat(r.naas[0].stats, "mrsp.peers_bound") == 1);
+  CHECK(stat(r.naas[0].stats, "mrsp.peers_released") == 1);
+  CHECK(stat(r.naas[0].stats, "cm.connections") == 1);
+  CHECK(stat(r.naas[1].stats, "mrsp.error_8") == 1);
 }
 
 TEST_CASE("spin peers: the baseline, the host sends the message to every NAA itself") {

@@ -216,7 +216,8 @@ class Session {
   // `data` must be a streaming session (its handlers take the peer's puts). Throws Error:
   // invalid_argument (peer >= 8, no such region, `data` is this session, not streaming or
   // handed over already), mrsp_bad_peer (the NAA refused: no QP free, an IRN connection),
-  // mrsp_invalid_address (an NAA without peers answers any 0x06 so), timeout.
+  // mrsp_invalid_address (an NAA without peers answers any 0x06 so), timeout. If the hand-over
+  // is refused, this session's NAA is told to drop the peer again (0x06 with size 0).
   void bind_peer(std::uint8_t peer, Session& data, std::size_t region);
 
   void disconnect();

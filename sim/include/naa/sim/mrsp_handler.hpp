@@ -85,7 +85,7 @@ class MrspHandler : public sc_core::sc_module,
   std::vector<std::optional<Region>> images_;  // per QP index: its HANDLER_IMAGE region
   using Peers = std::array<std::optional<PeerBinding>, protocol::kMrspMaxPeers>;
   std::vector<Peers> peers_;  // per QP index
-  std::uint64_t peers_bound_ = 0, handovers_ = 0;
+  std::uint64_t peers_bound_ = 0, peers_released_ = 0, handovers_ = 0;
   std::uint64_t requests_ = 0, advertised_ = 0, regions_placed_ = 0, bad_messages_ = 0,
                 installs_ = 0, installed_ = 0;
   std::array<std::uint64_t, 9> errors_{};  // by code
