@@ -75,6 +75,8 @@ class NaaEndpoint final : public EndpointNode, public sim::PeerTimers {
     timers_.erase({&client, cookie});
   }
   void report(std::ostream& os) const { naa_->report(os); }
+  [[nodiscard]] int node() const { return node_; }
+  [[nodiscard]] const sim::Naa& model() const { return *naa_; }
 
  private:
   struct Out {
@@ -149,6 +151,13 @@ void Network::Impl::advance_naas(Ps target) {
 void Network::Impl::report_naas(std::ostream& os) const {
   for (const NaaEndpoint* e : naa_nodes)
     e->report(os);
+}
+
+const sim::Naa* Network::Impl::naa_model(int node) const {
+  for (const NaaEndpoint* e : naa_nodes) {
+    if (e->node() == node) return &e->model();
+  }
+  return nullptr;
 }
 
 }  // namespace naa::fabric

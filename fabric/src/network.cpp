@@ -498,6 +498,10 @@ void Network::report_naas(std::ostream& os) const {
   impl_->report_naas(os);
 }
 
+const sim::Naa* Network::naa_model(int node) const {
+  return impl_->naa_model(node);
+}
+
 void Network::close_pcaps() {
   for (Port& p : impl_->ports)
     if (p.pcap) p.pcap->close();

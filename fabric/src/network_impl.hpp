@@ -200,6 +200,7 @@ struct Network::Impl {
   void create_naas();
   void advance_naas(Ps target);  // runs the models to `target` or their next output
   void report_naas(std::ostream& os) const;
+  [[nodiscard]] const sim::Naa* naa_model(int node) const;  // naa_node.cpp
 
   // Frames (frames.cpp).
   void capture(int port, const Frame& f);

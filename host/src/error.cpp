@@ -68,6 +68,8 @@ std::string_view errc_name(Errc e) noexcept {
       return "mrsp_missing_entry_point";
     case Errc::mrsp_bad_image:
       return "mrsp_bad_image";
+    case Errc::mrsp_bad_peer:
+      return "mrsp_bad_peer";
   }
   return "unknown";
 }
@@ -141,6 +143,8 @@ class HostCategory final : public std::error_category {
         return "MRSP error 0x06: the handler image has no handler entry points";
       case Errc::mrsp_bad_image:
         return "MRSP error 0x07: the NAA refused the handler image";
+      case Errc::mrsp_bad_peer:
+        return "MRSP error 0x08: the NAA refused the peer or the hand-over";
     }
     return "unknown naa.host error";
   }

@@ -294,6 +294,10 @@ std::error_code SessionCore::start_call(std::uint8_t fn, std::uint32_t user24,
     detail = "the session is disconnected";
     return Errc::not_connected;
   }
+  if (handed_over_) {
+    detail = "the session's connection was handed over to a peer NAA (bind_peer)";
+    return Errc::not_connected;
+  }
   if (auto qe = qp_->error()) {
     detail = "the connection is down: " + qe.message();
     return Errc::not_connected;

@@ -48,6 +48,12 @@ void Session::set_send_length(std::size_t index, std::size_t bytes) {
   }
 }
 
+void Session::bind_peer(std::uint8_t peer, Session& data, std::size_t region) {
+  if (!core_ || !data.core_) raise(Errc::not_connected, "moved-from session");
+  std::string detail;
+  if (auto ec = core_->bind_peer(peer, *data.core_, region, detail)) raise(ec, detail);
+}
+
 void Session::disconnect() {
   if (core_) (void)core_->disconnect();
 }

@@ -12,6 +12,7 @@
 
 #include "naa/host/session.hpp"
 #include "naa/host/transport.hpp"
+#include "naa/protocol/mrsp.hpp"
 
 namespace naa::host::detail {
 
@@ -38,6 +39,9 @@ class SessionCore {
   bool test(CallOutcome& out);
   bool wait(CallOutcome& out, std::chrono::nanoseconds timeout);
 
+  // session_mrsp.cpp: MRSP 0x06 here, then 0x08 on `data` (Session::bind_peer).
+  std::error_code bind_peer(std::uint8_t peer, SessionCore& data, std::size_t region,
+                            std::string& detail);
   std::error_code set_send_length(std::size_t index, std::size_t bytes);
   std::error_code disconnect();
   [[nodiscard]] bool connected() const;
@@ -60,6 +64,8 @@ class SessionCore {
   // session_mrsp.cpp: the 0x01/0x02 exchange, the handler image's 0x04/0x05 (if any).
   std::error_code run_mrsp(std::string& detail);
   std::error_code install_handler(std::string& detail);
+  std::error_code hand_over(std::uint32_t naa_i, const protocol::MrspPeerBound& bound,
+                            std::string& detail);
   std::error_code exchange_mrsp(std::size_t length, WorkCompletion& answer, std::string& detail);
   std::error_code await_mrsp(std::initializer_list<std::uint64_t> ids, WorkCompletion& answer,
                              std::string& detail);
@@ -77,6 +83,7 @@ class SessionCore {
   std::vector<std::uint8_t> image_buf_;  // the handler image and its initial state
   MemoryRegion mrsp_tx_mr_{};
   MemoryRegion mrsp_rx_mr_{};
+  bool handed_over_ = false;  // bind_peer gave the connection to another NAA: no more calls
   // The outstanding call.
   bool active_ = false;
   bool first_call_done_ = false;

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "naa/host/error.hpp"
+#include "naa/host/ipv4.hpp"
+#include "naa/protocol/immediate.hpp"
 #include "naa/protocol/mrsp.hpp"
 #include "session_core.hpp"
 
@@ -34,6 +36,8 @@ Errc errc_of_mrsp_error(std::uint8_t code) {
       return Errc::mrsp_missing_entry_point;
     case protocol::kMrspErrorBadImage:
       return Errc::mrsp_bad_image;
+    case protocol::kMrspErrorBadPeer:
+      return Errc::mrsp_bad_peer;
     default:
       return Errc::mrsp_unknown_error;
   }
@@ -210,6 +214,99 @@ std::error_code SessionCore::install_handler(std::string& detail) {
     detail = "the NAA answered the handler install with " +
              (ok == nullptr ? "a message of type " + hex2(reply[0])
                             : "function code " + std::to_string(ok->fn));
+    return Errc::mrsp_bad_reply;
+  }
+  return {};
+}
+
+// docs/protocol.md "Peers": 0x06 to this session's NAA i (it opens a requester QP to data's NAA
+// j and answers 0x07 with its QPN and first PSN), then 0x08 on data's connection (NAA j answers
+// 0x09 and takes the new requester once that answer is acknowledged).
+std::error_code SessionCore::bind_peer(std::uint8_t peer, SessionCore& data, std::size_t region,
+                                       std::string& detail) {
+  if (&data == this || peer >= protocol::kMrspMaxPeers || region >= data.regions_.size() ||
+      (data.regions_[region].region.flags & Region::kInternal) != 0 ||
+      data.opts_.stream_function == 0 || data.handed_over_ || handed_over_) {
+    detail = "bind_peer: peer index 0.." + std::to_string(protocol::kMrspMaxPeers - 1) +
+             ", a non-internal region of another streaming session, not handed over";
+    return Errc::invalid_argument;
+  }
+  if (!qp_ || !data.qp_ || active_ || data.active_) {
+    detail = "bind_peer: both sessions connected and idle";
+    return Errc::not_connected;
+  }
+  const auto naa_i = parse_ipv4(info_.naa_address);
+  const auto naa_j = parse_ipv4(data.info_.naa_address);
+  if (!naa_i || !naa_j) {
+    detail = "bind_peer: an NAA address is not IPv4";
+    return Errc::invalid_argument;
+  }
+  const Placement& target = data.placements_.at(data.regions_[region].placement);
+  protocol::MrspPeer m;
+  m.index = peer;
+  m.peer_ip = *naa_j;
+  m.peer_qpn = data.info_.naa_qpn;
+  m.mtu = data.info_.path_mtu;
+  m.va = target.naa_address;
+  m.rkey = target.rkey;
+  m.size = target.size;
+  m.end_imm = protocol::encode_call_immediate(data.opts_.stream_function, 0);
+  auto n = protocol::encode_mrsp_peer(m, mrsp_tx_);
+  if (!n) return Errc::invalid_argument;
+  WorkCompletion answer;
+  if (auto ec = exchange_mrsp(*n, answer, detail)) return ec;
+  auto msg = protocol::decode_mrsp(protocol::ByteView(mrsp_rx_.data(), answer.byte_len));
+  if (!msg) {
+    detail = "the answer to MRSP 0x06 peer does not decode: " +
+             std::string(protocol::to_string(msg.error()));
+    return Errc::mrsp_bad_reply;
+  }
+  if (const auto* err = std::get_if<protocol::MrspError>(&*msg)) {
+    detail = "the NAA refused peer " + std::to_string(peer) + ": MRSP error " + hex2(err->code) +
+             " (" + std::string(protocol::mrsp_error_name(err->code)) + ")";
+    return errc_of_mrsp_error(err->code);
+  }
+  const auto* bound = std::get_if<protocol::MrspPeerBound>(&*msg);
+  if (bound == nullptr || bound->index != peer) {
+    detail = "the NAA answered MRSP 0x06 peer with a message of type " + hex2(mrsp_rx_[0]);
+    return Errc::mrsp_bad_reply;
+  }
+  const std::error_code ec = data.hand_over(*naa_i, *bound, detail);
+  if (ec) {
+    // NAA i would keep a QP to a connection that was not handed over: take peer k back (a 0x06
+    // with an empty region). Its outcome does not change the error the caller gets.
+    protocol::MrspPeer release;
+    release.index = peer;
+    auto r = protocol::encode_mrsp_peer(release, mrsp_tx_);
+    std::string ignored;
+    if (r) (void)exchange_mrsp(*r, answer, ignored);
+    return ec;
+  }
+  data.handed_over_ = true;
+  return {};
+}
+
+// The 0x08 on this (data) connection and its answer.
+std::error_code SessionCore::hand_over(std::uint32_t naa_i, const protocol::MrspPeerBound& bound,
+                                       std::string& detail) {
+  auto n =
+      protocol::encode_mrsp_handover(protocol::MrspHandover{naa_i, bound.qpn, bound.psn}, mrsp_tx_);
+  if (!n) return Errc::invalid_argument;
+  WorkCompletion answer;
+  if (auto ec = exchange_mrsp(*n, answer, detail)) return ec;
+  auto msg = protocol::decode_mrsp(protocol::ByteView(mrsp_rx_.data(), answer.byte_len));
+  if (!msg) {
+    detail = "the answer to MRSP 0x08 handover does not decode: " +
+             std::string(protocol::to_string(msg.error()));
+    return Errc::mrsp_bad_reply;
+  }
+  if (const auto* err = std::get_if<protocol::MrspError>(&*msg)) {
+    detail = "the NAA refused the hand-over: MRSP error " + hex2(err->code) + " (" +
+             std::string(protocol::mrsp_error_name(err->code)) + ")";
+    return errc_of_mrsp_error(err->code);
+  }
+  if (!std::holds_alternative<protocol::MrspHandedOver>(*msg)) {
+    detail = "the NAA answered MRSP 0x08 handover with a message of type " + hex2(mrsp_rx_[0]);
     return Errc::mrsp_bad_reply;
   }
   return {};

@@ -7,6 +7,8 @@
 namespace naa::protocol {
 namespace {
 
+constexpr std::uint32_t kPsnMask = 0xFFFFFF;  // PSNs are 24 bits (BTH)
+
 // Header checks shared by every message type (PROTOCOL.md 5.1: `type | count | 2 zero bytes`).
 [[nodiscard]] std::optional<Error> check_header(ByteView m) noexcept {
   if (m.size() < kMrspHeaderSize) return Error::too_short;
@@ -46,6 +48,8 @@ std::string_view mrsp_error_name(std::uint8_t code) noexcept {
       return "missing entry point";
     case kMrspErrorBadImage:
       return "bad image";
+    case kMrspErrorBadPeer:
+      return "bad peer";
     default:
       return "unknown";
   }
@@ -113,6 +117,31 @@ Result<MrspMessage> decode_mrsp(ByteView message) noexcept {
     case MrspType::installed:
       if (message.size() > kMrspInstalledSize) return Error::too_long;
       return MrspMessage{MrspInstalled{message[1]}};
+    case MrspType::peer: {
+      if (message.size() != kMrspPeerSize) return Error::count_mismatch;
+      const std::uint8_t* b = message.data();
+      return MrspMessage{MrspPeer{message[1], load_be32(b + 4), load_be32(b + 8), load_be32(b + 12),
+                                  load_be64(b + 16), load_be32(b + 24), load_be32(b + 28),
+                                  load_be32(b + 32)}};
+    }
+    case MrspType::peer_bound: {
+      if (message.size() != kMrspPeerBoundSize) return Error::count_mismatch;
+      const std::uint32_t psn = load_be32(message.data() + 8);
+      if (psn > kPsnMask) return Error::bad_field;
+      return MrspMessage{MrspPeerBound{message[1], load_be32(message.data() + 4), psn}};
+    }
+    case MrspType::handover: {
+      if (message[1] != 0) return Error::bad_field;
+      if (message.size() != kMrspHandoverSize) return Error::count_mismatch;
+      const std::uint32_t psn = load_be32(message.data() + 12);
+      if (psn > kPsnMask) return Error::bad_field;
+      return MrspMessage{
+          MrspHandover{load_be32(message.data() + 4), load_be32(message.data() + 8), psn}};
+    }
+    case MrspType::handed_over:
+      if (message[1] != 0) return Error::bad_field;
+      if (message.size() > kMrspHandedOverSize) return Error::too_long;
+      return MrspMessage{MrspHandedOver{}};
   }
   return Error::bad_field;  // unreachable: check_header rejected the other types
 }
@@ -168,6 +197,47 @@ Result<std::size_t> encode_mrsp_installed(std::uint8_t fn, MutableByteView out) 
   if (out.size() < kMrspInstalledSize) return Error::buffer_too_small;
   write_header(out.data(), MrspType::installed, fn);
   return kMrspInstalledSize;
+}
+
+Result<std::size_t> encode_mrsp_peer(const MrspPeer& peer, MutableByteView out) noexcept {
+  if (out.size() < kMrspPeerSize) return Error::buffer_too_small;
+  std::uint8_t* b = out.data();
+  write_header(b, MrspType::peer, peer.index);
+  store_be32(b + 4, peer.peer_ip);
+  store_be32(b + 8, peer.peer_qpn);
+  store_be32(b + 12, peer.mtu);
+  store_be64(b + 16, peer.va);
+  store_be32(b + 24, peer.rkey);
+  store_be32(b + 28, peer.size);
+  store_be32(b + 32, peer.end_imm);
+  return kMrspPeerSize;
+}
+
+Result<std::size_t> encode_mrsp_peer_bound(const MrspPeerBound& bound,
+                                           MutableByteView out) noexcept {
+  if (bound.psn > kPsnMask) return Error::value_out_of_range;
+  if (out.size() < kMrspPeerBoundSize) return Error::buffer_too_small;
+  write_header(out.data(), MrspType::peer_bound, bound.index);
+  store_be32(out.data() + 4, bound.qpn);
+  store_be32(out.data() + 8, bound.psn);
+  return kMrspPeerBoundSize;
+}
+
+Result<std::size_t> encode_mrsp_handover(const MrspHandover& handover,
+                                         MutableByteView out) noexcept {
+  if (handover.psn > kPsnMask) return Error::value_out_of_range;
+  if (out.size() < kMrspHandoverSize) return Error::buffer_too_small;
+  write_header(out.data(), MrspType::handover, 0);
+  store_be32(out.data() + 4, handover.peer_ip);
+  store_be32(out.data() + 8, handover.peer_qpn);
+  store_be32(out.data() + 12, handover.psn);
+  return kMrspHandoverSize;
+}
+
+Result<std::size_t> encode_mrsp_handed_over(MutableByteView out) noexcept {
+  if (out.size() < kMrspHandedOverSize) return Error::buffer_too_small;
+  write_header(out.data(), MrspType::handed_over, 0);
+  return kMrspHandedOverSize;
 }
 
 Result<std::size_t> encode_mrsp_error(std::uint8_t code, MutableByteView out) noexcept {

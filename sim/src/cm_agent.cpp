@@ -103,8 +103,11 @@ void CmAgent::handle(const Packet& p) {
   } else if (const auto* dreq = std::get_if<protocol::CmDreq>(&mad->body)) {
     ++dreqs_;
     for (Qp& qp : ctx_.qps) {
+      // A connection handed over to another NAA (docs/protocol.md "Peers") still ends with a
+      // DREQ from the host that opened it.
+      const std::uint32_t cm_peer = qp.handed_over ? qp.cm_peer_ip : qp.peer_ip;
       if (qp.state != QpState::free && qp.local_comm_id == dreq->remote_comm_id &&
-          qp.peer_ip == p.peer_ip && qp.qpn == dreq->remote_qpn) {
+          cm_peer == p.peer_ip && qp.qpn == dreq->remote_qpn) {
         release(qp, "DREQ");
       }
     }

@@ -203,12 +203,16 @@ void HandlerEngine::dma_thread() {
     const Qp& qp = ctx_.qps[d.qp_index];
     if (qp.generation != d.generation || qp.state != QpState::rts) {
       dma_busy_ = false;
+      ++deposits_done_;
+      deposit_done_.notify(sc_core::SC_ZERO_TIME);
       continue;  // its regions are cleared and may belong to the next connection (5.1)
     }
     if (!mem.write(d.addr, d.bytes.data(), d.bytes.size(), *dma_meter_)) {
       model_fatal(name(), "deposit outside the memory");
     }
     dma_busy_ = false;
+    ++deposits_done_;
+    deposit_done_.notify(sc_core::SC_ZERO_TIME);
   }
 }
 
@@ -232,6 +236,11 @@ std::function<bool(std::size_t, std::uint64_t, std::span<std::uint8_t>)> Handler
 void HandlerEngine::wait_deposits() {
   while (!dma_.empty() || dma_busy_)
     sc_core::wait(dma_idle_);
+}
+
+void HandlerEngine::wait_deposits_through(std::uint64_t count) {
+  while (deposits_done_ < count)
+    sc_core::wait(deposit_done_);
 }
 
 void HandlerEngine::hpu(std::uint32_t index) {
@@ -374,6 +383,7 @@ void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
     }
     ++proceeded_packets_;
     dma_.push_back(Deposit{reg.naa_address + offset, std::move(t.data), t.qp_index, t.generation});
+    ++deposits_pushed_;
     dma_work_.notify(sc_core::SC_ZERO_TIME);
     return done();
   }
@@ -421,6 +431,8 @@ void HandlerEngine::run_completion(std::uint32_t hpu_index, Task& t) {
   if (!valid()) return;
   meter.spend(1);
   auto reset = [&] {
+    ++calls_ended_;
+    last_call_end_ps_ = static_cast<std::uint64_t>(sc_core::sc_time_stamp().value());
     CallState next;
     next.generation = call.generation;
     call = std::move(next);
@@ -452,12 +464,21 @@ void HandlerEngine::run_completion(std::uint32_t hpu_index, Task& t) {
       ++segv_;
       fail(call, kRcHandlerSegv);
     }
-    if (call.rc == 0 && apply(qp, t.generation, regions, hc.actions, true,
+    // A connection handed over to another NAA's peer QP answers to nobody (docs/spin.md "Puts
+    // to other nodes"): that NAA's handlers wait for no result.
+    if (call.rc == 0 && apply(qp, t.generation, regions, hc.actions, !qp.handed_over,
                               protocol::encode_result_immediate(d->fn, 0), meter)) {
+      end_peer_messages(qp, call);
+      if (qp.handed_over) ++unanswered_calls_;
       return reset();
     }
   }
   if (!valid()) return;
+  end_peer_messages(qp, call);  // the peers' messages end even if this call failed
+  if (qp.handed_over) {
+    ++unanswered_calls_;
+    return reset();
+  }
   // Failure: a zero-length WRITE_WITH_IMM with the return code (PROTOCOL.md 5.2).
   SendWqe w;
   w.op = SendWqe::Op::write;

@@ -81,6 +81,14 @@ bool HandlerEngine::apply(Qp& qp, std::uint32_t generation, const std::vector<Re
   CallState& call = calls_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
   // All or nothing: every action is checked against the call's regions before any is applied.
   for (const auto& a : actions) {
+    if (a.kind == Kind::peer_device || a.kind == Kind::peer_host) {
+      if (!peer_action_ok(qp, regions, a)) {  // no such peer, or outside its region: SEGV
+        ++segv_;
+        fail(call, kRcHandlerSegv);
+        return false;
+      }
+      continue;
+    }
     const bool in_range = a.region < regions.size();
     const Region* reg = in_range ? &regions[a.region] : nullptr;
     const std::uint64_t len = a.kind == Kind::write_back ? a.length : a.bytes.size();
@@ -99,6 +107,10 @@ bool HandlerEngine::apply(Qp& qp, std::uint32_t generation, const std::vector<Re
   for (std::size_t n = 0; n < actions.size(); ++n) {
     auto& a = actions[n];
     if (qp.generation != generation || qp.state != QpState::rts) return false;
+    if (a.kind == Kind::peer_device || a.kind == Kind::peer_host) {
+      post_peer_put(qp, generation, regions, a, meter);  // never carries the call's result
+      continue;
+    }
     const Region& reg = regions[a.region];
     const bool last = n + 1 == actions.size();
     if (a.kind == Kind::deposit) {
@@ -106,6 +118,7 @@ bool HandlerEngine::apply(Qp& qp, std::uint32_t generation, const std::vector<Re
       if (!a.bytes.empty()) {
         dma_.push_back(Deposit{reg.naa_address + a.offset, std::move(a.bytes),
                                static_cast<std::uint32_t>(&qp - ctx_.qps.data()), generation});
+        ++deposits_pushed_;
         dma_work_.notify(sc_core::SC_ZERO_TIME);
       }
       continue;
@@ -169,6 +182,15 @@ void HandlerEngine::report(std::ostream& os) const {
      << "handler.first_payload_handover_ps=" << first_handover_ps_ << '\n'
      << "handler.first_payload_start_ps=" << first_start_ps_ << '\n'
      << "handler.max_idle_start_delay_cycles=" << max_idle_start_delay_cycles_ << '\n';
+  // Only once a handler put to a peer or a handed-over connection ended a call (sparse).
+  if (peer_puts_ + peer_ends_ + unanswered_calls_ != 0) {
+    os << "handler.peer_puts=" << peer_puts_ << '\n'
+       << "handler.peer_bytes=" << peer_bytes_ << '\n'
+       << "handler.peer_ends=" << peer_ends_ << '\n'
+       << "handler.unanswered_calls=" << unanswered_calls_ << '\n'
+       << "handler.peer_blocked=" << peer_blocked_ << '\n'
+       << "handler.peer_max_outstanding=" << peer_max_outstanding_ << '\n';
+  }
   // Only once a header handler dropped or proceeded a message (sparse, like the images').
   if (dropped_messages_ + proceeded_messages_ + unordered_ != 0) {
     os << "handler.dropped_messages=" << dropped_messages_ << '\n'

@@ -40,6 +40,8 @@ enum Action : std::uint32_t {
   kCtInc = 7,
   kCtSet = 8,
   kCtGet = 9,
+  kPutFromDevicePeer = 10,  // docs/spin.md "Puts to other nodes"
+  kPutFromHostPeer = 11,
 };
 constexpr std::uint32_t kCommandOffset = 0x00;
 constexpr std::uint32_t kResultOffset = 0x1C;
@@ -190,6 +192,21 @@ class InvocationBus final : public rtl::HpuBus {
       }
       case kPutFromHost:
         hc_.write_back(arg[0], arg[1] | std::uint64_t{arg[2]} << 32);
+        result = 0;
+        return;
+      case kPutFromDevicePeer: {  // args: local, len, peer, offset lo, offset hi
+        const auto bytes = read(arg[0], arg[1]);
+        if (!bytes) {
+          rsp.error = true;
+          return;
+        }
+        hc_.put_peer(arg[2], arg[3] | std::uint64_t{arg[4]} << 32, *bytes);
+        rsp.latency = 1 + (arg[1] + hc_.width - 1) / std::max<std::uint32_t>(1, hc_.width);
+        result = 0;
+        return;
+      }
+      case kPutFromHostPeer:  // args: region, length, peer, offset lo, offset hi
+        hc_.put_peer_from_region(arg[0], arg[1], arg[2], arg[3] | std::uint64_t{arg[4]} << 32);
         result = 0;
         return;
       case kCas:

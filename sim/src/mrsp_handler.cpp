@@ -28,7 +28,8 @@ MrspHandler::MrspHandler(sc_core::sc_module_name name, ModelContext& ctx)
       in_(256),
       meter_(ctx.cfg),
       regions_(ctx.qps.size()),
-      images_(ctx.qps.size()) {
+      images_(ctx.qps.size()),
+      peers_(ctx.qps.size()) {
   SC_THREAD(thread);
 }
 
@@ -59,6 +60,8 @@ void MrspHandler::release(Qp& qp) {
     scrub->clear(r.naa_address, r.size);
   list.clear();
   free_image(qp, index);
+  for (std::size_t k = 0; k < protocol::kMrspMaxPeers; ++k)
+    release_peer(index, k);
   handlers->uninstall(qp);
   mr->invalidate_owner(qp.qpn);
 }
@@ -180,6 +183,12 @@ void MrspHandler::thread() {
       sends->post_send(qp, std::move(wqe));
       continue;
     }
+    if (any && peer_request(qp, w.index, *any, wqe.data)) {  // docs/protocol.md "Peers"
+      if (qp.generation != w.generation || qp.state != QpState::rts) continue;
+      receives->repost_receive(qp);
+      sends->post_send(qp, std::move(wqe));
+      continue;
+    }
     placed.clear();
     const std::uint8_t code = place(qp, placed);
     // place() waits (per-entry cost): the connection may have ended meanwhile, and programming
@@ -253,6 +262,11 @@ void MrspHandler::report(std::ostream& os) const {
     // it reports what it always did (scripts/sim-time-digest.sh compares that byte for byte).
     if (c > protocol::kMrspErrorTooManyRegions && errors_[c] == 0) continue;
     os << "mrsp.error_" << c << '=' << errors_[c] << '\n';
+  }
+  if (peers_bound_ + peers_released_ + handovers_ != 0) {  // peers (sparse)
+    os << "mrsp.peers_bound=" << peers_bound_ << '\n'
+       << "mrsp.peers_released=" << peers_released_ << '\n'
+       << "mrsp.handovers=" << handovers_ << '\n';
   }
   if (installs_ != 0) {
     os << "mrsp.installs=" << installs_ << '\n' << "mrsp.images_installed=" << installed_ << '\n';

@@ -51,6 +51,9 @@ void Transport::init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) 
   qp.rnr_left = qp.rnr_retry;
   qp.rnr_waiting = false;
   qp.timer_armed = false;
+  qp.peer_requester = false;  // peers (transport_peer.cpp): a new connection is neither
+  qp.handed_over = false;
+  qp.handover_pending.reset();
   if (qp.irn) irn_init(qp);
 }
 
@@ -223,6 +226,7 @@ void Transport::report(std::ostream& os) const {
      << "transport.drops=" << drops_.total() << '\n';
   naks_.report(os, "transport.nak_sent.");
   drops_.report(os, "transport.drop.");
+  if (handovers_ != 0) os << "transport.handovers=" << handovers_ << '\n';  // peers (sparse)
 }
 
 }  // namespace naa::sim

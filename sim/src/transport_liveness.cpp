@@ -20,6 +20,7 @@ void Transport::arm_idle(Qp& qp, sc_core::sc_time after) {
 // receive path runs at line rate): when it fires, the time since the last packet from the peer
 // decides between a probe and a new timer for the rest of the period.
 void Transport::on_idle_timer(Qp& qp) {
+  if (qp.handed_over) return;  // its peer QP has no responder state for us (transport_peer.cpp)
   const sc_core::sc_time timeout(static_cast<double>(ctx_.cfg.idle_timeout_ms), sc_core::SC_MS);
   const sc_core::sc_time idle = sc_core::sc_time_stamp() - qp.last_heard;
   if (idle < timeout) {

@@ -104,6 +104,7 @@ void Transport::acknowledge_through(Qp& qp, std::uint32_t psn) {
     qp.sq.pop_front();
     ++messages_completed_;
   }
+  if (qp.handover_pending && qp.sq.empty()) apply_handover(qp);
   qp.psn_una = psn_add(psn, 1);
   if (psn_after(qp.psn_una, qp.psn_send)) qp.psn_send = qp.psn_una;
   qp.retries_left = qp.retry_count;

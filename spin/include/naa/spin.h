@@ -167,7 +167,9 @@ enum {
   NAA_SPIN_ACT_DMA_FROM_HOST = 6,   /* args: local, region, offset lo, offset hi, len */
   NAA_SPIN_ACT_CT_INC = 7,          /* args: ct, success lo, hi, failure lo, hi; result 0/-1 */
   NAA_SPIN_ACT_CT_SET = 8,          /* args: ct, success lo, hi, failure lo, hi; result 0/-1 */
-  NAA_SPIN_ACT_CT_GET = 9           /* args: ct, local (16 bytes written); result 0/-1 */
+  NAA_SPIN_ACT_CT_GET = 9,          /* args: ct, local (16 bytes written); result 0/-1 */
+  NAA_SPIN_ACT_PUT_FROM_DEVICE_PEER = 10, /* args: local, len, peer, offset lo, offset hi */
+  NAA_SPIN_ACT_PUT_FROM_HOST_PEER = 11    /* args: region, length, peer, offset lo, offset hi */
 };
 typedef struct {
   uint32_t command; /* +0x00: writing it performs the action */
@@ -276,6 +278,30 @@ static inline int PtlHandlerCTSet(ptl_handle_ct_t ct, ptl_ct_event_t new_ct) {
 }
 static inline int PtlHandlerCTGet(ptl_handle_ct_t ct, ptl_ct_event_t* event) {
   return (int)naa_spin_action(NAA_SPIN_ACT_CT_GET, ct, (uint32_t)(uintptr_t)event, 0, 0, 0);
+}
+
+/* Puts to other nodes (B.6 puts name a target; docs/spin.md "Puts to other nodes"): `peer` is
+ * the index 0..NAA_SPIN_MAX_PEERS-1 under which the host bound another NAA's connection to this
+ * one (Session::bind_peer), `offset` is into that connection's region the host named. The put is
+ * an RDMA WRITE on a QP from this NAA to the other; the other NAA's handlers of that connection
+ * process it as any message, and once this call's completion handler ran, the message ends there
+ * with a zero-length WRITE_WITH_IMM that runs its completion handler (answered to nobody).
+ * A peer nobody bound, or bytes past the end of its region, end the handler with PTL_SEGV. */
+#define NAA_SPIN_MAX_PEERS 8u
+/* One packet from HPU memory, at most one MTU (like PtlHandlerPutFromDevice). */
+static inline void PtlHandlerPutFromDevicePeer(const void* local, uint32_t len, uint32_t peer,
+                                               uint64_t offset) {
+  naa_spin_action(NAA_SPIN_ACT_PUT_FROM_DEVICE_PEER, (uint32_t)(uintptr_t)local, len, peer,
+                  (uint32_t)offset, (uint32_t)(offset >> 32));
+}
+/* `length` bytes at `offset` of region `region` of NAA memory to the same offset of the peer's
+ * region (a packet deposited at its offset is forwarded from there), after every earlier DMA to
+ * memory landed. It reads NAA memory through the DMA engine, not HPU memory at the HPU's width:
+ * cheaper than a put from the device for a packet already deposited. */
+static inline void PtlHandlerPutFromHostPeer(uint32_t region, uint32_t length, uint32_t peer,
+                                             uint64_t offset) {
+  naa_spin_action(NAA_SPIN_ACT_PUT_FROM_HOST_PEER, region, length, peer, (uint32_t)offset,
+                  (uint32_t)(offset >> 32));
 }
 
 /* The runtime may ignore it (B.6); this one does. */

@@ -195,13 +195,14 @@ TEST_CASE("mrsp: error codes are data", "[mrsp]") {
     Result<MrspMessage> m = decode_mrsp(out);
     REQUIRE(m.has_value());
     CHECK(std::get<MrspError>(*m).code == code);
-    CHECK(is_known_mrsp_error_code(static_cast<std::uint8_t>(code)) == (code >= 1 && code <= 7));
+    CHECK(is_known_mrsp_error_code(static_cast<std::uint8_t>(code)) == (code >= 1 && code <= 8));
   }
   CHECK(mrsp_error_name(kMrspErrorNotEnoughMemory) == "not enough memory");
   CHECK(mrsp_error_name(kMrspErrorInvalidAddress) == "invalid address");
   CHECK(mrsp_error_name(kMrspErrorTooManyRegions) == "too many regions");
   CHECK(mrsp_error_name(0) == "unknown");
-  CHECK(mrsp_error_name(8) == "unknown");
+  CHECK(mrsp_error_name(8) == "bad peer");
+  CHECK(mrsp_error_name(9) == "unknown");
 }
 
 TEST_CASE("mrsp: unknown flag bits decode as data", "[mrsp]") {
@@ -233,7 +234,7 @@ TEST_CASE("mrsp: fewer than 4 bytes is too_short", "[mrsp]") {
 
 TEST_CASE("mrsp: reserved and unknown types are bad_field", "[mrsp]") {
   for (unsigned type = 3; type <= 0xFF; ++type) {
-    if (type == 4 || type == 5) continue;  // install / installed (handler images)
+    if (type >= 4 && type <= 9) continue;  // handler images (0x04, 0x05), peers (0x06-0x09)
     INFO("type " << type);
     std::vector<std::uint8_t> bytes = {static_cast<std::uint8_t>(type), 0, 0, 0};
     CHECK(decode_mrsp(bytes).error() == Error::bad_field);

@@ -31,6 +31,10 @@
 #include "naa/host/udp_roce.hpp"
 #include "naa/sim/config.hpp"
 
+namespace naa::sim {
+class Naa;
+}
+
 namespace naa::fabric {
 
 using Ps = std::int64_t;  // simulated time, picoseconds
@@ -124,6 +128,9 @@ class Network {
   [[nodiscard]] const std::vector<QueueSample>& queue_samples() const;
   // The NAA models' statistics (naa-sim's keys), one block per NAA.
   void report_naas(std::ostream& os) const;
+  // The NAA model of NAA node `node` (null for any other node), for drivers that check what it
+  // holds (broadcast.hpp).
+  [[nodiscard]] const sim::Naa* naa_model(int node) const;
   void close_pcaps();
 
   struct Impl;

@@ -55,6 +55,8 @@ enum class Errc : std::uint8_t {
   mrsp_image_too_large,      // 0x05: outside the 64 KiB image window, or too much state
   mrsp_missing_entry_point,  // 0x06: no naa_spin_info or no payload handler
   mrsp_bad_image,            // 0x07: anything else (malformed, another function code)
+  // Peers (docs/protocol.md "Peers"): MRSP error 0x08.
+  mrsp_bad_peer,  // no such peer index, no QP free, or a connection that cannot be handed over
 };
 
 [[nodiscard]] const std::error_category& host_category() noexcept;

@@ -208,6 +208,18 @@ class Session {
   // How many bytes of input region `index` the next calls write (default: the whole region).
   void set_send_length(std::size_t index, std::size_t bytes);
 
+  // Peers (docs/protocol.md "Peers", docs/spin.md "Puts to other nodes"): makes `data`'s
+  // connection the target of this session's handlers' puts to peer `peer` (0..7), into `data`'s
+  // region `region` (index as declared, not internal). This session's NAA opens a QP to `data`'s
+  // NAA (MRSP 0x06) and `data`'s NAA hands its connection over to it (0x08): `data` then makes no
+  // more calls (not_connected); its NAA runs the calls the peer's messages end, answering nobody.
+  // `data` must be a streaming session (its handlers take the peer's puts). Throws Error:
+  // invalid_argument (peer >= 8, no such region, `data` is this session, not streaming or
+  // handed over already), mrsp_bad_peer (the NAA refused: no QP free, an IRN connection),
+  // mrsp_invalid_address (an NAA without peers answers any 0x06 so), timeout. If the hand-over
+  // is refused, this session's NAA is told to drop the peer again (0x06 with size 0).
+  void bind_peer(std::uint8_t peer, Session& data, std::size_t region);
+
   void disconnect();
   [[nodiscard]] bool connected() const;
 

@@ -48,9 +48,16 @@ enum class MrspType : std::uint8_t {
   // the NAA answer 0x05. A stock exchange never contains them.
   install = 0x04,    // host -> NAA: install the image written into the HANDLER_IMAGE region
   installed = 0x05,  // NAA -> host: the image is the connection's handler set
+  // Extension (docs/protocol.md "Peers"): only a host that binds a peer (Session::bind_peer)
+  // sends 0x06 and 0x08, so only it ever sees 0x07 and 0x09. An NAA without the extension
+  // answers them as any message that does not decode (0x00, code 0x02).
+  peer = 0x06,         // host -> NAA i: be the requester of a QP to NAA j, as peer k
+  peer_bound = 0x07,   // NAA i -> host: the peer QP's QPN and first PSN
+  handover = 0x08,     // host -> NAA j: this connection's requester is now NAA i's peer QP
+  handed_over = 0x09,  // NAA j -> host: done once this answer is acknowledged
 };
 inline constexpr std::uint8_t kMrspTypeReserved = 0x03;
-inline constexpr std::uint8_t kMrspTypeLast = 0x05;
+inline constexpr std::uint8_t kMrspTypeLast = 0x09;
 
 // Request entry flags.
 inline constexpr std::uint8_t kMrspFlagInternal = 0x01;    // NAA scratch, never transferred
@@ -83,13 +90,17 @@ inline constexpr std::uint8_t kMrspErrorWrongMachine = 0x04;   // not an ELF32 L
 inline constexpr std::uint8_t kMrspErrorImageTooLarge = 0x05;  // outside the 64 KiB, state too big
 inline constexpr std::uint8_t kMrspErrorNoEntryPoint = 0x06;   // no handler table or payload entry
 inline constexpr std::uint8_t kMrspErrorBadImage = 0x07;       // anything else wrong with the image
+// Extension (docs/protocol.md "Peers"): answers to 0x06 peer and 0x08 handover only: a peer
+// index >= kMrspMaxPeers, no QP free for the peer, a connection that cannot be handed over (IRN,
+// messages of its own still unacknowledged).
+inline constexpr std::uint8_t kMrspErrorBadPeer = 0x08;
 // An error message with another code still decodes (the code is data, a newer NAA may add codes);
 // this says whether we know what it means.
 [[nodiscard]] constexpr bool is_known_mrsp_error_code(std::uint8_t code) noexcept {
-  return code >= kMrspErrorNotEnoughMemory && code <= kMrspErrorBadImage;
+  return code >= kMrspErrorNotEnoughMemory && code <= kMrspErrorBadPeer;
 }
 // "not enough memory", "invalid address", "too many regions", "wrong machine", "image too large",
-// "missing entry point", "bad image", "unknown".
+// "missing entry point", "bad image", "bad peer", "unknown".
 [[nodiscard]] std::string_view mrsp_error_name(std::uint8_t code) noexcept;
 
 // Host -> NAA, 24 bytes: `flags (1) | NAA address (7) | host VA (8) | host rkey (4) | size (4)`.
@@ -165,19 +176,69 @@ struct MrspInstalled {
   friend bool operator==(const MrspInstalled&, const MrspInstalled&) = default;
 };
 
+// Peers (docs/protocol.md "Peers"): how many peers one connection's handlers may put to.
+inline constexpr std::uint8_t kMrspMaxPeers = 8;
+
+// A type 0x06 message, host -> NAA i on its connection, 36 bytes: `06 | peer index | 00 00 |
+// peer IP (4) | peer QPN (4) | path MTU (4) | region VA (8) | rkey (4) | size (4) | end
+// immediate (4)`. NAA i opens a requester QP to NAA j's QPN at that IP; handlers of this
+// connection put to region [VA, VA + size) with the rkey, and end each call's message with a
+// zero-length WRITE_WITH_IMM carrying the end immediate (a call immediate, PROTOCOL.md 5.2).
+inline constexpr std::size_t kMrspPeerSize = 36;
+struct MrspPeer {
+  std::uint8_t index = 0;  // < kMrspMaxPeers (checked by the NAA: error 0x08)
+  std::uint32_t peer_ip = 0;
+  std::uint32_t peer_qpn = 0;
+  std::uint32_t mtu = 0;
+  std::uint64_t va = 0;
+  std::uint32_t rkey = 0;
+  std::uint32_t size = 0;
+  std::uint32_t end_imm = 0;
+  friend bool operator==(const MrspPeer&, const MrspPeer&) = default;
+};
+
+// A type 0x07 message, NAA i -> host, 12 bytes: `07 | peer index | 00 00 | local QPN (4) |
+// first PSN (4)`: the peer QP that will send, and the PSN its first packet carries (24 bits).
+inline constexpr std::size_t kMrspPeerBoundSize = 12;
+struct MrspPeerBound {
+  std::uint8_t index = 0;
+  std::uint32_t qpn = 0;
+  std::uint32_t psn = 0;
+  friend bool operator==(const MrspPeerBound&, const MrspPeerBound&) = default;
+};
+
+// A type 0x08 message, host -> NAA j on the connection it hands over, 16 bytes: `08 | 00 | 00 00
+// | new peer IP (4) | new peer QPN (4) | expected PSN (4)`. Once NAA j's 0x09 answer is
+// acknowledged, the connection's peer is that QP and its responder expects that PSN next.
+inline constexpr std::size_t kMrspHandoverSize = 16;
+struct MrspHandover {
+  std::uint32_t peer_ip = 0;
+  std::uint32_t peer_qpn = 0;
+  std::uint32_t psn = 0;  // 24 bits
+  friend bool operator==(const MrspHandover&, const MrspHandover&) = default;
+};
+
+// A type 0x09 message, NAA j -> host, 4 bytes: `09 | 00 | 00 00`.
+inline constexpr std::size_t kMrspHandedOverSize = 4;
+struct MrspHandedOver {
+  friend bool operator==(const MrspHandedOver&, const MrspHandedOver&) = default;
+};
+
 using MrspMessage =
-    std::variant<MrspError, MrspRequestView, MrspAdvertisementView, MrspInstall, MrspInstalled>;
+    std::variant<MrspError, MrspRequestView, MrspAdvertisementView, MrspInstall, MrspInstalled,
+                 MrspPeer, MrspPeerBound, MrspHandover, MrspHandedOver>;
 
 // Identifies and validates any MRSP message. Errors, checked in this order:
 //   too_short        fewer than 4 bytes;
-//   bad_field        type 0x03 (reserved) or above 0x05, bytes 2-3 not zero, or byte 1 of a
-//                    0x04 not zero;
+//   bad_field        type 0x03 (reserved) or above 0x09, bytes 2-3 not zero, byte 1 of a 0x04,
+//                    0x08 or 0x09 not zero, or a PSN of a 0x07 or 0x08 wider than 24 bits;
 //   count_mismatch   request/advertisement whose length is not exactly 4 + count x entry size.
 //                    Trailing bytes are rejected as well as missing ones: a SEND delivers exactly
 //                    the message into the receive buffer and the completion reports its length,
 //                    so extra bytes mean a sender that disagrees with us about the format;
 //   too_long         an error or 0x05 message longer than its 4 bytes (same reasoning);
-//   count_mismatch   a 0x04 that is not exactly 20 bytes.
+//   count_mismatch   a 0x04, 0x06, 0x07 or 0x08 that is not exactly its size (20, 36, 12, 16);
+//   too_long         a 0x09 longer than 4 bytes.
 [[nodiscard]] Result<MrspMessage> decode_mrsp(ByteView message) noexcept;
 // The same checks, but anything other than the named type is bad_field.
 [[nodiscard]] Result<MrspRequestView> decode_mrsp_request(ByteView message) noexcept;
@@ -194,6 +255,14 @@ using MrspMessage =
                                                       MutableByteView out) noexcept;
 [[nodiscard]] Result<std::size_t> encode_mrsp_installed(std::uint8_t fn,
                                                         MutableByteView out) noexcept;
+// value_out_of_range: a PSN wider than 24 bits.
+[[nodiscard]] Result<std::size_t> encode_mrsp_peer(const MrspPeer& peer,
+                                                   MutableByteView out) noexcept;
+[[nodiscard]] Result<std::size_t> encode_mrsp_peer_bound(const MrspPeerBound& bound,
+                                                         MutableByteView out) noexcept;
+[[nodiscard]] Result<std::size_t> encode_mrsp_handover(const MrspHandover& handover,
+                                                       MutableByteView out) noexcept;
+[[nodiscard]] Result<std::size_t> encode_mrsp_handed_over(MutableByteView out) noexcept;
 // Any code is written (codes are data, see is_known_mrsp_error_code).
 [[nodiscard]] Result<std::size_t> encode_mrsp_error(std::uint8_t code,
                                                     MutableByteView out) noexcept;

@@ -97,6 +97,10 @@ class ConnectionResources : public virtual sc_core::sc_interface {
 class SendQueue : public virtual sc_core::sc_interface {
  public:
   virtual void post_send(Qp& qp, SendWqe wqe) = 0;
+  // Peers (docs/protocol.md "Peers"; MrspHandler): a requester QP with no CM side, its first
+  // PSN `send_psn`; and its end.
+  virtual void open_peer(Qp& qp, std::uint32_t send_psn) = 0;
+  virtual void close_peer(Qp& qp) = 0;
 };
 
 // Gives the QP's receive buffer back once its SEND was consumed. User: MrspHandler. Provider:
@@ -137,10 +141,23 @@ struct Region {
 
 // The regions of a connection, in the order of its 0x01 request. User: KernelEngine. Provider:
 // MrspHandler.
+// A peer a host bound to a connection (docs/protocol.md "Peers", MRSP 0x06): the requester QP
+// its handlers put on, and the region of the other NAA they put into.
+struct PeerBinding {
+  std::uint32_t qp_index = 0;
+  std::uint32_t generation = 0;  // of that QP: a released one is no peer
+  std::uint64_t va = 0;
+  std::uint32_t rkey = 0;
+  std::uint32_t size = 0;
+  std::uint32_t end_imm = 0;  // the WRITE_WITH_IMM that ends a call's message there
+};
+
 class RegionDirectory : public virtual sc_core::sc_interface {
  public:
   // Empty if the QP is not allocated. The reference is valid until the next request or release.
   [[nodiscard]] virtual const std::vector<Region>& regions(std::uint32_t qpn) const = 0;
+  // The connection's peer `index`, or null if none is bound.
+  [[nodiscard]] virtual const PeerBinding* peer(std::uint32_t qpn, std::uint32_t index) const = 0;
 };
 
 // The timed protection check of every remote access (PROTOCOL.md 7): waits the table's lookup

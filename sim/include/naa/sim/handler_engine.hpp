@@ -62,11 +62,21 @@ inline constexpr std::uint32_t kRcHandlerFail = 0x7F;    // a handler returned F
 class HandlerContext {
  public:
   struct Action {
-    enum class Kind : std::uint8_t { deposit, reply, write_back } kind = Kind::deposit;
+    // peer_device, peer_host (docs/spin.md "Puts to other nodes"): to the NAA region of the
+    // connection's peer `peer`, at `offset` of it; peer_host reads `length` bytes at `offset`
+    // of `region`.
+    enum class Kind : std::uint8_t {
+      deposit,
+      reply,
+      write_back,
+      peer_device,
+      peer_host
+    } kind = Kind::deposit;
     std::size_t region = 0;
     std::uint64_t offset = 0;
-    std::vector<std::uint8_t> bytes;  // deposit, reply
-    std::uint64_t length = 0;         // write_back
+    std::vector<std::uint8_t> bytes;  // deposit, reply, peer_device
+    std::uint64_t length = 0;         // write_back, peer_host
+    std::uint32_t peer = 0;           // peer_device, peer_host
   };
   std::uint32_t hpu = 0;
   std::uint32_t hpus = 1;
@@ -100,6 +110,13 @@ class HandlerContext {
   // The first `length` bytes of OUTPUT region `region`, from NAA memory to its host address
   // (the normal send queue). The last action of a completion handler carries the reply immediate.
   void write_back(std::size_t region, std::uint64_t length);
+  // One RDMA WRITE of `bytes` (at most the peer QP's MTU) from HPU memory to `offset` of the
+  // region of the connection's peer `peer` (PtlHandlerPutFromDevicePeer).
+  void put_peer(std::uint32_t peer, std::uint64_t offset, std::span<const std::uint8_t> bytes);
+  // `length` bytes at `offset` of region `region`, from NAA memory to the same offset of peer
+  // `peer`'s region (PtlHandlerPutFromHostPeer).
+  void put_peer_from_region(std::size_t region, std::uint64_t length, std::uint32_t peer,
+                            std::uint64_t offset);
   // The index of the i-th non-internal region with all of `flags`, or regions.size().
   [[nodiscard]] std::size_t find(std::uint8_t flags, std::size_t i = 0) const;
 };
@@ -203,6 +220,10 @@ class HandlerEngine : public sc_core::sc_module,
   // Without a loader every install is refused with 0x07 (bad image).
   void set_image_loader(ImageLoader loader) { loader_ = std::move(loader); }
   void report(std::ostream& os) const;
+  // Streaming calls ended (answered or not), and the simulated time (ps) the last one ended: the
+  // broadcast's "holds the message" (fabric/broadcast.hpp).
+  [[nodiscard]] std::uint64_t calls_ended() const { return calls_ended_; }
+  [[nodiscard]] std::uint64_t last_call_end_ps() const { return last_call_end_ps_; }
 
  private:
   // A connection's installed image (per QP index; valid for the QP generation it was made in).
@@ -248,6 +269,7 @@ class HandlerEngine : public sc_core::sc_module,
     std::set<std::pair<std::size_t, std::uint64_t>> seen;  // (region, offset): duplicates
     std::map<std::uint32_t, MessageFate> fates;            // by message number, if not process
     std::vector<std::uint8_t> state;                       // HPU memory of the handler
+    std::uint32_t peers_used = 0;  // bit k: peer k got a put (its message ends with the call)
     std::unique_ptr<sc_core::sc_event> changed = std::make_unique<sc_core::sc_event>();
   };
   [[nodiscard]] std::optional<Descriptor> descriptor(const Qp& qp) const;
@@ -267,6 +289,13 @@ class HandlerEngine : public sc_core::sc_module,
   bool apply(Qp& qp, std::uint32_t generation, const std::vector<Region>& regions,
              std::vector<HandlerContext::Action>& actions, bool with_imm, std::uint32_t imm,
              CycleMeter& meter);
+  // Peers (handler_engine_peer.cpp): a peer action's check, its WRITE on the peer QP, and the
+  // end of the call's message on every peer that got a put.
+  [[nodiscard]] bool peer_action_ok(const Qp& qp, const std::vector<Region>& regions,
+                                    const HandlerContext::Action& a) const;
+  void post_peer_put(Qp& qp, std::uint32_t generation, const std::vector<Region>& regions,
+                     HandlerContext::Action& a, CycleMeter& meter);
+  void end_peer_messages(Qp& qp, CallState& call);
   HandlerRun watchdog(HandlerRun run, CallState& call);
   // HandlerContext::read over the call's regions, timed on `meter`.
   [[nodiscard]] std::function<bool(std::size_t, std::uint64_t, std::span<std::uint8_t>)> dma_reader(
@@ -283,7 +312,11 @@ class HandlerEngine : public sc_core::sc_module,
   };
   void dma_thread();
   void wait_deposits();
+  // Until the first `count` deposits ever posted are in memory (not those posted since).
+  void wait_deposits_through(std::uint64_t count);
   std::deque<Deposit> dma_;
+  std::uint64_t deposits_pushed_ = 0, deposits_done_ = 0;
+  sc_core::sc_event deposit_done_;
   bool dma_busy_ = false;
   sc_core::sc_event dma_work_, dma_idle_;
   std::unique_ptr<CycleMeter> dma_meter_;
@@ -314,6 +347,9 @@ class HandlerEngine : public sc_core::sc_module,
                 flow_control_calls_ = 0, completions_saw_flow_control_ = 0, mismatched_fn_ = 0,
                 dropped_messages_ = 0, proceeded_messages_ = 0, proceeded_packets_ = 0,
                 unordered_ = 0;
+  std::uint64_t peer_puts_ = 0, peer_bytes_ = 0, peer_ends_ = 0, unanswered_calls_ = 0,
+                peer_blocked_ = 0, peer_max_outstanding_ = 0;
+  std::uint64_t calls_ended_ = 0, last_call_end_ps_ = 0;
   std::array<std::uint64_t, 256> kernel_runs_{};  // per function code (HandlerContext)
   // Simulated time of the first payload handler's start and of its packet's hand-over by the
   // Transport (item "starts within 2 cycles"), and the largest such delay with an HPU idle.

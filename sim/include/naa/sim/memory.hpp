@@ -63,6 +63,10 @@ class Memory : public sc_core::sc_module, public MemoryScrub {
   Memory(sc_core::sc_module_name name, const SimConfig& cfg);
   // Untimed access for the statistics and for clearing (modelled as a background scrub).
   void clear(std::uint64_t addr, std::uint64_t len) override { store_.clear(addr, len); }
+  // Untimed read for checks outside the model (Naa::peek_memory).
+  void peek(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) const {
+    store_.read(addr, out, len);
+  }
   [[nodiscard]] std::uint64_t size() const { return cfg_.mem_size; }
   void report(std::ostream& os) const;
 

@@ -13,7 +13,14 @@
 // HANDLER_IMAGE region (flags 0x20): placed, advertised (remote write only) but not one of the
 // call's regions. A 0x04 install then hands what the host wrote there to the HandlerEngine, which
 // checks it; the region is freed and the answer is 0x05 or an error 0x02, 0x04..0x07.
+//
+// Peers (docs/protocol.md "Peers", mrsp_peer.cpp): a 0x06 opens a requester QP to another NAA
+// (no CM exchange) as peer k of the connection, for its handlers' puts, and answers 0x07 with its
+// QPN and first PSN; a 0x08 hands the connection's requester end to such a QP of another NAA and
+// answers 0x09. Errors 0x08 (bad peer). A connection's peer QPs are released with it.
 #pragma once
+
+#include <array>
 
 #include <optional>
 #include <systemc>
@@ -46,6 +53,7 @@ class MrspHandler : public sc_core::sc_module,
   // Transport completed a SEND into the QP's receive buffer.
   void deliver(Qp& qp) override;
   [[nodiscard]] const std::vector<Region>& regions(std::uint32_t qpn) const override;
+  [[nodiscard]] const PeerBinding* peer(std::uint32_t qpn, std::uint32_t index) const override;
   void release(Qp& qp) override;
   [[nodiscard]] std::size_t regions_held() const;  // over all connections
   void report(std::ostream& os) const;
@@ -62,15 +70,25 @@ class MrspHandler : public sc_core::sc_module,
   // A 0x04 (docs/protocol.md "Handler images"): 0 or the error code; `fn` the installed one.
   std::uint8_t install(Qp& qp, std::size_t index, const protocol::MrspInstall& m, std::uint8_t& fn);
   void free_image(Qp& qp, std::size_t index);  // the HANDLER_IMAGE region, if any
+  // Peers (mrsp_peer.cpp): the answer to a 0x06 or 0x08 in `out`; false if it is not one.
+  bool peer_request(Qp& qp, std::size_t index, const protocol::MrspMessage& m,
+                    std::vector<std::uint8_t>& out);
+  std::uint8_t bind_peer(Qp& qp, std::size_t index, const protocol::MrspPeer& m,
+                         protocol::MrspPeerBound& bound);
+  std::uint8_t hand_over(Qp& qp, const protocol::MrspHandover& m);
+  void release_peer(std::size_t index, std::size_t k);
 
   ModelContext& ctx_;
   Channel<Work> in_;
   CycleMeter meter_;
   std::vector<std::vector<Region>> regions_;   // per QP index
   std::vector<std::optional<Region>> images_;  // per QP index: its HANDLER_IMAGE region
+  using Peers = std::array<std::optional<PeerBinding>, protocol::kMrspMaxPeers>;
+  std::vector<Peers> peers_;  // per QP index
+  std::uint64_t peers_bound_ = 0, peers_released_ = 0, handovers_ = 0;
   std::uint64_t requests_ = 0, advertised_ = 0, regions_placed_ = 0, bad_messages_ = 0,
                 installs_ = 0, installed_ = 0;
-  std::array<std::uint64_t, 8> errors_{};  // by code
+  std::array<std::uint64_t, 9> errors_{};  // by code
 };
 
 }  // namespace naa::sim

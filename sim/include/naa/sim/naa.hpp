@@ -36,6 +36,12 @@ class Naa : public sc_core::sc_module {
 
   [[nodiscard]] NetPort& net() { return *net_; }
   [[nodiscard]] const KernelEngine& kernels() const { return *kernels_; }
+  // For in-process drivers that check results (fabric/broadcast.hpp): the streaming handlers,
+  // and NAA memory read untimed.
+  [[nodiscard]] const HandlerEngine& handlers() const { return *handlers_; }
+  void peek_memory(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) const {
+    mem_->peek(addr, out, len);
+  }
   // The seed of the fault decisions: --seed, or the one drawn from the OS random source.
   [[nodiscard]] std::uint64_t fault_seed() const { return ctx_.fault_seed; }
   // Every block's counters, one `key=value` per line (docs/sim/naa-sim.md).

@@ -116,6 +116,20 @@ struct Qp {
   std::vector<std::uint32_t> irn_stream_headers;
   std::uint64_t irn_send_bytes = 0;  // SEND: highest byte placed in recv_buf (message length)
 
+  // ---- peers (docs/protocol.md "Peers"; mrsp_handler.cpp, transport_peer.cpp) ----
+  // A requester QP a host bound to one of its connections with MRSP 0x06: no CM side, released
+  // with that connection (owner_index), only its handlers' puts go out on it.
+  bool peer_requester = false;
+  std::uint32_t owner_index = 0;
+  // A connection whose requester is another NAA's peer QP (0x08 handover, applied once our 0x09
+  // answer is acknowledged): its calls are answered to nobody (the peer does not wait for one).
+  struct Handover {
+    std::uint32_t peer_ip = 0, peer_qpn = 0, psn = 0;
+  };
+  std::optional<Handover> handover_pending;
+  bool handed_over = false;
+  std::uint32_t cm_peer_ip = 0;  // handed over: the host whose DREQ still ends the connection
+
   // ---- idle liveness ----
   sc_core::sc_time last_heard;  // simulated time of the last valid packet from the peer
 };

@@ -76,6 +76,9 @@ class Transport : public sc_core::sc_module,
   void on_established(Qp& qp) override;
   // Queue a message on the QP's requester (MrspHandler, KernelEngine).
   void post_send(Qp& qp, SendWqe wqe) override;
+  // Peers (transport_peer.cpp, docs/protocol.md "Peers").
+  void open_peer(Qp& qp, std::uint32_t send_psn) override;
+  void close_peer(Qp& qp) override;
   // The MRSP handler finished with the receive buffer.
   void repost_receive(Qp& qp) override;
   void on_peer_timer(std::uint32_t cookie) override;
@@ -101,6 +104,7 @@ class Transport : public sc_core::sc_module,
   void on_idle_timer(Qp& qp);       // probe, or re-arm for the rest of the idle time
   void arm_idle(Qp& qp, sc_core::sc_time after);
   void retry_exhausted(Qp& qp, const char* why);
+  void apply_handover(Qp& qp);  // 0x08, once the 0x09 answer is acknowledged
   // IRN (transport_irn.cpp; docs/protocol.md "IRN").
   void irn_init(Qp& qp);
   void irn_responder(Qp& qp, const protocol::PacketView& v);
@@ -152,6 +156,7 @@ class Transport : public sc_core::sc_module,
                 acks_received_ = 0, naks_received_ = 0, rnr_received_ = 0, messages_completed_ = 0,
                 completion_errors_ = 0, qp_errors_ = 0, idle_probes_ = 0, idle_releases_ = 0;
   std::uint64_t irn_acks_sent_ = 0, irn_sacks_received_ = 0, irn_completions_deferred_ = 0;
+  std::uint64_t handovers_ = 0;
 };
 
 }  // namespace naa::sim
