@@ -41,7 +41,7 @@ RxPipe::RxPipe(sc_core::sc_module_name name, ModelContext& ctx, std::unique_ptr<
   SC_THREAD(thread);
 }
 
-sc_core::sc_time RxPipe::service(void* self, const Packet& p) {
+sc_core::sc_time RxPipe::service(void* self, const Packet& p, sc_core::sc_time /*start*/) {
   auto* stage = static_cast<RxPipe*>(self);
   const std::uint64_t cycles =
       SimConfig::stage_cycles(p.size, stage->ctx_.cfg.width, stage->ctx_.cfg.rxpipe_latency);

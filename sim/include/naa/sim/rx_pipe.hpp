@@ -48,6 +48,10 @@ class RxPipe : public sc_core::sc_module, public PacketSink, public ProtocolErro
   sc_core::sc_port<PacketSink> to_transport{"to_transport"};  // RC QPs: Transport
 
   void put(Packet* p) override { in_.put(p); }
+  [[nodiscard]] bool accepts_at(sc_core::sc_time ready) const override {
+    return in_.accepts_at(ready);
+  }
+  void put_at(Packet* p, sc_core::sc_time ready) override { in_.put_at(p, ready); }
   void count_protocol_error(protocol::Error e) override {
     errors_.add(static_cast<std::size_t>(e));
   }
@@ -57,7 +61,7 @@ class RxPipe : public sc_core::sc_module, public PacketSink, public ProtocolErro
  private:
   void thread();
   // The stage's busy time for a datagram (StageQueue).
-  static sc_core::sc_time service(void* self, const Packet& p);
+  static sc_core::sc_time service(void* self, const Packet& p, sc_core::sc_time start);
   // The checks' verdicts: the block's (checks_) if there is one, else the protocol library's.
   using Verdict = std::optional<protocol::Error>;  // nullopt: passed
   [[nodiscard]] Verdict icrc_verdict(const Packet& p, const protocol::Ipv4UdpHeaders& h,

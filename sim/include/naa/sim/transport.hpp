@@ -133,7 +133,7 @@ class Transport : public sc_core::sc_module,
   void drop(TransportDrop d) { drops_.add(static_cast<std::size_t>(d)); }
 
   // The receive stage's busy time for a datagram (StageQueue: RxPipe starts it when idle).
-  static sc_core::sc_time rx_service(void* self, const Packet& p);
+  static sc_core::sc_time rx_service(void* self, const Packet& p, sc_core::sc_time start);
 
   ModelContext& ctx_;
   StageQueue in_;
