@@ -110,6 +110,8 @@ class Transport : public sc_core::sc_module,
                               bool urgent);
   void irn_send_ack(Qp& qp, std::uint32_t sack_psn);
   void irn_requester_rx(Qp& qp, const protocol::PacketView& v);
+  // Whether the transmit scheduler could send something on this IRN QP now (tx_thread's scan).
+  [[nodiscard]] static bool irn_may_send(const Qp& qp);
   bool irn_send_next_packet(Qp& qp);
   void irn_send_packet(Qp& qp, std::uint32_t psn, bool urgent);  // urgent: AckReq at once
   void irn_put_packet(Qp& qp, std::uint32_t gen, const protocol::PacketHeaders& h,
