@@ -52,6 +52,9 @@ class ProtocolErrorCounter : public virtual sc_core::sc_interface {
 class ReceiveTap : public virtual sc_core::sc_interface {
  public:
   virtual void tap_rx(const Packet& p) = 0;
+  // Whether tap_rx() records anything (a capture is open): when it does, RxPipe calls it at the
+  // datagram's time, in order with the transmitted ones.
+  [[nodiscard]] virtual bool capturing() const { return true; }
 };
 
 // The addresses the NAA's datagrams leave from (PROTOCOL.md 1): the local IPv4 address and the

@@ -104,6 +104,7 @@ class NetPort : public sc_core::sc_module,
   void put_at(Packet* p, sc_core::sc_time ready) override;
   // RxPipe reports each received datagram with its recovered IPv4 ID for the tap.
   void tap_rx(const Packet& p) override;
+  [[nodiscard]] bool capturing() const override { return pcap_.is_open(); }
 
   // Harness side (no socket): inject one datagram as if it had arrived from peer_ip:peer_port at
   // local_ip; false if no buffer is free or the port FIFO is full. Outside sc_start only.
