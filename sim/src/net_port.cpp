@@ -160,9 +160,12 @@ void NetPort::wait_with_held(Channel<Packet*>& in, HeldQueue& held, Release rele
 // link (it is there once its last bit has arrived), then the port stage (counted busy).
 sc_core::sc_time NetPort::rx_service(void* self, const Packet& p, sc_core::sc_time start) {
   auto* port = static_cast<NetPort*>(self);
-  port->rx_meter_.account(
-      SimConfig::stage_cycles(p.size, port->ctx_.cfg.width, port->ctx_.cfg.netport_latency));
-  return port->rx_time(p, start);
+  const std::uint64_t stage =
+      SimConfig::stage_cycles(p.size, port->ctx_.cfg.width, port->ctx_.cfg.netport_latency);
+  port->rx_meter_.account(stage);
+  if (start == sc_core::SC_ZERO_TIME) start = sc_core::sc_time_stamp();
+  return (p.arrival > start ? p.arrival - start : sc_core::SC_ZERO_TIME) +
+         port->rx_meter_.times(stage);
 }
 
 sc_core::sc_time NetPort::rx_time(const Packet& p, sc_core::sc_time start) const {

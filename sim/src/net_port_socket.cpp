@@ -179,6 +179,8 @@ void NetPort::accept_received(Packet* p, const msghdr& msg, std::size_t len) {
 std::uint16_t NetPort::source_port(std::uint32_t qpn) {
   const std::uint16_t port = protocol::roce_udp_source_port(qpn);
   if (!sockets_->listen.is_open()) return port;  // harness: no sockets at all
+  Sockets::LastSender& last = sockets_->last;
+  if (last.valid && last.qpn == qpn) return last.port;
   auto it = sockets_->senders.find(port);
   if (it == sockets_->senders.end()) {
     auto s = std::make_unique<udp::socket>(sockets_->io);
@@ -195,13 +197,21 @@ std::uint16_t NetPort::source_port(std::uint32_t qpn) {
     }
     it = sockets_->senders.emplace(port, std::move(s)).first;
   }
-  return it->second ? port : protocol::kRoceUdpPort;
+  const std::uint16_t from = it->second ? port : protocol::kRoceUdpPort;
+  last = Sockets::LastSender{
+      true, qpn, from, it->second ? it->second->native_handle() : sockets_->listen.native_handle()};
+  return from;
 }
 
 bool NetPort::queue_datagram(Packet* p, std::uint16_t src_port) {
-  auto it = sockets_->senders.find(src_port);
-  const int fd = (it != sockets_->senders.end() && it->second) ? it->second->native_handle()
-                                                               : sockets_->listen.native_handle();
+  int fd = -1;
+  if (const Sockets::LastSender& last = sockets_->last; last.valid && last.port == src_port) {
+    fd = last.fd;
+  } else {
+    auto it = sockets_->senders.find(src_port);
+    fd = (it != sockets_->senders.end() && it->second) ? it->second->native_handle()
+                                                       : sockets_->listen.native_handle();
+  }
   sockaddr_in to{};
   to.sin_family = AF_INET;
   to.sin_port = htons(protocol::kRoceUdpPort);  // PROTOCOL.md 1: always to port 4791

@@ -24,6 +24,15 @@ struct NetPort::Sockets {
   udp::socket listen;
   // Per-QP send sockets by UDP source port; nullptr = bind failed, use the listening socket.
   std::map<std::uint16_t, std::unique_ptr<udp::socket>> senders;
+  // The last QP looked up (source_port() is asked twice per datagram, by TxPipe for the ICRC
+  // and by the wire, and queue_datagram() wants its socket): its port and socket, without the
+  // map (entries are never removed or replaced).
+  struct LastSender {
+    bool valid = false;
+    std::uint32_t qpn = 0;
+    std::uint16_t port = 0;  // what source_port() returned
+    int fd = -1;             // the socket that port sends from
+  } last;
 
   // recvmmsg: one system call takes every datagram waiting (issue 19).
   static constexpr std::size_t kRxBatch = 64;

@@ -182,21 +182,21 @@ class CycleMeter {
 // process took each packet itself.
 class StageQueue {
  public:
-  // The stage's time for a packet taken at `start` (the function also counts the stage's busy
-  // cycles); SC_ZERO_TIME: no wait at all.
+  // The stage's time for a packet taken at `start` (SC_ZERO_TIME: now) (the function also counts
+  // the stage's busy cycles); SC_ZERO_TIME: no wait at all.
   using Service = sc_core::sc_time (*)(void* stage, const Packet& p, sc_core::sc_time start);
   StageQueue(std::size_t capacity, void* stage, Service service)
       : fifo_(capacity), capacity_(capacity), stage_(stage), service_(service) {}
   // Producer side: put() blocks a process while full (back-pressure), as Channel::put;
   // try_put() does not block (false: full), and may be called between sc_start() calls.
   void put(Packet* p) {
-    if (start_if_idle(p, sc_core::sc_time_stamp())) return;
+    if (start_if_idle_now(p)) return;
     fifo_.put(p);
     wake_after_booking();
   }
   [[nodiscard]] bool try_put(Packet* p) {
-    if (start_if_idle(p, sc_core::sc_time_stamp())) return true;
-    if (full() || !fifo_.try_put(p)) return false;
+    if (start_if_idle_now(p)) return true;
+    if ((!ahead_.empty() && full()) || !fifo_.try_put(p)) return false;
     wake_after_booking();
     return true;
   }
@@ -209,7 +209,7 @@ class StageQueue {
   }
   void put_at(Packet* p, sc_core::sc_time ready) {
     if (in_service_ == nullptr) {
-      (void)start_if_idle(p, ready);
+      (void)start_if_idle(p, ready, sc_core::sc_time_stamp());
       return;
     }
     chained_ = p;
@@ -248,7 +248,7 @@ class StageQueue {
         fifo_.release_slot();
         return serve_from(p, chained_ready_);
       }
-      if (!fifo_.empty()) return serve(fifo_.get());
+      if (!fifo_.empty()) return serve_from(fifo_.get(), sc_core::SC_ZERO_TIME);
       idle_ = true;
       while (in_service_ == nullptr && !recheck_)
         sc_core::wait(served_);
@@ -270,6 +270,7 @@ class StageQueue {
   [[nodiscard]] bool full() const { return size() >= capacity(); }
   // Queued packets: the FIFO's, and those booked behind a booking until they start.
   [[nodiscard]] std::size_t size() const {
+    if (ahead_.empty()) return fifo_.size();
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     std::size_t n = fifo_.size();
     for (const Ahead& a : ahead_)
@@ -284,24 +285,35 @@ class StageQueue {
   [[nodiscard]] std::size_t capacity() const { return capacity_; }
   [[nodiscard]] bool parked_empty() const { return idle_ && !recheck_ && fifo_.empty(); }
   // Serves p from max(now, ready, the end of a booking): one wait.
-  Packet* serve_from(Packet* p, sc_core::sc_time ready) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
-    while (!ahead_.empty() && ahead_.front().start <= now)
-      ahead_.pop_front();
-    const sc_core::sc_time start = std::max({now, ready, booked_until_});
-    if (const sc_core::sc_time d = (start - now) + service_(stage_, *p, start);
-        d != sc_core::SC_ZERO_TIME) {
-      sc_core::wait(d);
+  inline Packet* serve_from(Packet* p, sc_core::sc_time ready) {
+    sc_core::sc_time d;
+    if (ready == sc_core::SC_ZERO_TIME && booked_until_ == sc_core::SC_ZERO_TIME) {
+      d = service_(stage_, *p, sc_core::SC_ZERO_TIME);  // from now
+    } else {
+      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      while (!ahead_.empty() && ahead_.front().start <= now)
+        ahead_.pop_front();
+      const sc_core::sc_time start = std::max({now, ready, booked_until_});
+      d = (start - now) + service_(stage_, *p, start);
+      // The booking is over once this packet starts; until the process parks again nothing
+      // books the stage, so "no booking" (zero) is the same from here (and cheaper to test).
+      booked_until_ = sc_core::SC_ZERO_TIME;
     }
+    if (d != sc_core::SC_ZERO_TIME) sc_core::wait(d);
     return p;
   }
-  bool start_if_idle(Packet* p, sc_core::sc_time ready) {
+  bool start_if_idle_now(Packet* p) {
+    if (!parked_empty() || in_service_ != nullptr) return false;
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    return start_if_idle(p, now, now);
+  }
+  bool start_if_idle(Packet* p, sc_core::sc_time ready, sc_core::sc_time now) {
     // Booked: the packet queues behind the booking (wake_after_booking).
     if (!parked_empty() || in_service_ != nullptr || booked_until_ > ready) return false;
     in_service_ = p;
     in_service_end_ = ready + service_(stage_, *p, ready);
     // SC_ZERO_TIME: the next delta, as a get() was
-    served_.notify(in_service_end_ - sc_core::sc_time_stamp());
+    served_.notify(in_service_end_ - now);
     return true;
   }
   // A packet went into the FIFO of a stage whose process is parked while a booking runs: wake
