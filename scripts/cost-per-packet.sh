@@ -45,7 +45,7 @@ profile() {  # N -> $work/N.buckets (bucket instructions), $work/N.stats
         else if (f ~ /naa::sim::KernelEngine|naa::sim::.*Kernel|naa::sim_rtl/) b = "sim KernelEngine + kernels"
         else if (f ~ /naa::sim::Memory|SparseStore|tlm::|tlm_utils::/) b = "sim Memory (TLM)"
         else if (f ~ /naa::sim::Mr|naa::sim::CmAgent|naa::sim::Handler/) b = "sim MR table, MRSP, CM, handlers"
-        else if (f ~ /naa::sim::PacketPool|naa::sim::Channel|naa::sim::CycleMeter/) b = "sim channels, pool"
+        else if (f ~ /naa::sim::PacketPool|naa::sim::Channel|naa::sim::CycleMeter|naa::sim::StageQueue|naa::sim::ReadyQueue/) b = "sim channels, pool"
         else if (f ~ /naa::sim::/) b = "sim other"
         else if (f ~ /sc_core::|sc_dt::|qt_block|qt_start|qt_yield|QuickThreads|sc_cor/) b = "SystemC kernel"
         else if (f ~ /naa::cosim::/) b = "cosim driver"

@@ -41,12 +41,46 @@ RxPipe::RxPipe(sc_core::sc_module_name name, ModelContext& ctx, std::unique_ptr<
   SC_THREAD(thread);
 }
 
-sc_core::sc_time RxPipe::service(void* self, const Packet& p) {
+sc_core::sc_time RxPipe::service(void* self, const Packet& p, sc_core::sc_time /*start*/) {
   auto* stage = static_cast<RxPipe*>(self);
   const std::uint64_t cycles =
       SimConfig::stage_cycles(p.size, stage->ctx_.cfg.width, stage->ctx_.cfg.rxpipe_latency);
   stage->meter_.account(cycles);
   return stage->meter_.times(cycles);
+}
+
+void RxPipe::put_at(Packet* p, sc_core::sc_time ready) {
+  if (!checks_ && !tap->capturing() && in_.can_book_at(ready)) {
+    const sc_core::sc_time done = ready + meter_.times(SimConfig::stage_cycles(
+                                              p->size, ctx_.cfg.width, ctx_.cfg.rxpipe_latency));
+    if (to_transport->accepts_at(done) && passes_to_transport(*p)) {
+      (void)in_.reserve(*p, ready);  // the stage's time, counted busy
+      // What thread() counts for a datagram it hands to the Transport (its tap records nothing).
+      ++packets_;
+      if (p->ip_id != 0) ++nonzero_ip_id_;
+      ++accepted_;
+      ++to_transport_;
+      to_transport->put_at(p, done);
+      return;
+    }
+  }
+  in_.put_at(p, ready);
+}
+
+bool RxPipe::passes_to_transport(Packet& p) const {
+  if (p.size < protocol::kBthSize + protocol::kIcrcSize) return false;
+  const auto id = protocol::recover_ipv4_id(
+      icrc_headers(p.peer_ip, p.peer_port, p.local_ip, p.size), p.bytes());
+  if (!id) return false;
+  const auto v = protocol::decode_packet(p.bytes());
+  if (!v || v->headers.bth.dest_qpn == protocol::kCmQpn ||
+      v->info->service != protocol::ServiceType::rc) {
+    return false;
+  }
+  p.ip_id = *id;
+  p.view = *v;
+  p.decoded = true;
+  return true;
 }
 
 void RxPipe::thread() {

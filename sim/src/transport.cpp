@@ -80,7 +80,7 @@ void Transport::on_peer_timer(std::uint32_t cookie) {
 // ---------------------------------------------------------------------------------------------
 // Receive dispatch
 
-sc_core::sc_time Transport::rx_service(void* self, const Packet& p) {
+sc_core::sc_time Transport::rx_service(void* self, const Packet& p, sc_core::sc_time /*start*/) {
   auto* t = static_cast<Transport*>(self);
   const std::uint64_t cycles =
       SimConfig::stage_cycles(p.size, t->ctx_.cfg.width, t->ctx_.cfg.transport_latency);

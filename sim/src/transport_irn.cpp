@@ -303,7 +303,17 @@ void Transport::irn_requester_rx(Qp& qp, const protocol::PacketView& v) {
     // RTO_low from now if that fires earlier (docs/protocol.md 8.4).
     irn_arm_retransmit(qp);
   }
-  tx_work_.notify(sc_core::SC_ZERO_TIME);
+  // The transmit scheduler is woken only if this ACK may have given the QP something to send
+  // (issue 31): otherwise its scan over the QPs finds nothing, as it did before the ACK, and
+  // the wake-up changes no state (the ACK of a call's last packet, once per call).
+  if (irn_may_send(qp)) tx_work_.notify(sc_core::SC_ZERO_TIME);
+}
+
+bool Transport::irn_may_send(const Qp& qp) {
+  // What the scheduler's scan tries (tx_thread): a READ response, a retransmission (only in
+  // recovery: take_retransmit() is empty otherwise), a first transmission within the window.
+  return !qp.reads.empty() || qp.irn_tx.in_recovery() ||
+         (qp.psn_send != qp.psn_tail && qp.irn_tx.can_send_new());
 }
 
 bool Transport::irn_send_next_packet(Qp& qp) {

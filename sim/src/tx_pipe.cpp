@@ -11,7 +11,7 @@ TxPipe::TxPipe(sc_core::sc_module_name name, ModelContext& ctx)
   SC_THREAD(thread);
 }
 
-sc_core::sc_time TxPipe::service(void* self, const Packet& p) {
+sc_core::sc_time TxPipe::service(void* self, const Packet& p, sc_core::sc_time /*start*/) {
   auto* stage = static_cast<TxPipe*>(self);
   const std::uint64_t cycles =
       SimConfig::stage_cycles(p.size, stage->ctx_.cfg.width, stage->ctx_.cfg.txpipe_latency);
@@ -19,16 +19,35 @@ sc_core::sc_time TxPipe::service(void* self, const Packet& p) {
   return stage->meter_.times(cycles);
 }
 
+void TxPipe::put(Packet* p) {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  if (in_.can_book_at(now)) {
+    const sc_core::sc_time done = now + meter_.times(SimConfig::stage_cycles(
+                                            p->size, ctx_.cfg.width, ctx_.cfg.txpipe_latency));
+    if (to_net->accepts_at(done)) {
+      (void)in_.reserve(*p, now);  // the stage's time, counted busy
+      finish(p);
+      to_net->put_at(p, done);
+      return;
+    }
+  }
+  in_.put(p);
+}
+
+void TxPipe::finish(Packet* p) {
+  // The ICRC covers the IPv4/UDP headers that will really be on the wire: our address, the
+  // QP's actual source port (4791 if its own could not be bound), ID 0 (PROTOCOL.md 1 and 2).
+  const auto h =
+      icrc_headers(addresses->local_ip(), addresses->source_port(p->src_qpn), p->peer_ip, p->size);
+  protocol::write_icrc(h, {p->data.data(), p->size});
+  ++packets_;
+  bytes_ += p->size;
+}
+
 void TxPipe::thread() {
   for (;;) {
     Packet* p = in_.next();  // after the stage's time (StageQueue)
-    // The ICRC covers the IPv4/UDP headers that will really be on the wire: our address, the
-    // QP's actual source port (4791 if its own could not be bound), ID 0 (PROTOCOL.md 1 and 2).
-    const auto h = icrc_headers(addresses->local_ip(), addresses->source_port(p->src_qpn),
-                                p->peer_ip, p->size);
-    protocol::write_icrc(h, {p->data.data(), p->size});
-    ++packets_;
-    bytes_ += p->size;
+    finish(p);
     to_net->put(p);
   }
 }

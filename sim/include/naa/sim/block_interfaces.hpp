@@ -32,6 +32,11 @@ namespace naa::sim {
 class PacketSink : public virtual sc_core::sc_interface {
  public:
   virtual void put(Packet* p) = 0;
+  // A stage crossed without its process (StageQueue, issue 31): whether the block's input stage
+  // would start a packet ready at `ready` (not before now) at once; if so, put_at() hands it
+  // over with that time. Blocks without such a stage say no.
+  [[nodiscard]] virtual bool accepts_at(sc_core::sc_time /*ready*/) const { return false; }
+  virtual void put_at(Packet* p, sc_core::sc_time /*ready*/) { put(p); }
 };
 
 // Counts a datagram dropped for a protocol error under RxPipe's drop statistics. Users: NetPort
@@ -47,6 +52,9 @@ class ProtocolErrorCounter : public virtual sc_core::sc_interface {
 class ReceiveTap : public virtual sc_core::sc_interface {
  public:
   virtual void tap_rx(const Packet& p) = 0;
+  // Whether tap_rx() records anything (a capture is open): when it does, RxPipe calls it at the
+  // datagram's time, in order with the transmitted ones.
+  [[nodiscard]] virtual bool capturing() const { return true; }
 };
 
 // The addresses the NAA's datagrams leave from (PROTOCOL.md 1): the local IPv4 address and the

@@ -3,9 +3,11 @@
 // cycle accounting, drop counters by reason and the statistics sink.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -79,14 +81,14 @@ class Channel {
  public:
   explicit Channel(std::size_t capacity) : buf_(capacity) {}
   [[nodiscard]] bool try_put(T v) {
-    if (count_ == buf_.size()) return false;
+    if (full()) return false;
     buf_[(head_ + count_) % buf_.size()] = std::move(v);
     ++count_;
     if (readers_waiting_ != 0 || data_observed_) data_.notify(sc_core::SC_ZERO_TIME);
     return true;
   }
   void put(T v) {
-    while (count_ == buf_.size()) {
+    while (full()) {
       ++writers_waiting_;
       sc_core::wait(space_);
       --writers_waiting_;
@@ -106,8 +108,15 @@ class Channel {
     return v;
   }
   [[nodiscard]] bool empty() const { return count_ == 0; }
-  [[nodiscard]] bool full() const { return count_ == buf_.size(); }
-  [[nodiscard]] std::size_t size() const { return count_; }
+  [[nodiscard]] bool full() const { return count_ + reserved_ == buf_.size(); }
+  [[nodiscard]] std::size_t size() const { return count_ + reserved_; }
+  // A slot held for an item kept outside the buffer (StageQueue's chained packet): counted as
+  // queued until release_slot(), which frees it as a get() would.
+  void reserve_slot() { ++reserved_; }
+  void release_slot() {
+    --reserved_;
+    if (writers_waiting_ != 0) space_.notify(sc_core::SC_ZERO_TIME);
+  }
   // For a process that waits on the event itself (with others, or with a timeout).
   [[nodiscard]] const sc_core::sc_event& data_event() const {
     data_observed_ = true;
@@ -118,6 +127,7 @@ class Channel {
   std::vector<T> buf_;
   std::size_t head_ = 0;
   std::size_t count_ = 0;
+  std::size_t reserved_ = 0;
   std::size_t readers_waiting_ = 0;
   std::size_t writers_waiting_ = 0;
   mutable bool data_observed_ = false;
@@ -156,57 +166,176 @@ class CycleMeter {
 // same back-pressure. What differs (issue 31): when the stage is idle and a packet arrives, the
 // producer starts the service itself (a timed notification at its end), so the stage wakes once,
 // when the packet is through, instead of once for the packet and once more after its service.
+//
+// Passing a stage without its process (issue 31, second form): a stage whose work on a packet
+// reads nothing but the packet (TxPipe's ICRC; NetPort's port stages without faults) can be
+// crossed by a call: while the stage's process is parked with nothing queued, its producer does
+// the stage's work itself and reserve() books the stage for the packet's service time, from when
+// the packet is ready (or the end of the previous booking) to when it leaves, which reserve()
+// returns; the producer hands the packet to the next stage with that time (put_at()). The
+// stage's process does not wake for it. A packet put() while the stage is still booked waits in
+// the FIFO, and the process is woken when the booking ends to serve it. A packet booked behind
+// a booking counts as queued until its start (size(), full()), as it would have been in the FIFO.
+// The next stage takes a packet with a ready time if it is idle then, or (chained) if it is
+// parked with one packet in service that ends by then: the chained packet's slot in the FIFO is
+// held until the process takes it. Every time, order and FIFO count is that of a stage whose
+// process took each packet itself.
 class StageQueue {
  public:
-  // The stage's time for a packet from the moment the stage takes it (the function also counts
+  // The stage's time for a packet taken at `start` (SC_ZERO_TIME: now) (the function also counts
   // the stage's busy cycles); SC_ZERO_TIME: no wait at all.
-  using Service = sc_core::sc_time (*)(void* stage, const Packet& p);
+  using Service = sc_core::sc_time (*)(void* stage, const Packet& p, sc_core::sc_time start);
   StageQueue(std::size_t capacity, void* stage, Service service)
-      : fifo_(capacity), stage_(stage), service_(service) {}
+      : fifo_(capacity), capacity_(capacity), stage_(stage), service_(service) {}
   // Producer side: put() blocks a process while full (back-pressure), as Channel::put;
   // try_put() does not block (false: full), and may be called between sc_start() calls.
   void put(Packet* p) {
-    if (!start_if_idle(p)) fifo_.put(p);
+    if (start_if_idle_now(p)) return;
+    fifo_.put(p);
+    wake_after_booking();
   }
-  [[nodiscard]] bool try_put(Packet* p) { return start_if_idle(p) || fifo_.try_put(p); }
+  [[nodiscard]] bool try_put(Packet* p) {
+    if (start_if_idle_now(p)) return true;
+    if ((!ahead_.empty() && full()) || !fifo_.try_put(p)) return false;
+    wake_after_booking();
+    return true;
+  }
+  // Whether a packet ready at `ready` (not before now) would be taken by the stage at once:
+  // its process parked with nothing queued and no booking that ends later, and either nothing in
+  // service or (chained) one packet whose service ends by `ready`. put_at() then hands it over.
+  [[nodiscard]] bool accepts_at(sc_core::sc_time ready) const {
+    if (!parked_empty() || chained_ != nullptr || booked_until_ > ready) return false;
+    return in_service_ == nullptr || in_service_end_ <= ready;
+  }
+  void put_at(Packet* p, sc_core::sc_time ready) {
+    if (in_service_ == nullptr) {
+      (void)start_if_idle(p, ready, sc_core::sc_time_stamp());
+      return;
+    }
+    chained_ = p;
+    chained_ready_ = ready;
+    fifo_.reserve_slot();
+  }
+  // Whether reserve() may book the stage: its process parked, nothing in service or queued. A
+  // booking may still run (the packet is then booked behind it); for a stage whose producers
+  // never block (try_put(), full(), size()), as NetPort's receive stage.
+  [[nodiscard]] bool can_book() const { return parked_empty() && in_service_ == nullptr; }
+  // Whether reserve() may book the stage for a packet ready at `ready` with no wait behind a
+  // booking (the stage's FIFO then sees nothing of it, whatever its producers).
+  [[nodiscard]] bool can_book_at(sc_core::sc_time ready) const {
+    return can_book() && booked_until_ <= ready;
+  }
+  // When a packet ready at `ready` would start in a stage that can_book().
+  [[nodiscard]] sc_core::sc_time start_for(sc_core::sc_time ready) const {
+    return std::max(ready, booked_until_);
+  }
+  // Books the stage (can_book()) for `p`, ready at `ready`, whose work the caller does; returns
+  // when the packet leaves the stage.
+  sc_core::sc_time reserve(const Packet& p, sc_core::sc_time ready) {
+    const sc_core::sc_time start = start_for(ready);
+    while (!ahead_.empty() && ahead_.front().start <= sc_core::sc_time_stamp())
+      ahead_.pop_front();
+    if (start > ready) ahead_.push_back({ready, start});
+    booked_until_ = start + service_(stage_, p, start);
+    return booked_until_;
+  }
   // Consumer side: the next packet once its service time has passed.
   [[nodiscard]] Packet* next() {
-    if (fifo_.empty()) {
+    for (;;) {
+      if (chained_ != nullptr) {  // handed over while the previous one was in service
+        Packet* p = chained_;
+        chained_ = nullptr;
+        fifo_.release_slot();
+        return serve_from(p, chained_ready_);
+      }
+      if (!fifo_.empty()) return serve_from(fifo_.get(), sc_core::SC_ZERO_TIME);
       idle_ = true;
-      while (in_service_ == nullptr)
+      while (in_service_ == nullptr && !recheck_)
         sc_core::wait(served_);
       idle_ = false;
+      if (recheck_) {  // a booking ended with packets queued behind it
+        recheck_ = false;
+        continue;
+      }
       Packet* p = in_service_;
       in_service_ = nullptr;
       return p;  // what arrived during its service queued behind it, as before
     }
-    return serve(fifo_.get());
   }
   // For a stage that sometimes waits on other things too (NetPort's fault hold queue): it reads
   // the FIFO itself and then calls serve(); while it does, no producer starts a service.
   [[nodiscard]] Channel<Packet*>& fifo() { return fifo_; }
-  Packet* serve(Packet* p) {
-    if (const sc_core::sc_time d = service_(stage_, *p); d != sc_core::SC_ZERO_TIME) {
-      sc_core::wait(d);
-    }
-    return p;
+  Packet* serve(Packet* p) { return serve_from(p, sc_core::SC_ZERO_TIME); }
+  [[nodiscard]] bool empty() const { return size() == 0; }
+  [[nodiscard]] bool full() const { return size() >= capacity(); }
+  // Queued packets: the FIFO's, and those booked behind a booking until they start.
+  [[nodiscard]] std::size_t size() const {
+    if (ahead_.empty()) return fifo_.size();
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    std::size_t n = fifo_.size();
+    for (const Ahead& a : ahead_)
+      if (a.ready <= now && now < a.start) ++n;
+    return n;
   }
-  [[nodiscard]] bool empty() const { return fifo_.empty(); }
-  [[nodiscard]] bool full() const { return fifo_.full(); }
-  [[nodiscard]] std::size_t size() const { return fifo_.size(); }
 
  private:
-  bool start_if_idle(Packet* p) {
-    if (!idle_ || in_service_ != nullptr || !fifo_.empty()) return false;
+  struct Ahead {
+    sc_core::sc_time ready, start;  // queued from ready to start
+  };
+  [[nodiscard]] std::size_t capacity() const { return capacity_; }
+  [[nodiscard]] bool parked_empty() const { return idle_ && !recheck_ && fifo_.empty(); }
+  // Serves p from max(now, ready, the end of a booking): one wait.
+  inline Packet* serve_from(Packet* p, sc_core::sc_time ready) {
+    sc_core::sc_time d;
+    if (ready == sc_core::SC_ZERO_TIME && booked_until_ == sc_core::SC_ZERO_TIME) {
+      d = service_(stage_, *p, sc_core::SC_ZERO_TIME);  // from now
+    } else {
+      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      while (!ahead_.empty() && ahead_.front().start <= now)
+        ahead_.pop_front();
+      const sc_core::sc_time start = std::max({now, ready, booked_until_});
+      d = (start - now) + service_(stage_, *p, start);
+      // The booking is over once this packet starts; until the process parks again nothing
+      // books the stage, so "no booking" (zero) is the same from here (and cheaper to test).
+      booked_until_ = sc_core::SC_ZERO_TIME;
+    }
+    if (d != sc_core::SC_ZERO_TIME) sc_core::wait(d);
+    return p;
+  }
+  bool start_if_idle_now(Packet* p) {
+    if (!parked_empty() || in_service_ != nullptr) return false;
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    return start_if_idle(p, now, now);
+  }
+  bool start_if_idle(Packet* p, sc_core::sc_time ready, sc_core::sc_time now) {
+    // Booked: the packet queues behind the booking (wake_after_booking).
+    if (!parked_empty() || in_service_ != nullptr || booked_until_ > ready) return false;
     in_service_ = p;
-    served_.notify(service_(stage_, *p));  // SC_ZERO_TIME: the next delta, as a get() was
+    in_service_end_ = ready + service_(stage_, *p, ready);
+    // SC_ZERO_TIME: the next delta, as a get() was
+    served_.notify(in_service_end_ - now);
     return true;
   }
+  // A packet went into the FIFO of a stage whose process is parked while a booking runs: wake
+  // the process when the booking ends, to serve it.
+  void wake_after_booking() {
+    if (!idle_ || in_service_ != nullptr || recheck_) return;
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    recheck_ = true;
+    served_.notify(booked_until_ > now ? booked_until_ - now : sc_core::SC_ZERO_TIME);
+  }
   Channel<Packet*> fifo_;
+  std::size_t capacity_ = 0;
   void* stage_;
   Service service_;
   bool idle_ = false;             // the stage waits in next() with nothing queued
+  bool recheck_ = false;          // the stage is woken at the end of a booking to read the FIFO
   Packet* in_service_ = nullptr;  // started by a producer; the stage takes it at the end
+  sc_core::sc_time in_service_end_ = sc_core::SC_ZERO_TIME;
+  Packet* chained_ = nullptr;  // put_at() behind in_service_; its FIFO slot is held
+  sc_core::sc_time chained_ready_ = sc_core::SC_ZERO_TIME;
+  sc_core::sc_time booked_until_ = sc_core::SC_ZERO_TIME;  // reserve(): busy with a passing packet
+  std::deque<Ahead> ahead_;  // reserve(): booked behind a booking, not started yet
   sc_core::sc_event served_;
 };
 
@@ -219,6 +348,8 @@ template <class T>
 class ReadyQueue {
  public:
   explicit ReadyQueue(std::size_t capacity) : fifo_(capacity) {}
+  // Nothing queued or handed over, the reader waiting in next(): a put() now is the next item.
+  [[nodiscard]] bool idle_now() const { return idle_ && !ready_ && fifo_.empty(); }
   void put(T v, sc_core::sc_time due) {
     if (idle_ && !ready_ && fifo_.empty()) {
       const sc_core::sc_time now = sc_core::sc_time_stamp();

@@ -98,8 +98,13 @@ class NetPort : public sc_core::sc_module,
   [[nodiscard]] std::uint16_t source_port(std::uint32_t qpn) override;
   // TxPipe hands finished datagrams (ICRC written) here.
   void put(Packet* p) override { tx_in_.put(p); }
+  // Without tx faults and with the port stage idle: TxPipe hands a datagram over with the time
+  // it is ready, and it crosses the port stage without its process (StageQueue, issue 31).
+  [[nodiscard]] bool accepts_at(sc_core::sc_time ready) const override;
+  void put_at(Packet* p, sc_core::sc_time ready) override;
   // RxPipe reports each received datagram with its recovered IPv4 ID for the tap.
   void tap_rx(const Packet& p) override;
+  [[nodiscard]] bool capturing() const override { return pcap_.is_open(); }
 
   // Harness side (no socket): inject one datagram as if it had arrived from peer_ip:peer_port at
   // local_ip; false if no buffer is free or the port FIFO is full. Outside sc_start only.
@@ -150,12 +155,17 @@ class NetPort : public sc_core::sc_module,
   void rx_thread();
   void tx_thread();
   // StageQueue services: a stage's time for a datagram from when it takes it (metered).
-  static sc_core::sc_time rx_service(void* self, const Packet& p);
-  static sc_core::sc_time tx_service(void* self, const Packet& p);
+  static sc_core::sc_time rx_service(void* self, const Packet& p, sc_core::sc_time start);
+  static sc_core::sc_time tx_service(void* self, const Packet& p, sc_core::sc_time start);
   bool queue_datagram(Packet* p, std::uint16_t src_port);  // into the sendmmsg batch
   // One datagram recvmmsg filled: addressing, truncation, arrival stamp, into the FIFO.
   void accept_received(Packet* p, const msghdr& msg, std::size_t len);
-  void tx_emit(Packet* p);  // onto the wire (tx_wire_thread: socket + pcap + tap, then the pool)
+  // Onto the wire at `at` (tx_wire_thread: socket + pcap + tap, then the pool).
+  void tx_emit(Packet* p, sc_core::sc_time at);
+  // A received datagram into the port stage (or past it, straight to RxPipe: rx_admit()).
+  void rx_admit(Packet* p);
+  // The receive stage's time for a datagram taken at `start` (rx_service without the count).
+  [[nodiscard]] sc_core::sc_time rx_time(const Packet& p, sc_core::sc_time start) const;
   void tx_wire_thread();
   struct WireFrame {
     Packet* packet = nullptr;

@@ -48,6 +48,13 @@ class RxPipe : public sc_core::sc_module, public PacketSink, public ProtocolErro
   sc_core::sc_port<PacketSink> to_transport{"to_transport"};  // RC QPs: Transport
 
   void put(Packet* p) override { in_.put(p); }
+  [[nodiscard]] bool accepts_at(sc_core::sc_time ready) const override {
+    return in_.accepts_at(ready);
+  }
+  // NetPort hands a datagram over with the time it leaves the port stage. Without a capture and
+  // with the model's checks, RxPipe's work reads only the datagram: when it and the Transport's
+  // stage are idle, a datagram for the Transport crosses RxPipe here (issue 31).
+  void put_at(Packet* p, sc_core::sc_time ready) override;
   void count_protocol_error(protocol::Error e) override {
     errors_.add(static_cast<std::size_t>(e));
   }
@@ -56,8 +63,11 @@ class RxPipe : public sc_core::sc_module, public PacketSink, public ProtocolErro
 
  private:
   void thread();
+  // With the model's checks: whether `p` goes to the Transport (ICRC, structure, an RC QP); if
+  // so, sets its IPv4 ID and decode as thread() does.
+  [[nodiscard]] bool passes_to_transport(Packet& p) const;
   // The stage's busy time for a datagram (StageQueue).
-  static sc_core::sc_time service(void* self, const Packet& p);
+  static sc_core::sc_time service(void* self, const Packet& p, sc_core::sc_time start);
   // The checks' verdicts: the block's (checks_) if there is one, else the protocol library's.
   using Verdict = std::optional<protocol::Error>;  // nullopt: passed
   [[nodiscard]] Verdict icrc_verdict(const Packet& p, const protocol::Ipv4UdpHeaders& h,

@@ -68,6 +68,11 @@ class Transport : public sc_core::sc_module,
   sc_core::sc_port<StreamHandlers, 1, sc_core::SC_ZERO_OR_MORE_BOUND> streams{"streams"};
 
   void put(Packet* p) override { in_.put(p); }
+  // RxPipe hands a datagram over with the time it leaves RxPipe (StageQueue, issue 31).
+  [[nodiscard]] bool accepts_at(sc_core::sc_time ready) const override {
+    return in_.accepts_at(ready);
+  }
+  void put_at(Packet* p, sc_core::sc_time ready) override { in_.put_at(p, ready); }
   // A freshly allocated QP: PSN spaces from the CM (send = the REQ's starting PSN, receive = the
   // REP's, PROTOCOL.md 4).
   void init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) override;
@@ -114,6 +119,8 @@ class Transport : public sc_core::sc_module,
                               bool urgent);
   void irn_send_ack(Qp& qp, std::uint32_t sack_psn);
   void irn_requester_rx(Qp& qp, const protocol::PacketView& v);
+  // Whether the transmit scheduler could send something on this IRN QP now (tx_thread's scan).
+  [[nodiscard]] static bool irn_may_send(const Qp& qp);
   bool irn_send_next_packet(Qp& qp);
   void irn_send_packet(Qp& qp, std::uint32_t psn, bool urgent);  // urgent: AckReq at once
   void irn_put_packet(Qp& qp, std::uint32_t gen, const protocol::PacketHeaders& h,
@@ -137,7 +144,7 @@ class Transport : public sc_core::sc_module,
   void drop(TransportDrop d) { drops_.add(static_cast<std::size_t>(d)); }
 
   // The receive stage's busy time for a datagram (StageQueue: RxPipe starts it when idle).
-  static sc_core::sc_time rx_service(void* self, const Packet& p);
+  static sc_core::sc_time rx_service(void* self, const Packet& p, sc_core::sc_time start);
 
   ModelContext& ctx_;
   StageQueue in_;

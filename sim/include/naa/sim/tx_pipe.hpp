@@ -21,12 +21,17 @@ class TxPipe : public sc_core::sc_module, public PacketSink {
   sc_core::sc_port<PortAddresses> addresses{"addresses"};  // NetPort: what the ICRC covers
   sc_core::sc_port<PacketSink> to_net{"to_net"};           // NetPort: the wire
 
-  void put(Packet* p) override { in_.put(p); }
+  // Into the stage's FIFO; or, when the stage and NetPort's port stage are idle, through the
+  // stage at once (its work reads only the packet; StageQueue::reserve) and on to NetPort with
+  // the time the stage would have handed it on: the stage's process does not wake for it.
+  void put(Packet* p) override;
   void report(std::ostream& os) const;
 
  private:
   void thread();
-  static sc_core::sc_time service(void* self, const Packet& p);  // StageQueue
+  void finish(Packet* p);  // the stage's work: the ICRC
+  static sc_core::sc_time service(void* self, const Packet& p,
+                                  sc_core::sc_time start);  // StageQueue
   ModelContext& ctx_;
   StageQueue in_;
   CycleMeter meter_;

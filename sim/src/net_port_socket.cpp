@@ -1,0 +1,277 @@
+// NetPort's UDP side (net_port.hpp): the listening and per-QP sockets, the batched receive
+// (recvmmsg, issue 19) that injects datagrams into the port stage, and the batched send
+// (sendmmsg) of what the wire handed on.
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+
+#include "naa/protocol/headers.hpp"
+#include "naa/protocol/ipv4_udp.hpp"
+#include "net_port_sockets.hpp"
+
+namespace naa::sim {
+namespace asio = boost::asio;
+using udp = asio::ip::udp;
+
+namespace {
+
+// PROTOCOL.md 1: unconnected + IP_PMTUDISC_DO makes Linux send IPv4 ID 0 with DF.
+void set_roce_options(udp::socket& s) {
+  const int fd = s.native_handle();
+  int v = IP_PMTUDISC_DO;
+  if (::setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof v) != 0) {
+    throw std::system_error(errno, std::generic_category(), "setsockopt(IP_MTU_DISCOVER)");
+  }
+  int buf = 16 << 20;
+  // Large buffers: a host (or a test peer) streams a whole call, up to 4 MiB in ~1000 datagrams
+  // of ~8 KiB kernel truesize each, before the model may read it. FORCE needs
+  // CAP_NET_ADMIN; fall back to the capped variant.
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) != 0) {
+    (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  }
+  if (::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) != 0) {
+    (void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+  }
+}
+}  // namespace
+
+void NetPort::open(std::uint32_t listen_ip) {
+  local_ip_ = listen_ip;
+  auto& s = sockets_->listen;
+  s.open(udp::v4());
+  set_roce_options(s);
+  int on = 1;
+  if (::setsockopt(s.native_handle(), IPPROTO_IP, IP_PKTINFO, &on, sizeof on) != 0) {
+    throw std::system_error(errno, std::generic_category(), "setsockopt(IP_PKTINFO)");
+  }
+  // The kernel's count of datagrams dropped because the receive buffer was full (a loss the model
+  // never sees; reported as net_port.rx_socket_drops).
+  (void)::setsockopt(s.native_handle(), SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);
+  boost::system::error_code ec;
+  s.bind(udp::endpoint(asio::ip::address_v4(listen_ip), protocol::kRoceUdpPort), ec);
+  if (ec == boost::asio::error::address_in_use) {
+    // Issue 12: name the usual culprits. Linux Soft-RoCE (rdma_rxe) binds 0.0.0.0:4791 in the
+    // kernel as soon as an rxe device exists, which takes port 4791 on every address.
+    char ip[16];
+    protocol::format_ipv4(listen_ip, ip, sizeof ip);
+    throw std::runtime_error(
+        std::string("UDP ") + ip +
+        ":4791 is already in use: another naa-sim on this address, or the kernel's Soft-RoCE "
+        "module rdma_rxe, which binds 0.0.0.0:4791 (port 4791 on every address). Check with "
+        "`ss -ulpn 'sport = :4791'` (a socket with no process is the kernel's) and "
+        "`lsmod | grep rdma_rxe`; `rdma link delete rxe0` or `modprobe -r rdma_rxe` frees it, "
+        "or run naa-sim in its own network namespace");
+  }
+  if (ec) throw boost::system::system_error(ec, "bind");
+  s.non_blocking(true);
+}
+
+int NetPort::listen_fd() const {
+  return sockets_->listen.native_handle();
+}
+
+void NetPort::async_wait_readable(std::function<void()> handler) {
+  sockets_->listen.async_wait(udp::socket::wait_read,
+                              [h = std::move(handler)](const boost::system::error_code&) { h(); });
+}
+
+std::size_t NetPort::poll_receive(std::size_t budget) {
+  // What the model sent so far leaves before it reads again: its ACKs and replies reach the
+  // peer before the model waits for what the peer sends next.
+  flush_tx();
+  Sockets& so = *sockets_;
+  const int fd = so.listen.native_handle();
+  std::size_t n = 0;
+  while (n < budget) {
+    // Up to as many datagrams as the port's input FIFO and the pool have room for: the rest
+    // stays queued in the socket until the model frees buffers. The buffers recvmmsg did not
+    // fill stay ready for the next call (a standing reserve of at most kRxBatch, so a read
+    // costs no pool traffic for the slots it does not use).
+    const std::size_t room =
+        std::min({budget - n, rx_batch_hint_, Sockets::kRxBatch, kRxFifo - rx_in_.size()});
+    std::size_t want = 0;
+    while (want < room) {
+      if (so.rx_packets[want] == nullptr) {
+        Packet* p = ctx_.pool.try_get();
+        if (p == nullptr) break;
+        so.rx_packets[want] = p;
+      }
+      Sockets::RxSlot& slot = so.rx_slots[want];
+      slot.iov = iovec{so.rx_packets[want]->data.data(), so.rx_packets[want]->data.size()};
+      msghdr& msg = so.rx_msgs[want].msg_hdr;
+      msg.msg_name = &slot.from;
+      msg.msg_namelen = sizeof slot.from;
+      msg.msg_iov = &slot.iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = slot.control;
+      msg.msg_controllen = sizeof slot.control;
+      msg.msg_flags = 0;
+      ++want;
+    }
+    if (want == 0) {
+      if (room != 0) ++rx_no_buffer_;  // no buffer: the datagram waits in the socket
+      break;
+    }
+    ++rx_recv_calls_;
+    const int r =
+        ::recvmmsg(fd, so.rx_msgs.data(), static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);
+    const std::size_t got = r > 0 ? static_cast<std::size_t>(r) : 0;
+    if (got == 0) {
+      ++rx_recv_empty_;  // EAGAIN, or an error the next wait will show again
+      break;
+    }
+    for (std::size_t i = 0; i < got; ++i) {
+      Packet* p = so.rx_packets[i];
+      accept_received(p, so.rx_msgs[i].msg_hdr, so.rx_msgs[i].msg_len);
+    }
+    // The filled buffers went on; the unused ones shift to the front for the next read.
+    std::rotate(so.rx_packets.begin(), so.rx_packets.begin() + static_cast<std::ptrdiff_t>(got),
+                so.rx_packets.begin() + static_cast<std::ptrdiff_t>(want));
+    for (std::size_t i = want - got; i < want; ++i)
+      so.rx_packets[i] = nullptr;
+    n += got;
+    // Ask for what the last reads found (preparing unused headers costs instructions): twice
+    // the datagrams found, at least 4; a full batch doubles it.
+    rx_batch_hint_ = std::max<std::size_t>(4, got * 2);
+    // Fewer than asked: the socket is drained. No further read that would only say EAGAIN; a
+    // datagram arriving meanwhile wakes the runner's wait.
+    if (got < want) break;
+  }
+  return n;
+}
+
+void NetPort::accept_received(Packet* p, const msghdr& msg, std::size_t len) {
+  if ((msg.msg_flags & MSG_TRUNC) != 0) {
+    ++rx_truncated_;
+    protocol_errors->count_protocol_error(protocol::Error::too_long);
+    ctx_.pool.put(p);
+    return;
+  }
+  const auto& from = *static_cast<const sockaddr_in*>(msg.msg_name);
+  p->size = len;
+  p->peer_ip = ntohl(from.sin_addr.s_addr);
+  p->peer_port = ntohs(from.sin_port);
+  p->local_ip = local_ip_;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr;
+       c = CMSG_NXTHDR(const_cast<msghdr*>(&msg), c)) {
+    if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+      in_pktinfo info{};
+      std::memcpy(&info, CMSG_DATA(c), sizeof info);
+      p->local_ip = ntohl(info.ipi_addr.s_addr);
+    } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+      std::uint32_t dropped = 0;
+      std::memcpy(&dropped, CMSG_DATA(c), sizeof dropped);
+      rx_socket_drops_ = dropped;  // cumulative since the socket opened
+    }
+  }
+  stamp_arrival(*p);
+  ++rx_datagrams_;
+  rx_bytes_ += p->size;
+  rx_admit(p);
+}
+
+std::uint16_t NetPort::source_port(std::uint32_t qpn) {
+  const std::uint16_t port = protocol::roce_udp_source_port(qpn);
+  if (!sockets_->listen.is_open()) return port;  // harness: no sockets at all
+  Sockets::LastSender& last = sockets_->last;
+  if (last.valid && last.qpn == qpn) return last.port;
+  auto it = sockets_->senders.find(port);
+  if (it == sockets_->senders.end()) {
+    auto s = std::make_unique<udp::socket>(sockets_->io);
+    try {
+      s->open(udp::v4());
+      set_roce_options(*s);
+      s->bind(udp::endpoint(asio::ip::address_v4(local_ip_), port));
+    } catch (const std::exception& e) {
+      ++port_fallbacks_;
+      ctx_.log.write(LogLevel::warn, "net_port",
+                     "cannot bind source port " + std::to_string(port) + " (" + e.what() +
+                         "), QP " + std::to_string(qpn) + " sends from 4791");
+      s.reset();
+    }
+    it = sockets_->senders.emplace(port, std::move(s)).first;
+  }
+  const std::uint16_t from = it->second ? port : protocol::kRoceUdpPort;
+  last = Sockets::LastSender{
+      true, qpn, from, it->second ? it->second->native_handle() : sockets_->listen.native_handle()};
+  return from;
+}
+
+bool NetPort::queue_datagram(Packet* p, std::uint16_t src_port) {
+  int fd = -1;
+  if (const Sockets::LastSender& last = sockets_->last; last.valid && last.port == src_port) {
+    fd = last.fd;
+  } else {
+    auto it = sockets_->senders.find(src_port);
+    fd = (it != sockets_->senders.end() && it->second) ? it->second->native_handle()
+                                                       : sockets_->listen.native_handle();
+  }
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(protocol::kRoceUdpPort);  // PROTOCOL.md 1: always to port 4791
+  to.sin_addr.s_addr = htonl(p->peer_ip);
+  auto& outbox = sockets_->outbox;
+  outbox.push_back(Sockets::TxEntry{fd, to, p});
+  if (outbox.size() >= Sockets::kTxBatch) flush_tx();
+  return true;
+}
+
+void NetPort::flush_tx() {
+  auto& outbox = sockets_->outbox;
+  std::size_t i = 0;
+  while (i < outbox.size()) {
+    // One sendmmsg per run of datagrams from the same socket, in the order the model sent them.
+    const int fd = outbox[i].fd;
+    std::size_t count = 0;
+    while (i + count < outbox.size() && outbox[i + count].fd == fd && count < Sockets::kTxBatch) {
+      Sockets::TxEntry& e = outbox[i + count];
+      sockets_->tx_iovs[count] = iovec{e.packet->data.data(), e.packet->size};
+      msghdr& msg = sockets_->tx_msgs[count].msg_hdr;
+      msg = msghdr{};
+      msg.msg_name = &e.to;
+      msg.msg_namelen = sizeof e.to;
+      msg.msg_iov = &sockets_->tx_iovs[count];
+      msg.msg_iovlen = 1;
+      ++count;
+    }
+    std::size_t sent = 0;
+    int attempts = 0;
+    while (sent < count) {
+      ++tx_send_calls_;
+      const int r = ::sendmmsg(fd, sockets_->tx_msgs.data() + sent,
+                               static_cast<unsigned>(count - sent), MSG_DONTWAIT);
+      if (r > 0) {
+        sent += static_cast<std::size_t>(r);
+        continue;
+      }
+      if ((errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) && ++attempts < 100) {
+        pollfd pfd{fd, POLLOUT, 0};
+        (void)::poll(&pfd, 1, 10);  // the send buffer drains in microseconds on loopback
+        continue;
+      }
+      ++tx_errors_;  // this datagram is lost (as on a wire); the rest still go
+      ++sent;
+      attempts = 0;
+    }
+    i += count;
+  }
+  // Back to the pool. Called between sc_start() calls, put() would notify the pool's event and
+  // so make the model "active" for one more (empty) step; a process waits on that event only
+  // while the pool is empty, so only the buffer that ends an empty pool needs the notification.
+  for (const Sockets::TxEntry& e : outbox) {
+    if (ctx_.pool.available() == 0) {
+      ctx_.pool.put(e.packet);
+    } else {
+      ctx_.pool.unget(e.packet);
+    }
+  }
+  outbox.clear();
+}
+
+}  // namespace naa::sim
