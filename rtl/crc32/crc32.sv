@@ -55,20 +55,24 @@ module crc32 #(
   logic [31:0]    crc_q;       // running register over the packet's full beats
 
   // The last beat's pipeline: stage s holds the register, the bytes still to fold (low first) and
-  // the byte count; stage 0 is loaded when the last beat is taken, stage Log2W holds the CRC.
-  // Stage s is slice s of flat vectors (Yosys reads no arrays written from several processes).
+  // the byte count; stage 0 (tail0_*) is loaded when the last beat is taken, stage s = 1..Log2W
+  // is gen_tail[s] below, stage Log2W holds the CRC. One set of variables per stage, written by
+  // its own process (Yosys reads no arrays written from several processes), not slices of flat
+  // vectors written in a loop: Verilator 5.006 gave such a vector a shadow copy of every stage
+  // (3,584 bits at W = 64) that it zeroed, filled and wrote back at every edge (issue 31).
   localparam int unsigned NBits = Log2W + 1;
-  logic [Log2W:0]            tail_valid_q;
-  logic [32*(Log2W+1)-1:0]   tail_crc_q;
-  logic [8*W*(Log2W+1)-1:0]  tail_rest_q;
-  logic [NBits*(Log2W+1)-1:0] tail_n_q;
+  logic [Log2W:0]   tail_valid_q;
+  logic [31:0]      tail0_crc_q;
+  logic [8*W-1:0]   tail0_rest_q;
+  logic [NBits-1:0] tail0_n_q;
+  logic [31:0]      tail_crc;  // stage Log2W's register: the raw CRC
 
   naa_reduce_stream #(.W(W), .ResultBytes(4)) u_stream (
     .ap_clk, .ap_rst_n, .ap_start, .ap_done, .ap_idle, .ap_ready,
     .src_TVALID, .src_TLAST, .src_TREADY,
     .dst_TDATA, .dst_TKEEP, .dst_TLAST, .dst_TVALID, .dst_TREADY,
     .clear_o(clear), .take_o(take),
-    .result_valid_i(tail_valid_q[Log2W]), .result_i(~tail_crc_q[32*Log2W +: 32])
+    .result_valid_i(tail_valid_q[Log2W]), .result_i(~tail_crc)
   );
 
   assign ap_return = 32'd0;  // crc32 cannot fail once called (the engine checked the regions)
@@ -89,9 +93,8 @@ module crc32 #(
   // assignment from an input on every eval() (twice per cycle, and again after crc_q changes),
   // this only at the edge that takes a beat (issue 31; the same logic for synthesis).
   //
-  // Stage 0: the first chunk (W bytes) is the whole beat, folded already when n = W. Stage s
-  // (1..Log2W): folds the next W >> s bytes if bit Log2W - s of n is set. One process for all
-  // stages (one driver per variable); the loop unrolls, so each stage is one constant matrix.
+  // Stage 0: the first chunk (W bytes) is the whole beat, folded already when n = W (stages
+  // 1..Log2W: gen_tail below).
   always_ff @(posedge ap_clk) begin
     if (take) begin : beat
       logic [31:0]    full_fold;  // crc_q advanced over the whole beat
@@ -99,35 +102,55 @@ module crc32 #(
       full_fold = crc32_pkg::fold(Log2W, crc_q, 512'(src_TDATA));
       if (src_TLAST) begin
         count = ($bits(count))'($countones(src_TKEEP));
-        crc_q                 <= CrcInit;
-        tail_crc_q[0 +: 32]   <= count[Log2W] ? full_fold : crc_q;
-        tail_rest_q[0 +: 8*W] <= src_TDATA;
-        tail_n_q[0 +: NBits]  <= count;
+        crc_q        <= CrcInit;
+        tail0_crc_q  <= count[Log2W] ? full_fold : crc_q;
+        tail0_rest_q <= src_TDATA;
+        tail0_n_q    <= count;
       end else begin
         crc_q <= full_fold;
       end
     end
     if (clear) crc_q <= CrcInit;
-    for (int unsigned s = 1; s <= Log2W; s++) begin
+  end
+
+  // Stages 1..Log2W: stage s folds the next W >> s bytes if bit Log2W - s of n is set; each is one
+  // constant matrix, and each moves only when the stage before it holds the last beat.
+  for (genvar s = 1; s <= Log2W; s++) begin : gen_tail
+    logic [31:0]      stage_crc_q;   // this stage's register, bytes and byte count
+    logic [8*W-1:0]   stage_rest_q;
+    logic [NBits-1:0] stage_n_q;
+    logic [31:0]      prev_crc;  // the stage before
+    logic [8*W-1:0]   prev_rest;
+    logic [NBits-1:0] prev_n;
+    if (s == 1) begin : gen_from_first
+      assign prev_crc  = tail0_crc_q;
+      assign prev_rest = tail0_rest_q;
+      assign prev_n    = tail0_n_q;
+    end else begin : gen_from_stage
+      assign prev_crc  = gen_tail[s-1].stage_crc_q;
+      assign prev_rest = gen_tail[s-1].stage_rest_q;
+      assign prev_n    = gen_tail[s-1].stage_n_q;
+    end
+    always_ff @(posedge ap_clk) begin
       if (tail_valid_q[s-1]) begin
-        tail_n_q[NBits*s +: NBits] <= tail_n_q[NBits*(s-1) +: NBits];
+        stage_n_q <= prev_n;
 `ifdef NAA_CRC32_BROKEN
         // Deliberate bug: the last stage (one byte) is skipped, so packets of an odd length end
         // one byte short.
-        if (tail_n_q[NBits*(s-1) + Log2W - s] && s != Log2W) begin
+        if (prev_n[Log2W - s] && s != Log2W) begin
 `else
-        if (tail_n_q[NBits*(s-1) + Log2W - s]) begin
+        if (prev_n[Log2W - s]) begin
 `endif
-          tail_crc_q[32*s +: 32] <= crc32_pkg::fold(Log2W - s, tail_crc_q[32*(s-1) +: 32],
-                                                    512'(tail_rest_q[8*W*(s-1) +: 8*W]));
-          tail_rest_q[8*W*s +: 8*W] <= tail_rest_q[8*W*(s-1) +: 8*W] >> (8 << (Log2W - s));
+          stage_crc_q  <= crc32_pkg::fold(Log2W - s, prev_crc, 512'(prev_rest));
+          stage_rest_q <= prev_rest >> (8 << (Log2W - s));
         end else begin
-          tail_crc_q[32*s +: 32]    <= tail_crc_q[32*(s-1) +: 32];
-          tail_rest_q[8*W*s +: 8*W] <= tail_rest_q[8*W*(s-1) +: 8*W];
+          stage_crc_q  <= prev_crc;
+          stage_rest_q <= prev_rest;
         end
       end
     end
   end
+  assign tail_crc = gen_tail[Log2W].stage_crc_q;
 
 endmodule
 

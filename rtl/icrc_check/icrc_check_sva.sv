@@ -92,10 +92,26 @@ module icrc_check_sva #(
   // --- The caller's side (README "Ports": every beat but the last full, the last a prefix;
   // in_ip_udp_i held with the beats like their payload; docs/rtl/README.md "Streams": a waiting
   // beat stays, unchanged).
-  a_in_hold: assert property (@(posedge clk_i) disable iff (!ok1)
-      in_valid_i && !in_ready_o |=>
-        in_valid_i && $stable({in_data_i, in_keep_i, in_last_i, in_ip_udp_i}))
-    else $error("icrc_check_sva a_in_hold: a waiting input beat was dropped or changed");
+  // a_in_hold: an immediate assertion over a copy taken only while the beat waits, the same
+  // check as `in_valid_i && !in_ready_o |=> in_valid_i && $stable(beat)` under disable iff (!ok1)
+  // (rx_parser_sva.sv says why: issue 31, 801 bits here). No toggle coverage of the copy.
+  logic in_waited_q = 1'b0;  // ok1 && a beat waited at the last edge
+  /*verilator coverage_off*/
+  logic [9*W+224:0] in_held_q;  // {in_data_i, in_keep_i, in_last_i, in_ip_udp_i} that waited
+  /*verilator coverage_on*/
+  always_ff @(posedge clk_i) begin
+    in_waited_q <= ok1 && in_valid_i && !in_ready_o;
+    if (ok1 && in_valid_i && !in_ready_o) begin
+      in_held_q <= {in_data_i, in_keep_i, in_last_i, in_ip_udp_i};
+    end
+  end
+  always @(posedge clk_i) begin
+    if (ok1 && in_waited_q) begin
+      a_in_hold: assert (in_valid_i
+                         && {in_data_i, in_keep_i, in_last_i, in_ip_udp_i} == in_held_q)
+      else $error("icrc_check_sva a_in_hold: a waiting input beat was dropped or changed");
+    end
+  end
   a_in_keep_full: assert property (@(posedge clk_i) disable iff (!ok0)
       in_valid_i && !in_last_i |-> &in_keep_i)
     else $error("icrc_check_sva a_in_keep_full: a beat before the last is not full");

@@ -88,9 +88,25 @@ module rx_parser_sva #(
 
   // --- The caller's side (README "Ports": every beat but the last full, the last a prefix;
   // docs/rtl/README.md "Streams": a waiting beat stays, unchanged).
-  a_in_hold: assert property (@(posedge clk_i) disable iff (!ok1)
-      in_valid_i && !in_ready_o |=> in_valid_i && $stable({in_data_i, in_keep_i, in_last_i}))
-    else $error("rx_parser_sva a_in_hold: a waiting input beat was dropped or changed");
+  // a_in_hold is an immediate assertion at the edge over a copy of the beat taken only while it
+  // waits: the same check as `in_valid_i && !in_ready_o |=> in_valid_i && $stable(beat)` under
+  // disable iff (!ok1), which Verilator 5.006 enables at both of its edges (in_waited_q holds
+  // the antecedent's), without sampling the 577-bit beat at every eval() and keeping its $past
+  // at every edge (issue 31). The copy is checker state: no toggle coverage.
+  logic in_waited_q = 1'b0;  // ok1 && a beat waited at the last edge
+  /*verilator coverage_off*/
+  logic [9*W:0] in_held_q;   // {in_data_i, in_keep_i, in_last_i} of the beat that waited
+  /*verilator coverage_on*/
+  always_ff @(posedge clk_i) begin
+    in_waited_q <= ok1 && in_valid_i && !in_ready_o;
+    if (ok1 && in_valid_i && !in_ready_o) in_held_q <= {in_data_i, in_keep_i, in_last_i};
+  end
+  always @(posedge clk_i) begin
+    if (ok1 && in_waited_q) begin
+      a_in_hold: assert (in_valid_i && {in_data_i, in_keep_i, in_last_i} == in_held_q)
+      else $error("rx_parser_sva a_in_hold: a waiting input beat was dropped or changed");
+    end
+  end
   a_in_keep_full: assert property (@(posedge clk_i) disable iff (!ok0)
       in_valid_i && !in_last_i |-> &in_keep_i)
     else $error("rx_parser_sva a_in_keep_full: a beat before the last is not full");
