@@ -70,7 +70,7 @@ done
 # none, seed 001 section 5) and has no BDP cap (BDP-FC is IRN's; a 1024-PSN window, which under
 # PFC gives the FCTs of no cap); IRN's RTO_high / RTO_low are 320 / 100 us and its timer starts
 # when the NIC puts the packet on the wire.
-transports=(--gbn-window 1024 --irn-rto-us 320,100 --wire-timers 1)
+transports=(--gbn-window 1024 --irn-rto-us "320,100" --wire-timers 1)
 case "$scale" in
   small)
     : "${lossy_ingress:=0}" "${ack_interval:=64}"
