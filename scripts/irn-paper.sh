@@ -7,31 +7,42 @@
 # plots if gnuplot is there, and prints the paper's table: IRN without PFC over RoCE with PFC.
 #
 #   scripts/irn-paper.sh [--scale small|paper] [--seed N] [--out DIR] [--fabric PATH] [--jobs N]
-#                        [--dcqcn 0|1|both] [--lossy-ingress 0|1] [--gbn-ack-interval N]
-#                        [--resume]
+#                        [--dcqcn 0|1|both] [--workload websearch|incast|both] [--headline]
+#                        [--lossy-ingress 0|1] [--gbn-ack-interval N] [--resume]
+#                        [-- NAA-FABRIC-OPTIONS...]
 #
 # --resume keeps the configurations of DIR that already have a summary.csv (an interrupted run).
+# --workload and --headline run a part (a targeted look): one workload, and only the two
+# configurations the paper's table compares (RoCE with PFC, IRN without PFC). Options after --
+# go to every naa-fabric run, after the scale's own (a later option wins).
 # small: 16 hosts in two tiers (4 leaves x 4 hosts, 4 spines), 40 Gb/s, 2 us links, about a
 #        minute on 2 cores (the CTest, label fabric).
 # paper: the paper's 54-host three-tier fat tree (k = 6), 40 Gb/s, 2 us links, 70 % load, and
 #        lossy traffic dropped by its ingress port's 240 KB (the budget PFC counts against; the
 #        paper gives one buffer per port for both), not its egress queue: --lossy-ingress, whose
-#        default is 1 at paper scale and 0 at small scale (docs/fabric.md "Paper scale"); and
-#        RoCE asking for an ACK per packet as IRN does (the paper's section 5: "RoCE NICs already
-#        support per-packet ACKs"): --gbn-ack-interval, 1 at paper scale, the host library's 64
-#        at small scale.
+#        default is 1 at paper scale and 0 at small scale (docs/fabric.md "Paper scale").
+# RoCE asks for an ACK every --gbn-ack-interval packets, 64 at both scales: the paper's RoCE
+# baseline sent no ACKs at all (seed 001 section 5: "did not use ACKs for the RoCE (with PFC)
+# baseline"), 64 is the fewest the host library asks for.
 # Exit 0 when every run finished; the PFC and IRN runs must finish every flow (RoCE without PFC
 # may give up on some: that is the paper's point), else exit 1.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
-  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,40p' "$0" | sed -n '/^#/p' | sed 's/^# \{0,1\}//'
 }
 
 scale=small seed=1 out="" fabric="" jobs=2 dcqcn_set="0 1" resume=0 lossy_ingress="" ack_interval=""
+workloads="websearch incast" headline=0 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
+    --) shift; extra=("$@"); break ;;
+    --headline) headline=1; shift ;;
+    --workload)
+      case "${2:-}" in websearch|incast) workloads=$2 ;; both) workloads="websearch incast" ;;
+        *) echo "irn-paper.sh: --workload is websearch, incast or both" >&2; exit 2 ;; esac
+      shift 2 ;;
     --scale) scale=${2:?}; shift 2 ;;
     --seed) seed=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
@@ -54,18 +65,24 @@ while [ $# -gt 0 ]; do
     *) echo "irn-paper.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
 done
+# Both scales run the transports as the IRN paper's evaluation does (docs/fabric.md "The IRN
+# comparison", settings table): RoCE asks for an ACK only every 64 packets (the paper's RoCE sent
+# none, seed 001 section 5) and has no BDP cap (BDP-FC is IRN's; a 1024-PSN window, which under
+# PFC gives the FCTs of no cap); IRN's RTO_high / RTO_low are 320 / 100 us and its timer starts
+# when the NIC puts the packet on the wire.
+transports=(--gbn-window 1024 --irn-rto-us "320,100" --wire-timers 1)
 case "$scale" in
   small)
     : "${lossy_ingress:=0}" "${ack_interval:=64}"
     topo=(--leaf-spine "4,4,4" --latency-ns 2000 --lossy-ingress "$lossy_ingress"
-          --gbn-ack-interval "$ack_interval")
+          --gbn-ack-interval "$ack_interval" "${transports[@]}")
     websearch=(--workload websearch --load 0.7 --flows 200)
     incast=(--workload incast --background-load 0.5 --flows 150 --incast-rounds 8
             --incast-senders 15 --incast-bytes 100000) ;;
   paper)
-    : "${lossy_ingress:=1}" "${ack_interval:=1}"
+    : "${lossy_ingress:=1}" "${ack_interval:=64}"
     topo=(--fat-tree 6 --latency-ns 2000 --lossy-ingress "$lossy_ingress"
-          --gbn-ack-interval "$ack_interval")
+          --gbn-ack-interval "$ack_interval" "${transports[@]}")
     websearch=(--workload websearch --load 0.7 --flows 2000)
     incast=(--workload incast --background-load 0.5 --flows 1000 --incast-rounds 20
             --incast-senders 30 --incast-bytes 100000) ;;
@@ -86,10 +103,13 @@ fi
 mkdir -p "$out"
 
 configs=()
-for workload in websearch incast; do
+for workload in $workloads; do
   for transport in gbn irn; do
     for pfc in 1 0; do
       for dcqcn in $dcqcn_set; do
+        if [ "$headline" = 1 ] && [ "$transport/$pfc" != gbn/1 ] && [ "$transport/$pfc" != irn/0 ]; then
+          continue
+        fi
         configs+=("$workload $transport $pfc $dcqcn")
       done
     done
@@ -106,7 +126,7 @@ run_one() {  # workload transport pfc dcqcn
   mkdir -p "$dir"
   if [ "$w" = websearch ]; then args=("${websearch[@]}"); else args=("${incast[@]}"); fi
   local cmd=("$fabric" "${topo[@]}" "${args[@]}" --transport "$t" --pfc "$p" --dcqcn "$d"
-             --seed "$seed" --out "$dir")
+             --seed "$seed" ${extra[@]+"${extra[@]}"} --out "$dir")
   printf '%q ' "${cmd[@]}" > "$dir/cmd.txt"
   echo >> "$dir/cmd.txt"
   local rc=0
@@ -116,7 +136,7 @@ run_one() {  # workload transport pfc dcqcn
 }
 
 start=$(date +%s)
-echo "irn-paper: scale $scale, seed $seed, ${#configs[@]} runs, $jobs at a time, into $out"
+echo "irn-paper: scale $scale, seed $seed, ${#configs[@]} runs, $jobs at a time, into $out${extra[*]+ (extra: ${extra[*]})}"
 running=0
 for c in "${configs[@]}"; do
   # shellcheck disable=SC2086
@@ -169,10 +189,55 @@ awk -F, 'NR > 1 { key = $1 "," $2 "," $3 "," $4; fct[key] = $6; p99[key] = $7; s
     }
   }' "$out/comparison.csv" | tee "$out/ratios.txt"
 
+# The incast mix by flow class: the background (web-search flows, PFC's victims in the paper)
+# and the incast rounds (flows of --incast-bytes with the same start and receiver), with each
+# round's request completion time (its last flow's end less its start).
+incast_senders=${incast[9]} incast_bytes=${incast[11]}
+if [[ " $workloads " == *" incast "* ]]; then
+  echo "workload,transport,pfc,dcqcn,background_flows,background_avg_fct_ns,background_avg_slowdown,incast_flows,incast_avg_fct_ns,rounds,avg_rct_ns" \
+    > "$out/incast.csv"
+  for c in "${configs[@]}"; do
+    # shellcheck disable=SC2086
+    set -- $c
+    [ "$1" = incast ] || continue
+    f="$out/$1-$2-pfc$3-dcqcn$4/fct.csv"
+    [ -f "$f" ] || continue
+    awk -F, -v OFS=, -v key="$1,$2,$3,$4" -v bytes="$incast_bytes" -v m="$incast_senders" '
+      FNR == 1 { next }
+      { n++; b[n] = $4; st[n] = $5; fct[n] = $6; sl[n] = $8; g[n] = $5 "/" $3
+        if ($4 == bytes) cnt[g[n]]++ }
+      END {
+        for (i = 1; i <= n; i++) {
+          if (b[i] == bytes && cnt[g[i]] == m) {
+            inc++; incf += fct[i]
+            e = st[i] + fct[i]
+            if (!(g[i] in end) || e > end[g[i]]) { end[g[i]] = e; start[g[i]] = st[i] }
+          } else { bg++; bgf += fct[i]; bgs += sl[i] }
+        }
+        for (r in end) { rounds++; rct += end[r] - start[r] }
+        printf "%s,%d,%.1f,%.4f,%d,%.1f,%d,%.1f\n", key, bg, bg ? bgf / bg : 0, bg ? bgs / bg : 0,
+               inc, inc ? incf / inc : 0, rounds, rounds ? rct / rounds : 0
+      }' "$f" >> "$out/incast.csv"
+  done
+  echo
+  echo "Incast mix by class, IRN without PFC / RoCE with PFC (RoCE+PFC's figures beside):"
+  awk -F, 'NR > 1 { k = $2 "," $3 "," $4; bf[k] = $6; bs[k] = $7; inf[k] = $9; rct[k] = $11 }
+    END {
+      printf "%-6s %-26s %-26s %-26s %-26s\n", "dcqcn", "background avg FCT", "background slowdown", "incast flows avg FCT", "avg RCT"
+      for (d = 0; d <= 1; d++) {
+        b = "gbn,1," d; x = "irn,0," d
+        if (!(b in bf) || !(x in bf) || bf[b] == 0 || inf[b] == 0 || rct[b] == 0) continue
+        printf "%-6d %.3f of %.0f us%9s %.3f of %.2f%12s %.3f of %.0f us%9s %.3f of %.0f us\n", d,
+          bf[x] / bf[b], bf[b] / 1000, "", bs[x] / bs[b], bs[b], "", inf[x] / inf[b], inf[b] / 1000, "",
+          rct[x] / rct[b], rct[b] / 1000
+      }
+    }' "$out/incast.csv" | tee -a "$out/ratios.txt"
+fi
+
 # Plots: the FCT CDF of each workload's configurations, and the sampled queues of the two the
 # paper compares (gnuplot-nox; skipped without it).
 if command -v gnuplot > /dev/null 2>&1; then
-  for w in websearch incast; do
+  for w in $workloads; do
     plot=""
     for c in "${configs[@]}"; do
       # shellcheck disable=SC2086

@@ -50,6 +50,9 @@ void Network::Impl::nic_send(int node, std::span<const std::uint8_t> datagram, s
   nic.peer_qpn[{dst_ip, src_port}] = bth_dest_qpn(f->datagram);
   if (!f->datagram.empty() && (f->datagram[0] == protocol::opcode::kAcknowledge ||
                                f->datagram[0] == protocol::opcode::kIrnAcknowledge)) {
+    // An ACK is not ECN-capable unless asked (NetworkConfig::ecn_acks): a CE mark on it would
+    // make the requester's NIC send a CNP to a QP whose ACKs no rate limiter paces.
+    if (!cfg.ecn_acks) f->ecn = kEcnNotEct;
     // Acknowledgements (ACK, NAK, IRN SACK) leave ahead of the QPs' requests, as a NIC's
     // responder path does not queue behind its send queues; they keep their own order.
     nic.short_frames.push_back(std::move(f));
@@ -74,18 +77,36 @@ void Network::Impl::nic_send(int node, std::span<const std::uint8_t> datagram, s
   // Its copy still waiting here is sent once: a NIC that re-reads the WQE sends the packet once.
   // A waiting retransmission is replaced where it stands; a waiting first transmission leaves
   // its place for the retransmission's.
+  // Only a retransmission can have one (a first transmission's PSN is new). The waiting
+  // retransmissions are searched one by one (a few), the first transmissions, which wait in
+  // PSN order, by bisection: a window without a cap (--gbn-window) queues thousands.
   bool replaced = false;
-  for (std::size_t i = 0; i < fl.frames.size(); ++i) {
-    const Frame& q = *fl.frames[i];
-    if (bth_psn(q.datagram) != psn || q.datagram[0] != op || q.dst_ip != dst_ip) continue;
+  const auto same = [&](const Frame& q) {
+    return bth_psn(q.datagram) == psn && q.datagram[0] == op && q.dst_ip == dst_ip;
+  };
+  std::size_t found = fl.frames.size();
+  if (retransmission) {
+    for (std::size_t i = 0; i < fl.retransmits && found == fl.frames.size(); ++i)
+      if (same(*fl.frames[i])) found = i;
+    if (found == fl.frames.size() && fl.retransmits < fl.frames.size()) {
+      const std::uint32_t base = bth_psn(fl.frames[fl.retransmits]->datagram);
+      const auto first = fl.frames.begin() + static_cast<std::ptrdiff_t>(fl.retransmits);
+      const auto it = std::lower_bound(first, fl.frames.end(), protocol::psn_diff(psn, base),
+                                       [&](const FramePtr& q, std::uint32_t d) {
+                                         return protocol::psn_diff(bth_psn(q->datagram), base) < d;
+                                       });
+      if (it != fl.frames.end() && same(**it))
+        found = static_cast<std::size_t>(it - fl.frames.begin());
+    }
+  }
+  if (found < fl.frames.size()) {
     ++stats.nic_superseded;
-    if (i < fl.retransmits) {
-      fl.frames[i] = std::move(f);
+    if (found < fl.retransmits) {
+      fl.frames[found] = std::move(f);
       replaced = true;
     } else {
-      fl.frames.erase(fl.frames.begin() + static_cast<std::ptrdiff_t>(i));
+      fl.frames.erase(fl.frames.begin() + static_cast<std::ptrdiff_t>(found));
     }
-    break;
   }
   if (!replaced) {
     if (retransmission) {
@@ -141,6 +162,12 @@ FramePtr Network::Impl::nic_next(int port, Ps& retry_at) {
     FramePtr f = std::move(fl.frames.front());
     fl.frames.pop_front();
     if (fl.retransmits > 0) --fl.retransmits;
+    // The packet leaves for the wire now: a transport whose retransmit timer starts here (host
+    // endpoints with wire timers) may arm it; its next wake-up is learned right after.
+    if (nic.endpoint->on_wire(*f)) {
+      const int node = p.node;
+      schedule(now, [this, node] { wake(node); });
+    }
     if (fl.frames.empty()) {
       fl.in_rr = false;
     } else {
@@ -337,6 +364,10 @@ class HostEndpoint final : public EndpointNode,
     learn_next_deadline();
   }
   void wake() override { learn_next_deadline(); }
+  bool on_wire(const Frame& f) override {
+    auto t = transport_.lock();
+    return t && host::udp_roce_packet_on_wire(*t, f.datagram, f.dst_ip);
+  }
   void attach(const std::shared_ptr<host::Transport>& t) { transport_ = t; }
 
  private:

@@ -261,6 +261,10 @@ WorkloadResult run_workload(Network& net, const WorkloadConfig& cfg) {
     o.irn_bdp_cap = cfg.irn_bdp_cap;
     o.irn_rto_low = cfg.irn_rto_low_exponent;
     o.ack_request_interval = cfg.gbn_ack_request_interval;
+    o.irn_rto_low_ns = cfg.irn_rto_low_ns;
+    o.irn_rto_high_ns = cfg.irn_rto_high_ns;
+    o.gbn_max_unacked_psns = cfg.gbn_window;
+    o.wire_timers = cfg.wire_timers;
     hs.t = net.open_host(h, o);
     hs.src.assign(buf, 0);
     for (std::size_t i = 0; i < buf; ++i)

@@ -54,8 +54,15 @@ run:
   --retry-count N          retries per QP before a flow fails, 0..7 (default 7)
   --gbn-ack-interval N     go-back-N: an ACK requested every N packets, 1..64 (default 64;
                            1 = per packet, as the IRN paper's RoCE)
+  --gbn-window N           go-back-N: most unacknowledged PSNs, 128..4194304 (default 128,
+                           PROTOCOL.md 3; the IRN paper's RoCE has no cap: a large N)
+  --irn-rto-us HIGH,LOW    IRN's RTO_high and RTO_low in us (default: 262,131, the CM's
+                           exponents; the IRN paper's are 320,100)
+  --wire-timers 0|1        IRN's retransmit timer starts when the NIC sends the packet, not
+                           when the endpoint hands it over (default 0)
   --pfc 0|1                PFC on the switches (default 0)
   --dcqcn 0|1              ECN marking, CNPs and DCQCN rate limiting (default 0)
+  --ecn-acks 0|1           with DCQCN, ACKs leave ECN-capable too (default 1)
   --seed N                 every random choice (default 1)
   --out DIR                fct.csv, summary.csv, queues.csv (default: none)
   --pcap-dir DIR           one pcap per port
@@ -71,7 +78,7 @@ struct Options {
   bool xoff_set = false, xon_set = false;
   WorkloadConfig wl;
   std::string workload = "websearch", transport = "gbn";
-  bool pfc = false, dcqcn = false;
+  bool pfc = false, dcqcn = false, ecn_acks = true;
   double sample_us = 10;
   int naas = 0;
 };
@@ -171,6 +178,23 @@ Options parse(int argc, char** argv) {
       if (!(n >= 1 && n <= 64) || n != static_cast<double>(static_cast<int>(n)))
         usage_error("--gbn-ack-interval takes 1..64, not '" + v + "'");
       o.wl.gbn_ack_request_interval = static_cast<std::uint32_t>(n);
+    } else if (a == "--gbn-window") {
+      const double n = number(a, v);
+      if (!(n >= 128 && n <= 4194304) || n != static_cast<double>(static_cast<int>(n)))
+        usage_error("--gbn-window takes 128..4194304, not '" + v + "'");
+      o.wl.gbn_window = static_cast<std::uint32_t>(n);
+    } else if (a == "--irn-rto-us") {
+      double high = 0, low = 0;
+      char end = 0;
+      if (std::sscanf(v.c_str(), "%lf,%lf%c", &high, &low, &end) != 2 || !(low > 0) ||
+          !(high >= low) || high > 4e6)
+        usage_error("--irn-rto-us takes HIGH,LOW in us, 0 < LOW <= HIGH, not '" + v + "'");
+      o.wl.irn_rto_high_ns = static_cast<std::uint32_t>(high * 1000 + 0.5);
+      o.wl.irn_rto_low_ns = static_cast<std::uint32_t>(low * 1000 + 0.5);
+    } else if (a == "--wire-timers") {
+      o.wl.wire_timers = flag(a, v);
+    } else if (a == "--ecn-acks") {
+      o.ecn_acks = flag(a, v);
     } else if (a == "--pfc") {
       o.pfc = flag(a, v);
     } else if (a == "--dcqcn") {
@@ -234,6 +258,7 @@ int run(const Options& o) {
   nc.seed = o.wl.seed;
   nc.pfc = o.pfc;
   nc.dcqcn = o.dcqcn;
+  nc.ecn_acks = o.ecn_acks;
   nc.pcap_dir = o.pcap_dir;
   nc.queue_sample_ps = static_cast<Ps>(o.sample_us * kPsPerUs);
   if (!o.pcap_dir.empty()) std::filesystem::create_directories(o.pcap_dir);

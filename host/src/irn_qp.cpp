@@ -44,7 +44,8 @@ IrnQp::IrnQp(const RcConfig& config, const protocol::CapabilityBlock& caps, MrTa
       sink_(sink),
       counters_(counters),
       sq_psn_(config.send_psn & protocol::kMax24),
-      retries_left_(config.retry_count) {
+      retries_left_(config.retry_count),
+      wire_next_(config.send_psn & protocol::kMax24) {
   tx_.reset(sq_psn_, caps.bdp_cap);
   rx_.reset(config.recv_psn & protocol::kMax24, caps.bdp_cap);
   if (cfg_.measured_timers) {
@@ -54,7 +55,10 @@ IrnQp::IrnQp(const RcConfig& config, const protocol::CapabilityBlock& caps, MrTa
 }
 
 std::chrono::nanoseconds IrnQp::timeout_for(std::uint32_t unsacked) const noexcept {
-  const std::chrono::nanoseconds negotiated(protocol::irn_timeout_ns(caps_, unsacked));
+  std::chrono::nanoseconds negotiated(protocol::irn_timeout_ns(caps_, unsacked));
+  // Exact durations (UdpRoceOptions::irn_rto_low_ns / irn_rto_high_ns, constant timers only).
+  const auto exact = unsacked <= caps_.low_threshold ? cfg_.irn_rto_low : cfg_.irn_rto_high;
+  if (exact.count() > 0 && negotiated.count() != 0) negotiated = exact;
   if (!cfg_.measured_timers || !rtt_.valid()) return negotiated;
   const auto ceiling = std::max<std::chrono::nanoseconds>(
       std::chrono::nanoseconds(protocol::local_ack_timeout_ns(caps_.rto_high)),
@@ -191,7 +195,20 @@ void IrnQp::send_packet(std::uint32_t psn, Clock::time_point now, bool urgent) {
 void IrnQp::arm_timer(Clock::time_point now) {
   retransmit_at_.reset();
   const auto t = timeout_for(tx_.unsacked());
-  if (tx_.in_flight() != 0 && t.count() != 0) retransmit_at_ = now + t;
+  if (tx_.in_flight() == 0 || t.count() == 0) return;
+  // With wire timers the timer runs only while a packet that left the NIC is unacknowledged
+  // (PSNs before wire_next_); until one has, on_wire() arms it.
+  if (cfg_.wire_timers && !protocol::psn_after(wire_next_, tx_.una())) return;
+  retransmit_at_ = now + t;
+}
+
+bool IrnQp::on_wire(std::uint32_t psn, Clock::time_point now) {
+  if (!cfg_.wire_timers || error_) return false;
+  const std::uint32_t next = (psn + 1) & protocol::kMax24;
+  if (protocol::psn_after(next, wire_next_)) wire_next_ = next;
+  if (retransmit_at_) return false;
+  arm_timer(now);
+  return retransmit_at_.has_value();
 }
 
 void IrnQp::on_ack(const protocol::PacketView& p, Clock::time_point now) {

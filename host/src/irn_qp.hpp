@@ -45,6 +45,7 @@ class IrnQp : public QpEngine {
   void on_packet(const protocol::PacketView& packet, Clock::time_point now) override;
   void on_timer(Clock::time_point now) override;
   [[nodiscard]] std::optional<Clock::time_point> next_deadline() const noexcept override;
+  bool on_wire(std::uint32_t psn, Clock::time_point now) override;
   void to_error(std::error_code status) override;
   [[nodiscard]] std::size_t poll(std::span<WorkCompletion> out) override;
   [[nodiscard]] bool has_completions() const noexcept override { return !cq_.empty(); }
@@ -132,6 +133,8 @@ class IrnQp : public QpEngine {
   protocol::IrnSendWindow tx_;
   std::uint8_t retries_left_ = 0;
   std::optional<Clock::time_point> retransmit_at_;
+  // One past the newest PSN the NIC reported on the wire (RcConfig::wire_timers).
+  std::uint32_t wire_next_ = 0;
   RttEstimator rtt_;
   // Per PSN slot (PSN mod BDP cap): when it was first sent, for its RTT sample; unset after a
   // retransmission (Karn's rule) or once sampled.

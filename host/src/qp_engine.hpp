@@ -37,6 +37,13 @@ class QpEngine {
   virtual void on_packet(const protocol::PacketView& packet, Clock::time_point now) = 0;
   virtual void on_timer(Clock::time_point now) = 0;
   [[nodiscard]] virtual std::optional<Clock::time_point> next_deadline() const noexcept = 0;
+  // The packet with this PSN, which the QP sent, left the NIC for the wire
+  // (UdpRoceOptions::wire_timers). True when that armed the retransmit timer.
+  virtual bool on_wire(std::uint32_t psn, Clock::time_point now) {
+    (void)psn;
+    (void)now;
+    return false;
+  }
   virtual void to_error(std::error_code status) = 0;
   [[nodiscard]] virtual std::size_t poll(std::span<WorkCompletion> out) = 0;
   [[nodiscard]] virtual bool has_completions() const noexcept = 0;

@@ -155,7 +155,9 @@ void RcQp::pump(Clock::time_point now) {
   while (next_wqe_ < sq_.size()) {
     SendWqe& w = sq_[next_wqe_];
     const std::uint32_t psn = psn_add(w.first_psn, next_pkt_);
-    if (psn_diff(psn, una_psn_) >= kMaxUnackedPsns) break;  // window full (PROTOCOL.md 3)
+    const std::uint32_t window =
+        cfg_.max_unacked_psns != 0 ? cfg_.max_unacked_psns : kMaxUnackedPsns;
+    if (psn_diff(psn, una_psn_) >= window) break;  // window full (PROTOCOL.md 3)
     if (w.wr.opcode == WrOpcode::rdma_read) {
       if (!w.read_sent && reads_in_flight_ >= cfg_.max_reads_outstanding) break;
       send_request_packet(next_wqe_, next_pkt_, now);

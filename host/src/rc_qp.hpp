@@ -73,6 +73,13 @@ struct RcConfig {
   // Go-back-N requester: AckReq on every ack_req_interval-th PSN and on a message's last
   // (UdpRoceOptions::ack_request_interval).
   std::uint32_t ack_req_interval = 64;
+  // The fabric's options (UdpRoceOptions::irn_rto_low_ns, irn_rto_high_ns, gbn_max_unacked_psns,
+  // wire_timers): 0 / false keep the negotiated timeouts, PROTOCOL.md 3's window, and timers
+  // that start when a packet is handed to the link.
+  std::chrono::nanoseconds irn_rto_low{0};
+  std::chrono::nanoseconds irn_rto_high{0};
+  std::uint32_t max_unacked_psns = 0;
+  bool wire_timers = false;
 };
 
 inline constexpr std::uint32_t kMaxUnackedPsns = 128;  // PROTOCOL.md 3

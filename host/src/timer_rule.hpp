@@ -29,6 +29,16 @@ inline void apply_timer_rule(const UdpRoceOptions& o, RcConfig& cfg) {
   cfg.timer_floor = std::chrono::microseconds(o.timer_floor_us);
   // Half the 128-PSN window at most, so an ACK is always asked for before the window fills.
   cfg.ack_req_interval = std::clamp<std::uint32_t>(o.ack_request_interval, 1, kMaxUnackedPsns / 2);
+  // The fabric's options (UdpRoceOptions): a window of at least 128 PSNs (so the ACK request
+  // interval above still fits twice), exact IRN timeouts only with constant timers.
+  if (o.gbn_max_unacked_psns != 0)
+    cfg.max_unacked_psns =
+        std::clamp<std::uint32_t>(o.gbn_max_unacked_psns, kMaxUnackedPsns, kHalfPsnSpace / 2);
+  if (!cfg.measured_timers) {
+    cfg.irn_rto_low = std::chrono::nanoseconds(o.irn_rto_low_ns);
+    cfg.irn_rto_high = std::chrono::nanoseconds(o.irn_rto_high_ns);
+  }
+  cfg.wire_timers = o.wire_timers;
 }
 
 }  // namespace naa::host::detail

@@ -169,6 +169,9 @@ class Endpoint final : public Transport,
     receive_datagram(copy.data(), copy.size(), src_ip, src_port, ip_, now());
     finish_handler(lock);
   }
+  // Co-simulation: a datagram this endpoint sent to dst_ip left the NIC (udp_roce.cpp,
+  // udp_roce_packet_on_wire).
+  bool packet_on_wire(std::span<const std::uint8_t> datagram, std::uint32_t dst_ip);
   // The endpoint's time: the co-simulation's clock if it has one (docs/adr/0004).
   [[nodiscard]] Clock::time_point now() const {
     return opts_.clock ? opts_.clock->now() : Clock::now();

@@ -553,6 +553,29 @@ bool deliver_udp_roce_datagram(Transport& transport, std::span<const std::uint8_
   return true;
 }
 
+bool udp_roce_packet_on_wire(Transport& transport, std::span<const std::uint8_t> datagram,
+                             std::uint32_t dst_ip) {
+  auto* ep = dynamic_cast<detail::Endpoint*>(&transport);
+  return ep != nullptr && ep->packet_on_wire(datagram, dst_ip);
+}
+
+bool detail::Endpoint::packet_on_wire(std::span<const std::uint8_t> datagram,
+                                      std::uint32_t dst_ip) {
+  // BTH: destination QPN in bytes 5..7, PSN in 9..11 (IBTA 9.2). Our QP is the one connected
+  // to that QPN at dst_ip (a linear look-up: tens of QPs per endpoint in the fabric).
+  if (!opts_.wire_timers || datagram.size() < 12) return false;
+  const std::uint32_t dest =
+      (std::uint32_t{datagram[5]} << 16) | (std::uint32_t{datagram[6]} << 8) | datagram[7];
+  const std::uint32_t psn =
+      (std::uint32_t{datagram[9]} << 16) | (std::uint32_t{datagram[10]} << 8) | datagram[11];
+  std::lock_guard lock(mu_);
+  for (auto& [qpn, e] : qps_) {
+    if (e->rc && e->remote_qpn == dest && e->params.remote_ip == dst_ip)
+      return e->rc->on_wire(psn, now());
+  }
+  return false;
+}
+
 bool inject_udp_roce_datagram(Transport& transport, std::span<const std::uint8_t> datagram,
                               std::uint32_t src_ip, std::uint16_t src_port) {
   auto* ep = dynamic_cast<detail::Endpoint*>(&transport);

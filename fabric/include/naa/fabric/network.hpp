@@ -58,6 +58,9 @@ struct NetworkConfig {
   std::uint64_t seed = 1;  // ECN marking and ECMP salts
   bool pfc = false;        // overrides topology.switches.pfc.enabled
   bool dcqcn = false;      // NICs send ECT, switches mark, NICs answer with CNPs and limit
+  // With DCQCN, ACKs (ACK, NAK, IRN SACK) leave ECN-capable too (as before 2026-11-26); false:
+  // Not-ECT, so only data draws CNPs (docs/fabric.md "IRN comparison", settings table).
+  bool ecn_acks = true;
   DcqcnConfig dcqcn_params;
   std::string pcap_dir;    // non-empty: one pcap per port, <dir>/<node>-p<port>.pcap
   Ps queue_sample_ps = 0;  // > 0: sample switch queues that often (queue_samples())

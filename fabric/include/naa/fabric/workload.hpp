@@ -55,6 +55,15 @@ struct WorkloadConfig {
   // (host::UdpRoceOptions::ack_request_interval): the host library's 64 by default; 1 is the
   // IRN paper's RoCE, which ACKs per packet as IRN does (its section 5).
   std::uint32_t gbn_ack_request_interval = 64;
+  // IRN's RTO_low / RTO_high as exact durations (ns; 0: the exponents above); the IRN paper's
+  // 100 and 320 us (host::UdpRoceOptions::irn_rto_low_ns / irn_rto_high_ns).
+  std::uint32_t irn_rto_low_ns = 0, irn_rto_high_ns = 0;
+  // Go-back-N's window, most unacknowledged PSNs (0: PROTOCOL.md 3's 128). The IRN paper's RoCE
+  // has no BDP cap (host::UdpRoceOptions::gbn_max_unacked_psns).
+  std::uint32_t gbn_window = 0;
+  // IRN's retransmit timer runs from when the NIC puts a packet on the wire, not from when the
+  // endpoint hands it over (host::UdpRoceOptions::wire_timers).
+  bool wire_timers = false;
   // Retries per QP before a flow fails with "transport retry counter exceeded" (the CM's
   // retry_cnt, 0..7; RoCE NICs default to 7).
   std::uint8_t retry_count = 7;

@@ -146,6 +146,19 @@ struct UdpRoceOptions {
   // co-simulation keeps the paper's constants in simulated time).
   RetransmitTimers timers = RetransmitTimers::automatic;
   std::uint32_t timer_floor_us = 2000;
+  // The fabric (docs/fabric.md "IRN comparison"), none of them on the wire and all off by default:
+  // - irn_rto_low_ns / irn_rto_high_ns > 0: IRN's RTO_low / RTO_high as these durations instead
+  //   of the negotiated exponents (4.096 us x 2^e cannot carry the IRN paper's 100 / 320 us);
+  //   with constant timers only (a `clock`), local to this endpoint's requesters.
+  // - gbn_max_unacked_psns > 0: the go-back-N requester's window (most unacknowledged PSNs;
+  //   0: PROTOCOL.md 3's 128). The IRN paper's RoCE has no such cap (BDP-FC is IRN's).
+  // - wire_timers: an IRN requester's retransmit timer runs only while one of its packets has
+  //   left the NIC and is unacknowledged, as a NIC's does: the link reports each departure with
+  //   udp_roce_packet_on_wire(); a packet still waiting in the NIC does not time out.
+  std::uint32_t irn_rto_low_ns = 0;
+  std::uint32_t irn_rto_high_ns = 0;
+  std::uint32_t gbn_max_unacked_psns = 0;
+  bool wire_timers = false;
 };
 
 // Opens the endpoint. On failure returns nullptr and sets ec (address_in_use, no_free_address,
@@ -166,6 +179,13 @@ bool set_udp_roce_faults(Transport& transport, const FaultOptions& rx, const Fau
 // is not a UdpRoce endpoint.
 bool deliver_udp_roce_datagram(Transport& transport, std::span<const std::uint8_t> datagram,
                                std::uint32_t src_ip, std::uint16_t src_port);
+
+// Co-simulation with UdpRoceOptions::wire_timers: `datagram`, which the endpoint sent to
+// dst_ip, has just left the NIC for the wire. True when this armed a retransmit timer (the
+// caller's loop should then ask the endpoint for its next deadline). False otherwise, or if
+// `transport` is not a UdpRoce endpoint.
+bool udp_roce_packet_on_wire(Transport& transport, std::span<const std::uint8_t> datagram,
+                             std::uint32_t dst_ip);
 
 bool inject_udp_roce_datagram(Transport& transport, std::span<const std::uint8_t> datagram,
                               std::uint32_t src_ip, std::uint16_t src_port);
