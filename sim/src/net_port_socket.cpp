@@ -294,6 +294,29 @@ std::size_t NetPort::build_tx_messages(std::size_t first, std::size_t end, bool 
   return nmsg;
 }
 
+// Several QPs sending at once (the transmit scheduler takes them in turn) interleave their
+// sockets in the outbox, which would make runs of one or two datagrams: one sendmmsg each and no
+// GSO. Each QP sends from its own socket and UDP source port, and RoCEv2 keeps no order between
+// QPs (the source port spreads them over ECMP paths, PROTOCOL.md 1), so the datagrams are
+// grouped per socket, each socket's in the order sent. A datagram from the listening socket (CM,
+// or a QP whose port could not be bound) keeps its place with respect to all others.
+void NetPort::group_outbox_by_socket() {
+  auto& outbox = sockets_->outbox;
+  const int listen_fd = sockets_->listen.native_handle();
+  auto by_fd = [](const Sockets::TxEntry& a, const Sockets::TxEntry& b) { return a.fd < b.fd; };
+  auto from = outbox.begin();
+  while (from != outbox.end()) {
+    auto to = std::find_if(from, outbox.end(),
+                           [listen_fd](const Sockets::TxEntry& e) { return e.fd == listen_fd; });
+    if (std::adjacent_find(from, to, [](const Sockets::TxEntry& a, const Sockets::TxEntry& b) {
+          return a.fd != b.fd;
+        }) != to) {
+      std::stable_sort(from, to, by_fd);
+    }
+    from = to == outbox.end() ? to : to + 1;
+  }
+}
+
 // One sendmmsg per run of datagrams from the same socket, in the order the model sent them. Runs
 // of equal-size datagrams toward a loopback address leave as UDP GSO messages: the kernel passes
 // each through its IP stack and the loopback once and cuts it into the same datagrams at the
@@ -307,6 +330,7 @@ std::size_t NetPort::build_tx_messages(std::size_t first, std::size_t end, bool 
 void NetPort::flush_tx() {
   Sockets& so = *sockets_;
   auto& outbox = so.outbox;
+  group_outbox_by_socket();
   std::size_t i = 0;
   std::size_t plain_end = 0;  // a failed GSO message's datagrams (before it) go one by one
   while (i < outbox.size()) {

@@ -161,6 +161,8 @@ class NetPort : public sc_core::sc_module,
   // flush_tx's sendmmsg messages for the outbox's datagrams first .. end (with `gso`, runs
   // toward loopback as UDP GSO messages); returns how many.
   std::size_t build_tx_messages(std::size_t first, std::size_t end, bool gso);
+  // The outbox grouped per QP socket between datagrams of the listening socket (flush_tx).
+  void group_outbox_by_socket();
   // One datagram recvmmsg filled: addressing, truncation, arrival stamp, into the FIFO.
   void accept_received(Packet* p, const msghdr& msg, std::size_t len);
   // Onto the wire at `at` (tx_wire_thread: socket + pcap + tap, then the pool).
