@@ -352,6 +352,10 @@ void NetPort::report(std::ostream& os) const {
      << "net_port.rx_recv_calls=" << rx_recv_calls_ << '\n'
      << "net_port.rx_recv_empty=" << rx_recv_empty_ << '\n'
      << "net_port.tx_send_calls=" << tx_send_calls_ << '\n';
+  // Only once non-zero (naa::tools::sim_stat_sparse): the in-memory co-simulation has no socket,
+  // and its statistics (the simulated-time digest) stay as they were.
+  if (tx_gso_datagrams_ != 0) os << "net_port.tx_gso_datagrams=" << tx_gso_datagrams_ << '\n';
+  if (tx_gso_refused_ != 0) os << "net_port.tx_gso_refused=" << tx_gso_refused_ << '\n';
   rx_fault_.report(os, "net_port.fault_rx.");
   tx_fault_.report(os, "net_port.fault_tx.");
 }

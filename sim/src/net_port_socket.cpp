@@ -1,7 +1,9 @@
 // NetPort's UDP side (net_port.hpp): the listening and per-QP sockets, the batched receive
 // (recvmmsg, issue 19) that injects datagrams into the port stage, and the batched send
 // (sendmmsg) of what the wire handed on.
+#include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -222,44 +224,158 @@ bool NetPort::queue_datagram(Packet* p, std::uint16_t src_port) {
   return true;
 }
 
-void NetPort::flush_tx() {
-  auto& outbox = sockets_->outbox;
-  std::size_t i = 0;
-  while (i < outbox.size()) {
-    // One sendmmsg per run of datagrams from the same socket, in the order the model sent them.
-    const int fd = outbox[i].fd;
-    std::size_t count = 0;
-    while (i + count < outbox.size() && outbox[i + count].fd == fd && count < Sockets::kTxBatch) {
-      Sockets::TxEntry& e = outbox[i + count];
-      sockets_->tx_iovs[count] = iovec{e.packet->data.data(), e.packet->size};
-      msghdr& msg = sockets_->tx_msgs[count].msg_hdr;
-      msg = msghdr{};
-      msg.msg_name = &e.to;
-      msg.msg_namelen = sizeof e.to;
-      msg.msg_iov = &sockets_->tx_iovs[count];
-      msg.msg_iovlen = 1;
-      ++count;
+namespace {
+
+// UDP GSO (UDP_SEGMENT, Linux 4.18): one message of up to 64 segments and 64 KiB of UDP payload,
+// cut into datagrams by the kernel as a RoCE NIC segments a message (issue 31).
+constexpr std::size_t kMaxGsoSegments = 64;
+constexpr std::size_t kMaxGsoBytes = 65507;  // 65535 - IPv4 20 - UDP 8
+
+bool is_loopback(const sockaddr_in& a) {
+  return (ntohl(a.sin_addr.s_addr) >> 24) == 127;
+}
+
+bool same_destination(const sockaddr_in& a, const sockaddr_in& b) {
+  return a.sin_addr.s_addr == b.sin_addr.s_addr && a.sin_port == b.sin_port;
+}
+
+// What a kernel without UDP GSO (or one refusing this message) answers a UDP_SEGMENT send.
+bool gso_refused(int err) {
+  return err == EIO || err == EINVAL || err == ENOPROTOOPT || err == EOPNOTSUPP || err == EMSGSIZE;
+}
+
+}  // namespace
+
+// The outbox's datagrams first .. end (one socket, at most kTxBatch) as sendmmsg messages: with
+// `gso`, a run of equal-size datagrams (the last may be shorter; at most 64 and 64 KiB) to one
+// loopback address is one message with UDP_SEGMENT, the rest one message each. Returns the
+// messages; message m carries the datagrams first + tx_first[m] .. first + tx_first[m+1).
+std::size_t NetPort::build_tx_messages(std::size_t first, std::size_t end, bool gso) {
+  Sockets& so = *sockets_;
+  std::size_t nmsg = 0;
+  for (std::size_t k = first; k < end; ++k) {
+    Sockets::TxEntry& e = so.outbox[k];
+    so.tx_iovs[k - first] = iovec{e.packet->data.data(), e.packet->size};
+  }
+  for (std::size_t i = first; i < end; ++nmsg) {
+    Sockets::TxEntry& e = so.outbox[i];
+    const std::size_t size = e.packet->size;
+    std::size_t j = i + 1;
+    std::size_t bytes = size;
+    if (gso && is_loopback(e.to)) {
+      while (j < end && j - i < kMaxGsoSegments && same_destination(so.outbox[j].to, e.to) &&
+             so.outbox[j].packet->size <= size &&
+             bytes + so.outbox[j].packet->size <= kMaxGsoBytes) {
+        bytes += so.outbox[j].packet->size;
+        ++j;
+        if (so.outbox[j - 1].packet->size < size) break;  // only the last segment may be shorter
+      }
     }
+    msghdr& msg = so.tx_msgs[nmsg].msg_hdr;
+    msg = msghdr{};
+    msg.msg_name = &e.to;
+    msg.msg_namelen = sizeof e.to;
+    msg.msg_iov = &so.tx_iovs[i - first];
+    msg.msg_iovlen = j - i;
+    if (j - i > 1) {
+      msg.msg_control = so.tx_ctrl[nmsg].bytes;
+      msg.msg_controllen = sizeof so.tx_ctrl[nmsg].bytes;
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_UDP;
+      c->cmsg_type = UDP_SEGMENT;
+      c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+      const auto segment = static_cast<std::uint16_t>(size);
+      std::memcpy(CMSG_DATA(c), &segment, sizeof segment);
+    }
+    so.tx_first[nmsg] = i - first;
+    i = j;
+  }
+  so.tx_first[nmsg] = end - first;
+  return nmsg;
+}
+
+// Several QPs sending at once (the transmit scheduler takes them in turn) interleave their
+// sockets in the outbox, which would make runs of one or two datagrams: one sendmmsg each and no
+// GSO. Each QP sends from its own socket and UDP source port, and RoCEv2 keeps no order between
+// QPs (the source port spreads them over ECMP paths, PROTOCOL.md 1), so the datagrams are
+// grouped per socket, each socket's in the order sent. A datagram from the listening socket (CM,
+// or a QP whose port could not be bound) keeps its place with respect to all others.
+void NetPort::group_outbox_by_socket() {
+  auto& outbox = sockets_->outbox;
+  const int listen_fd = sockets_->listen.native_handle();
+  auto by_fd = [](const Sockets::TxEntry& a, const Sockets::TxEntry& b) { return a.fd < b.fd; };
+  auto from = outbox.begin();
+  while (from != outbox.end()) {
+    auto to = std::find_if(from, outbox.end(),
+                           [listen_fd](const Sockets::TxEntry& e) { return e.fd == listen_fd; });
+    if (std::adjacent_find(from, to, [](const Sockets::TxEntry& a, const Sockets::TxEntry& b) {
+          return a.fd != b.fd;
+        }) != to) {
+      std::stable_sort(from, to, by_fd);
+    }
+    from = to == outbox.end() ? to : to + 1;
+  }
+}
+
+// One sendmmsg per run of datagrams from the same socket, in the order the model sent them. Runs
+// of equal-size datagrams toward a loopback address leave as UDP GSO messages: the kernel passes
+// each through its IP stack and the loopback once and cuts it into the same datagrams at the
+// receiving socket, the sender's system time per datagram a fraction of a datagram's own send
+// (docs/performance-cost.md item 28). Only toward loopback: GSO numbers the segments' IPv4 IDs
+// 0, 1, 2, ..., and the ICRC covers the ID (TxPipe writes it for ID 0, PROTOCOL.md 1), which a
+// receiver reading the IP header (Soft-RoCE, a RoCE NIC: the VM test's tap address) checks as
+// sent; a receiver behind a socket (the host library, naa-sim) never sees the ID and recovers
+// the one the ICRC was written with (protocol::recover_ipv4_id). A GSO message that fails is
+// sent again datagram by datagram; if the kernel refused GSO itself, GSO stays off for the port.
+void NetPort::flush_tx() {
+  Sockets& so = *sockets_;
+  auto& outbox = so.outbox;
+  group_outbox_by_socket();
+  std::size_t i = 0;
+  std::size_t plain_end = 0;  // a failed GSO message's datagrams (before it) go one by one
+  while (i < outbox.size()) {
+    const int fd = outbox[i].fd;
+    std::size_t end = i;
+    while (end < outbox.size() && outbox[end].fd == fd && end - i < Sockets::kTxBatch)
+      ++end;
+    const std::size_t nmsg = build_tx_messages(i, end, tx_gso_ && i >= plain_end);
     std::size_t sent = 0;
+    std::size_t resume = end;  // where the next batch starts
     int attempts = 0;
-    while (sent < count) {
+    while (sent < nmsg) {
       ++tx_send_calls_;
-      const int r = ::sendmmsg(fd, sockets_->tx_msgs.data() + sent,
-                               static_cast<unsigned>(count - sent), MSG_DONTWAIT);
+      const int r = ::sendmmsg(fd, so.tx_msgs.data() + sent, static_cast<unsigned>(nmsg - sent),
+                               MSG_DONTWAIT);
       if (r > 0) {
+        for (std::size_t m = sent; m < sent + static_cast<std::size_t>(r); ++m) {
+          const std::size_t segments = so.tx_first[m + 1] - so.tx_first[m];
+          if (segments > 1) tx_gso_datagrams_ += segments;
+        }
         sent += static_cast<std::size_t>(r);
         continue;
       }
-      if ((errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) && ++attempts < 100) {
+      const int err = errno;
+      if ((err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) && ++attempts < 100) {
         pollfd pfd{fd, POLLOUT, 0};
         (void)::poll(&pfd, 1, 10);  // the send buffer drains in microseconds on loopback
         continue;
+      }
+      if (so.tx_first[sent + 1] - so.tx_first[sent] > 1) {
+        // A GSO message failed: its datagrams again, one message each (a queued ICMP error then
+        // costs one datagram, as without GSO). A kernel without UDP GSO: off for good.
+        if (gso_refused(err)) {
+          tx_gso_ = false;
+          ++tx_gso_refused_;
+        }
+        resume = i + so.tx_first[sent];
+        plain_end = i + so.tx_first[sent + 1];
+        break;
       }
       ++tx_errors_;  // this datagram is lost (as on a wire); the rest still go
       ++sent;
       attempts = 0;
     }
-    i += count;
+    i = resume;
   }
   // Back to the pool. Called between sc_start() calls, put() would notify the pool's event and
   // so make the model "active" for one more (empty) step; a process waits on that event only

@@ -57,7 +57,14 @@ struct NetPort::Sockets {
   };
   std::vector<TxEntry> outbox;
   std::array<mmsghdr, kTxBatch> tx_msgs{};
-  std::array<iovec, kTxBatch> tx_iovs{};
+  std::array<iovec, kTxBatch> tx_iovs{};  // one per datagram: a GSO message takes a run of them
+  // A GSO message's control block (UDP_SEGMENT, the segment size), one per message.
+  struct TxControl {
+    alignas(cmsghdr) char bytes[CMSG_SPACE(sizeof(std::uint16_t))];
+  };
+  std::array<TxControl, kTxBatch> tx_ctrl{};
+  // Message m of a sendmmsg batch carries the outbox's datagrams tx_first[m] .. tx_first[m+1).
+  std::array<std::size_t, kTxBatch + 1> tx_first{};
 };
 
 // In-model socket refill (rx_thread): only behind datagrams of a bulk transfer, so that small

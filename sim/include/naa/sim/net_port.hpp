@@ -158,6 +158,11 @@ class NetPort : public sc_core::sc_module,
   static sc_core::sc_time rx_service(void* self, const Packet& p, sc_core::sc_time start);
   static sc_core::sc_time tx_service(void* self, const Packet& p, sc_core::sc_time start);
   bool queue_datagram(Packet* p, std::uint16_t src_port);  // into the sendmmsg batch
+  // flush_tx's sendmmsg messages for the outbox's datagrams first .. end (with `gso`, runs
+  // toward loopback as UDP GSO messages); returns how many.
+  std::size_t build_tx_messages(std::size_t first, std::size_t end, bool gso);
+  // The outbox grouped per QP socket between datagrams of the listening socket (flush_tx).
+  void group_outbox_by_socket();
   // One datagram recvmmsg filled: addressing, truncation, arrival stamp, into the FIFO.
   void accept_received(Packet* p, const msghdr& msg, std::size_t len);
   // Onto the wire at `at` (tx_wire_thread: socket + pcap + tap, then the pool).
@@ -204,6 +209,10 @@ class NetPort : public sc_core::sc_module,
   // System calls on the socket path (issue 19): recvmmsg calls, those that found nothing, and
   // sendmmsg calls.
   std::uint64_t rx_recv_calls_ = 0, rx_recv_empty_ = 0, tx_send_calls_ = 0;
+  // UDP GSO toward loopback (issue 31): datagrams sent as segments of GSO messages; GSO messages
+  // the kernel refused (GSO is then off for good: tx_gso_).
+  std::uint64_t tx_gso_datagrams_ = 0, tx_gso_refused_ = 0;
+  bool tx_gso_ = true;
   std::size_t rx_batch_hint_ = 4;  // datagrams the next recvmmsg asks for (poll_receive)
   sc_core::sc_time stamp_floor_ = sc_core::SC_ZERO_TIME;  // set_stamp_floor()
 };

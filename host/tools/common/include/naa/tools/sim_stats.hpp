@@ -31,13 +31,15 @@ namespace naa::tools {
 }
 
 // Families of counters naa-sim prints only once non-zero (ReasonCounters::report in
-// sim/include/naa/sim/common.hpp, and CmAgent::report's REJ reasons): absent means 0.
+// sim/include/naa/sim/common.hpp, CmAgent::report's REJ reasons, NetPort's UDP GSO counters):
+// absent means 0.
 [[nodiscard]] inline bool sim_stat_sparse(const std::string& key) {
   // mrsp.error_4..7, mrsp.installs, mrsp.images_installed and handler.images_*: the handler-
   // image extension's (docs/protocol.md "Handler images"); hpu.fn<N>.* of the built-ins in C.
-  for (const char* family : {"cm.rej_sent.reason_", "mr_table.result.", "rx_pipe.drop.",
-                             "transport.nak_sent.", "transport.drop.", "mrsp.error_",
-                             "mrsp.installs", "mrsp.images_", "handler.images_", "hpu.fn"}) {
+  for (const char* family :
+       {"cm.rej_sent.reason_", "mr_table.result.", "rx_pipe.drop.", "transport.nak_sent.",
+        "transport.drop.", "mrsp.error_", "mrsp.installs", "mrsp.images_", "handler.images_",
+        "hpu.fn", "net_port.tx_gso_"}) {
     if (key.rfind(family, 0) == 0) return true;
   }
   return false;
