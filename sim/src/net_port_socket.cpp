@@ -298,16 +298,22 @@ std::size_t NetPort::build_tx_messages(std::size_t first, std::size_t end, bool 
 // sockets in the outbox, which would make runs of one or two datagrams: one sendmmsg each and no
 // GSO. Each QP sends from its own socket and UDP source port, and RoCEv2 keeps no order between
 // QPs (the source port spreads them over ECMP paths, PROTOCOL.md 1), so the datagrams are
-// grouped per socket, each socket's in the order sent. A datagram from the listening socket (CM,
-// or a QP whose port could not be bound) keeps its place with respect to all others.
+// grouped per socket, each socket's in the order sent. A CM MAD (destination QP 1, sent from
+// QP 1's own source port) or a datagram from the listening socket (a QP whose port could not be
+// bound) keeps its place with respect to all others: a connection's last NAK must reach the peer
+// before the DREQ that ends it (the softroce probe's bad-rkey and long-send scenarios).
 void NetPort::group_outbox_by_socket() {
   auto& outbox = sockets_->outbox;
   const int listen_fd = sockets_->listen.native_handle();
   auto by_fd = [](const Sockets::TxEntry& a, const Sockets::TxEntry& b) { return a.fd < b.fd; };
+  auto keeps_place = [listen_fd](const Sockets::TxEntry& e) {
+    const auto& d = e.packet->data;  // BTH first; its destination QP in bytes 5-7 (IBTA 9.2)
+    const bool to_qp1 = e.packet->size >= 8 && d[5] == 0 && d[6] == 0 && d[7] == 1;
+    return e.fd == listen_fd || to_qp1;
+  };
   auto from = outbox.begin();
   while (from != outbox.end()) {
-    auto to = std::find_if(from, outbox.end(),
-                           [listen_fd](const Sockets::TxEntry& e) { return e.fd == listen_fd; });
+    auto to = std::find_if(from, outbox.end(), keeps_place);
     if (std::adjacent_find(from, to, [](const Sockets::TxEntry& a, const Sockets::TxEntry& b) {
           return a.fd != b.fd;
         }) != to) {
