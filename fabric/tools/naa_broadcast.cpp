@@ -1,5 +1,6 @@
 // naa-broadcast: the binomial-tree broadcast across the NAAs of a fabric with sPIN handlers that
-// put to their children (seed 004 Fig. 5a; docs/spin.md "Puts to other nodes"), or the baseline in
+// put to their children (seed 004 Fig. 5a; docs/spin.md "Puts to other nodes"), packet by packet
+// (broadcast.c) or store-and-forward (broadcast_store.c, the paper's baseline), or the baseline in
 // which the host sends the message to every NAA itself. One host and N NAAs on a star; prints one
 // CSV row; every NAA's memory is compared with the message (exit 1 if one differs). Deterministic:
 // simulated time only. One run per process (SystemC elaborates once).
@@ -21,18 +22,22 @@
 namespace {
 
 constexpr const char* kUsage = R"USAGE(usage: naa-broadcast --handler FILE [options]
-  --handler FILE     the handler image every NAA runs (examples/spin/broadcast: broadcast.elf)
+  --handler FILE     the handler image every NAA runs (examples/spin/broadcast: broadcast.elf;
+                     broadcast_store.elf for --mode store)
   --fn N             its function code (default 33)
   --naas N           NAAs on the star, 2..8 (default 8)
   --bytes B          the message (K/M suffixes; default 64K)
-  --mode M           tree (the handlers put to their children) | host (the host sends to every
-                     NAA itself) (default tree)
+  --mode M           tree (the handlers put each packet to their children as it arrives) |
+                     store (the same tree, store-and-forward: --handler forwards the message once
+                     it holds all of it) | host (the host sends to every NAA itself; no peers)
+                     (default tree). The mode names the row and binds the tree or not; what the
+                     handlers do is --handler's.
   --gbps G           every link's rate (default 100)
   --latency-ns NS    every link's one-way latency (default 1000)
   --hpus N           HPUs per NAA (default 8)
   --hpu-width B      bytes per cycle of an HPU's copies (default 8)
   --seed N           the message bytes and the fabric's choices (default 1)
-  --stats            every NAA's statistics after the row
+  --stats            every NAA's parent, when it held the message and its statistics after the row
   --header           print the CSV header first
 output: mode,naas,bytes,time_ns,verified,return_code
   time_ns: from the host's first byte until the last NAA's streaming call ended (it holds the
@@ -41,6 +46,7 @@ output: mode,naas,bytes,time_ns,verified,return_code
 
 struct Options {
   std::string handler;
+  std::string mode = "tree";
   naa::fabric::BroadcastConfig cfg;
   bool stats = false;
   bool header = false;
@@ -102,8 +108,10 @@ std::optional<Options> parse(int argc, char* argv[]) {
         o.cfg.bytes = *size;
         break;
       case kMode:
-        if (arg != "tree" && arg != "host") return bad("--mode: tree or host");
-        o.cfg.tree = arg == "tree";
+        if (arg != "tree" && arg != "store" && arg != "host")
+          return bad("--mode: tree, store or host");
+        o.mode = arg;
+        o.cfg.tree = arg != "host";
         break;
       case kGbps:
       case kLatency: {
@@ -154,12 +162,15 @@ int run(const Options& o) {
   }
   if (o.header) std::cout << "mode,naas,bytes,time_ns,verified,return_code\n";
   const double ns = static_cast<double>(r.last_holds_ps - r.start_ps) / 1000.0;
-  std::printf("%s,%d,%llu,%.0f,%d,0x%x\n", o.cfg.tree ? "tree" : "host", o.cfg.naas,
+  std::printf("%s,%d,%llu,%.0f,%d,0x%x\n", o.mode.c_str(), o.cfg.naas,
               static_cast<unsigned long long>(o.cfg.bytes), r.last_holds_ps != 0 ? ns : -1.0,
               r.all_verified() ? 1 : 0, r.return_code);
   if (o.stats) {
     for (const auto& n : r.naas)
-      std::cout << "# " << n.name << "\n" << n.stats;
+      std::cout << "# " << n.name << " parent " << n.parent << " holds_ns "
+                << (static_cast<double>(n.end_ps) - static_cast<double>(r.start_ps)) / 1000.0
+                << "\n"
+                << n.stats;
   }
   std::fflush(stdout);
   return r.all_verified() && r.return_code == 0 && r.last_holds_ps != 0 ? 0 : 1;

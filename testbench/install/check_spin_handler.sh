@@ -90,13 +90,16 @@ rows=$("$repo/examples/spin/proceed/figure.sh" "$prefix/bin/naa-cosim" \
 echo "$rows"
 echo "$rows" | grep -qE '^9000,[0-9]+,[0-9]+,[0-9]+,' || fail "proceed: no CSV row for 9000"
 # examples/spin/broadcast: puts to other nodes (docs/spin.md), built against the prefix alone; the
-# installed naa-broadcast runs the tree and the host relay on 4 NAAs and checks every NAA's bytes.
+# installed naa-broadcast runs the streaming tree, the store-and-forward tree (broadcast_store.elf)
+# and the host relay on 4 NAAs and checks every NAA's bytes.
 if [ -x "$prefix/bin/naa-broadcast" ]; then
   build_example "$repo/examples/spin/broadcast" "$scratch/broadcast"
   rows=$("$repo/examples/spin/broadcast/figure.sh" "$prefix/bin/naa-broadcast" \
-    "$scratch/broadcast/broadcast.elf" 4 64K) || fail "broadcast figure.sh failed"
+    "$scratch/broadcast/broadcast.elf" "$scratch/broadcast/broadcast_store.elf" 4 64K) ||
+    fail "broadcast figure.sh failed"
   echo "$rows"
-  echo "$rows" | grep -qE '^4,64K,[0-9]+,[0-9]+,[0-9.]+$' || fail "broadcast: no CSV row for 64K"
+  echo "$rows" | grep -qE '^4,64K,[0-9]+,[0-9]+,[0-9]+,[0-9.]+,[0-9.]+$' ||
+    fail "broadcast: no CSV row for 64K"
 else  # fabric/ needs nlohmann-json (scripts/setup.sh)
   echo "broadcast: naa-broadcast not installed (fabric/ not built), example skipped"
 fi

@@ -3,8 +3,10 @@
 // streaming session to every NAA with the same handler image, binds each tree edge parent -> child
 // (host::Session::bind_peer: the child's session is handed over to the parent's NAA) and streams
 // the message to NAA 0, whose payload handler puts every packet to its children while it deposits
-// it, and so on down the tree. The baseline: the host sends the message to every NAA itself
-// (RDMA in, no peers). The result says when every NAA held the message and whether its memory
+// it, and so on down the tree (or, with a store-and-forward image such as
+// examples/spin/broadcast/broadcast_store.c, puts the whole message from its completion handler:
+// the paper's baseline over the same tree). The other baseline (tree = false): the host sends the
+// message to every NAA itself (RDMA in, no peers). The result says when every NAA held the message and whether its memory
 // holds exactly the message. SystemC elaborates once per process: one run per process.
 #pragma once
 
