@@ -6,8 +6,9 @@
 // it, and so on down the tree (or, with a store-and-forward image such as
 // examples/spin/broadcast/broadcast_store.c, puts the whole message from its completion handler:
 // the paper's baseline over the same tree). The other baseline (tree = false): the host sends the
-// message to every NAA itself (RDMA in, no peers). The result says when every NAA held the message and whether its memory
-// holds exactly the message. SystemC elaborates once per process: one run per process.
+// message to every NAA itself (RDMA in, no peers). The result says when every NAA held the
+// message and whether its memory holds exactly the message. SystemC elaborates once per process:
+// one run per process.
 #pragma once
 
 #include <cstdint>
