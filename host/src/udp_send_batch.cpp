@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "naa/protocol/udp_gso.hpp"
 #include "udp_endpoint.hpp"
 
 namespace naa::host::detail {
@@ -37,23 +38,6 @@ bool Endpoint::enqueue_tx(int fd, const sockaddr_in& to, ByteView datagram) {
   return true;
 }
 
-namespace {
-
-// UDP GSO (UDP_SEGMENT, Linux 4.18): one send of up to 64 segments and 64 KiB of UDP payload,
-// cut into datagrams by the kernel as a RoCE NIC segments a message (issue 31).
-constexpr std::size_t kMaxGsoSegments = 64;
-constexpr std::size_t kMaxGsoBytes = 65507;  // 65535 - IPv4 20 - UDP 8
-
-bool is_loopback(const sockaddr_in& a) {
-  return (ntohl(a.sin_addr.s_addr) >> 24) == 127;
-}
-
-bool same_destination(const sockaddr_in& a, const sockaddr_in& b) {
-  return a.sin_addr.s_addr == b.sin_addr.s_addr && a.sin_port == b.sin_port;
-}
-
-}  // namespace
-
 // The queued datagrams in sendmmsg calls. A run of equal-size datagrams (the last may be
 // shorter) to one loopback address is one message with UDP_SEGMENT: the kernel passes it through
 // its IP stack once and cuts it into the same datagrams at the receiving socket, a third of the
@@ -71,12 +55,13 @@ void Endpoint::flush_tx() {
   std::size_t nmsg = 0;
   for (std::size_t i = 0; i < q.count; ++nmsg) {
     std::size_t j = i + 1;
-    if (tx_gso_ && is_loopback(q.to[i])) {
-      while (j < q.count && j - i < kMaxGsoSegments && same_destination(q.to[j], q.to[i]) &&
-             q.sizes[j] <= q.sizes[i] && q.offsets[j + 1] - q.offsets[i] <= kMaxGsoBytes) {
-        ++j;
-        if (q.sizes[j - 1] < q.sizes[i]) break;  // only the last segment may be shorter
-      }
+    if (tx_gso_ && protocol::udp_gso::allowed_to(ntohl(q.to[i].sin_addr.s_addr))) {
+      j = protocol::udp_gso::run_end(
+          i, q.count, [&q](std::size_t k) { return q.sizes[k]; },
+          [&q, i](std::size_t k) {
+            return q.to[k].sin_addr.s_addr == q.to[i].sin_addr.s_addr &&
+                   q.to[k].sin_port == q.to[i].sin_port;
+          });
     }
     iov[nmsg] = {q.bytes.data() + q.offsets[i], q.offsets[j] - q.offsets[i]};
     msghdr& mh = msgs[nmsg].msg_hdr;
@@ -113,8 +98,7 @@ void Endpoint::flush_tx() {
     if (err == EINTR) continue;
     // The message at `sent` failed (a queued ICMP error, no buffer, or no UDP GSO here): its
     // datagrams as unbatched sends.
-    if (first[sent + 1] - first[sent] > 1 &&
-        (err == EIO || err == EINVAL || err == ENOPROTOOPT || err == EOPNOTSUPP)) {
+    if (first[sent + 1] - first[sent] > 1 && protocol::udp_gso::refused(err)) {
       tx_gso_ = false;
     }
     for (std::size_t k = first[sent]; k < first[sent + 1]; ++k)

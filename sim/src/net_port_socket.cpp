@@ -15,6 +15,7 @@
 
 #include "naa/protocol/headers.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
+#include "naa/protocol/udp_gso.hpp"
 #include "net_port_sockets.hpp"
 
 namespace naa::sim {
@@ -224,28 +225,6 @@ bool NetPort::queue_datagram(Packet* p, std::uint16_t src_port) {
   return true;
 }
 
-namespace {
-
-// UDP GSO (UDP_SEGMENT, Linux 4.18): one message of up to 64 segments and 64 KiB of UDP payload,
-// cut into datagrams by the kernel as a RoCE NIC segments a message (issue 31).
-constexpr std::size_t kMaxGsoSegments = 64;
-constexpr std::size_t kMaxGsoBytes = 65507;  // 65535 - IPv4 20 - UDP 8
-
-bool is_loopback(const sockaddr_in& a) {
-  return (ntohl(a.sin_addr.s_addr) >> 24) == 127;
-}
-
-bool same_destination(const sockaddr_in& a, const sockaddr_in& b) {
-  return a.sin_addr.s_addr == b.sin_addr.s_addr && a.sin_port == b.sin_port;
-}
-
-// What a kernel without UDP GSO (or one refusing this message) answers a UDP_SEGMENT send.
-bool gso_refused(int err) {
-  return err == EIO || err == EINVAL || err == ENOPROTOOPT || err == EOPNOTSUPP || err == EMSGSIZE;
-}
-
-}  // namespace
-
 // The outbox's datagrams first .. end (one socket, at most kTxBatch) as sendmmsg messages: with
 // `gso`, a run of equal-size datagrams (the last may be shorter; at most 64 and 64 KiB) to one
 // loopback address is one message with UDP_SEGMENT, the rest one message each. Returns the
@@ -261,15 +240,13 @@ std::size_t NetPort::build_tx_messages(std::size_t first, std::size_t end, bool 
     Sockets::TxEntry& e = so.outbox[i];
     const std::size_t size = e.packet->size;
     std::size_t j = i + 1;
-    std::size_t bytes = size;
-    if (gso && is_loopback(e.to)) {
-      while (j < end && j - i < kMaxGsoSegments && same_destination(so.outbox[j].to, e.to) &&
-             so.outbox[j].packet->size <= size &&
-             bytes + so.outbox[j].packet->size <= kMaxGsoBytes) {
-        bytes += so.outbox[j].packet->size;
-        ++j;
-        if (so.outbox[j - 1].packet->size < size) break;  // only the last segment may be shorter
-      }
+    if (gso && protocol::udp_gso::allowed_to(ntohl(e.to.sin_addr.s_addr))) {
+      j = protocol::udp_gso::run_end(
+          i, end, [&so](std::size_t k) { return so.outbox[k].packet->size; },
+          [&so, &e](std::size_t k) {
+            return so.outbox[k].to.sin_addr.s_addr == e.to.sin_addr.s_addr &&
+                   so.outbox[k].to.sin_port == e.to.sin_port;
+          });
     }
     msghdr& msg = so.tx_msgs[nmsg].msg_hdr;
     msg = msghdr{};
@@ -369,7 +346,7 @@ void NetPort::flush_tx() {
       if (so.tx_first[sent + 1] - so.tx_first[sent] > 1) {
         // A GSO message failed: its datagrams again, one message each (a queued ICMP error then
         // costs one datagram, as without GSO). A kernel without UDP GSO: off for good.
-        if (gso_refused(err)) {
+        if (protocol::udp_gso::refused(err)) {
           tx_gso_ = false;
           ++tx_gso_refused_;
         }
