@@ -82,7 +82,7 @@ struct RcConfig {
   bool wire_timers = false;
 };
 
-inline constexpr std::uint32_t kMaxUnackedPsns = 128;  // PROTOCOL.md 3
+using protocol::kMaxUnackedPsns;  // PROTOCOL.md 3
 
 class RcQp : public QpEngine {
  public:

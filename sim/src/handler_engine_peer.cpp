@@ -13,8 +13,6 @@
 namespace naa::sim {
 namespace {
 
-// The requester's window (PROTOCOL.md 3: at most 128 unacknowledged PSNs, transport_requester.cpp).
-constexpr std::uint32_t kPeerWindow = 128;
 // How often a blocked HPU looks at the window again (cycles): the acknowledgement that opens it
 // is the Transport's, which has no event for other blocks.
 constexpr std::uint64_t kPeerPollCycles = 16;
@@ -93,7 +91,7 @@ void HandlerEngine::post_peer_put(Qp& qp, std::uint32_t generation,
   // unacknowledged, so a slow peer slows the handlers that feed it, and through them their
   // own sender (RNR NAKs once every HPU waits), not a queue that grows without bound.
   bool blocked = false;
-  while (valid() && protocol::psn_diff(pq.psn_tail, pq.psn_una) >= kPeerWindow) {
+  while (valid() && protocol::psn_diff(pq.psn_tail, pq.psn_una) >= protocol::kMaxUnackedPsns) {
     blocked = true;
     sc_core::wait(ctx_.cfg.cycle() * static_cast<double>(kPeerPollCycles));
   }

@@ -14,7 +14,7 @@ using protocol::psn_add;
 using protocol::psn_after;
 using protocol::psn_diff;
 
-constexpr std::uint32_t kMaxUnackedPsns = 128;  // PROTOCOL.md 3
+using protocol::kMaxUnackedPsns;  // PROTOCOL.md 3
 constexpr std::uint32_t kAckReqEvery = 64;
 
 }  // namespace

@@ -162,6 +162,8 @@ enum class AethKind : std::uint8_t { ack, rnr_nak, nak, reserved };
 }
 
 // ---- PSN arithmetic, modulo 2^24 (PROTOCOL.md 3) ----
+// A requester keeps at most this many PSNs unacknowledged (PROTOCOL.md 3).
+inline constexpr std::uint32_t kMaxUnackedPsns = 128;
 [[nodiscard]] constexpr std::uint32_t psn_add(std::uint32_t psn, std::uint32_t n) noexcept {
   return (psn + n) & kMax24;
 }
