@@ -14,6 +14,7 @@
 #include "naa/protocol/ipv4_udp.hpp"
 #include "naa/sim/heap_stats.hpp"
 #include "naa/sim/naa.hpp"
+#include "naa/sim/poll_window.hpp"
 
 namespace naa::sim {
 namespace {
@@ -56,8 +57,8 @@ struct Runner::Impl {
   // --poll-us: short polls before a blocking wait, those that found a datagram, and the
   // non-blocking readiness checks (poll(2) with timeout 0) they made.
   std::uint64_t polls = 0, poll_hits = 0, poll_checks = 0;
-  // A step sent datagrams since the last wait or poll: the peer's answer may be close.
-  bool sent_since_wait = false;
+  // When a wait polls first: --poll-us after the last datagram the model sent or read.
+  PollWindow poll_window{std::chrono::microseconds(opts.poll_us)};
   // Simulated time that passed while the model only waited for peers (wall-clock waits): not
   // work, so "sim.work_cycles" leaves it out.
   sc_core::sc_time idle_advanced = sc_core::SC_ZERO_TIME;
@@ -140,24 +141,29 @@ struct Runner::Impl {
 
   void run_sim(const sc_core::sc_time& step, sc_core::sc_starvation_policy policy) {
     ++sc_starts;
-    const std::uint64_t sends = naa->net().tx_send_calls();
     sc_core::sc_start(step, policy);
     // Everything this step transmitted leaves in one sendmmsg per socket.
     naa->net().flush_tx();
-    if (naa->net().tx_send_calls() != sends) sent_since_wait = true;
+    note_activity();
   }
 
-  // Before blocking (issue 19): right after the model sent datagrams the peer's answer often
-  // comes within microseconds, sooner than a blocking wait's wake-up (the scheduler's latency)
-  // would return. Checks the socket without blocking until `until` (at most --poll-us after
-  // the step that sent); true if a datagram is waiting. Only once per sending step, so an idle
-  // naa-sim never polls (test 'naa-sim idle') and one that answers uses at most --poll-us of
-  // CPU per answer.
+  // A datagram sent or read since the last look opens the poll window anew.
+  void note_activity() {
+    if (opts.poll_us == 0) return;
+    poll_window.note(naa->net().rx_datagram_count() + naa->net().tx_datagram_count(), Clock::now());
+  }
+
+  // Before blocking (issue 19): the peer's next datagram often comes sooner than a blocking
+  // wait's wake-up (the scheduler's latency) would return. Within the poll window (PollWindow:
+  // --poll-us after the last datagram sent or read), checks the socket without blocking until
+  // `until` or the window's end; true if a datagram is waiting. An idle naa-sim never polls (test
+  // 'naa-sim idle'), and one that serves a peer uses at most --poll-us of CPU after its last
+  // datagram.
   bool poll_before_wait(Clock::time_point until) {
-    if (!sent_since_wait || opts.poll_us == 0) return false;
-    sent_since_wait = false;
+    note_activity();  // what poll_receive read since the last step
+    if (opts.poll_us == 0 || !poll_window.open(Clock::now())) return false;
     ++polls;
-    until = std::min(until, Clock::now() + std::chrono::microseconds(opts.poll_us));
+    until = poll_window.end(until);
     pollfd pfd{naa->net().listen_fd(), POLLIN, 0};
     do {
       ++poll_checks;

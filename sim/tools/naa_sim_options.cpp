@@ -81,8 +81,8 @@ Options:
                      one-way propagation delay of the link (default 0)
   --link-hold-us N   wall time to wait for the next datagram of a stream before simulated
                      time passes its earliest arrival (default 20000; docs/sim/timing.md)
-  --poll-us N        after a simulation step that sent datagrams, read the socket without
-                     blocking for up to N us of wall time before sleeping (the peer's answer
+  --poll-us N        within N us of wall time after the last datagram sent or read, look at
+                     the socket without blocking before sleeping (the peer's next datagram
                      often comes that soon; default 50, 0 = block at once; docs/sim/timing.md)
   --stats            print statistics on exit (they are always printed on SIGUSR1)
   --stats-file FILE  write statistics to FILE (replaced atomically) instead of stdout; implies
