@@ -83,6 +83,8 @@ int domain_close(fid* f) noexcept {
         Domain* d = as_domain(f);
         if (d->refs.load() > 0) return -FI_EBUSY;
         d->stop_nic();
+        for (Ep* ep : d->closed_eps)
+          delete ep;
         fi_freeinfo(d->info);
         delete d;
         return 0;

@@ -13,16 +13,16 @@
 
 namespace naa::ofi {
 
-template <class Fn>
-struct FiNo;
+template <class Fn, int Error>
+struct FiAnswer;
 
-template <class R, class... A>
-struct FiNo<R (*)(A...)> {
+template <class R, class... A, int Error>
+struct FiAnswer<R (*)(A...), Error> {
   static R op(A...) noexcept {
     if constexpr (std::is_pointer_v<R>) {
       return nullptr;
     } else {
-      return static_cast<R>(-FI_ENOSYS);
+      return static_cast<R>(-Error);
     }
   }
 };
@@ -30,4 +30,7 @@ struct FiNo<R (*)(A...)> {
 }  // namespace naa::ofi
 
 // The -FI_ENOSYS function for entry `member` of libfabric ops table `table`.
-#define FI_NO(table, member) (&::naa::ofi::FiNo<decltype(table::member)>::op)
+#define FI_NO(table, member) (&::naa::ofi::FiAnswer<decltype(table::member), FI_ENOSYS>::op)
+// The -FI_EOPBADSTATE function for that entry: a closed endpoint's tables (ep_cm.cpp ep_close).
+#define FI_CLOSED(table, member) \
+  (&::naa::ofi::FiAnswer<decltype(table::member), FI_EOPBADSTATE>::op)

@@ -361,9 +361,28 @@ int ep_close(fid* f) noexcept {
           unbind_ref(c);
         }
         delete ep->connreq;
+        ep->connreq = nullptr;
         fi_freeinfo(ep->info);
+        ep->info = nullptr;
+        // The fid stays valid memory until the domain closes, and every call on it answers
+        // -FI_EOPBADSTATE. ofi_rxm (libfabric 1.17 to today, prov/rxm/src/rxm_conn.c
+        // rxm_close_conn) closes a connection's msg endpoint and then reads the msg CQ; a receive
+        // completion still there makes it repost that buffer with fi_recv on the endpoint it has
+        // just closed (rxm_free_rx_buf tests conn->msg_ep, which it clears only after the read).
+        // A deleted Ep made that fi_recv write into freed memory: the heap corruption seen at
+        // ofi_rxm's teardown (docs/host/libfabric.md "Closed endpoints"; caught by ASan).
+        ep->fid.fid.ops = &g_closed_ep_fid_ops;
+        ep->fid.ops = &g_closed_ep_ops;
+        ep->fid.cm = &g_closed_cm_ops;
+        ep->fid.msg = &g_closed_msg_ops;
+        ep->fid.rma = &g_closed_rma_ops;
+        ep->ops.clear();
+        std::vector<std::uint8_t>().swap(ep->inject_buf);
+        {
+          std::lock_guard lock(d->mu);
+          d->closed_eps.push_back(ep);
+        }
         d->refs--;
-        delete ep;
         return 0;
       },
       -FI_EOTHER);

@@ -164,6 +164,8 @@ struct Domain {
   bool auto_progress = false;
   std::mutex mu;
   std::vector<Ep*> eps;
+  // Closed endpoints, kept (answering -FI_EOPBADSTATE) until the domain closes: ep_close says why.
+  std::vector<Ep*> closed_eps;
   std::atomic<int> refs{0};  // endpoints, CQs, counters and MRs open on it
 
   // Manual progress: submits the queued transmits of every endpoint, then polls their QPs (which
@@ -255,6 +257,8 @@ struct Eq {
   std::mutex sources_mu;  // peps and eps, and their lives while poll_sources() runs
   std::vector<Pep*> peps;
   std::vector<Ep*> eps;
+  // Closed endpoints, kept (answering -FI_EOPBADSTATE) until the domain closes: ep_close says why.
+  std::vector<Ep*> closed_eps;
   void push(EqEvent e);  // mu not held
   // Looks for connection requests and disconnected endpoints (progressing manual transports); the
   // application's call (poll_sources) also parks the CM thread.
@@ -361,6 +365,12 @@ extern fi_ops_rma g_rma_ops;
 extern fi_ops_tagged g_no_tagged_ops;
 extern fi_ops_atomic g_no_atomic_ops;
 extern fi_ops_collective g_no_collective_ops;
+// A closed endpoint's tables: every entry answers -FI_EOPBADSTATE (ep_cm.cpp ep_close).
+extern fi_ops g_closed_ep_fid_ops;
+extern fi_ops_ep g_closed_ep_ops;
+extern fi_ops_cm g_closed_cm_ops;
+extern fi_ops_msg g_closed_msg_ops;
+extern fi_ops_rma g_closed_rma_ops;
 
 // Copies of fi_info pieces (fi_dupinfo), for the connection request's info.
 fi_info* make_info(const fi_info* hints, std::uint32_t src_ip, std::uint16_t src_port,

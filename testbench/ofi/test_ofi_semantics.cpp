@@ -9,6 +9,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <sys/uio.h>
 
 #include <catch2/catch.hpp>
@@ -235,4 +236,45 @@ TEST_CASE("ofi semantics: fi_cancel of a receive posted before the connection, c
   REQUIRE(fi_close(&p.client.ep->fid) == 0);  // before the counter it is bound to
   p.client.ep = nullptr;
   CHECK(fi_close(&cntr->fid) == 0);
+}
+
+// ofi_rxm's teardown (libfabric 1.17 to today, prov/rxm/src/rxm_conn.c rxm_close_conn): it closes
+// a connection's msg endpoint, then reads the msg CQ, and for a receive completion found there
+// reposts the buffer with fi_recv on the endpoint it has just closed. The provider keeps a closed
+// endpoint's fid valid until the domain closes and answers every call on it with
+// -FI_EOPBADSTATE; when it deleted the endpoint, that fi_recv wrote into freed memory (the heap
+// corruption ofi_rxm's tests hit at exit, docs/host/libfabric.md "Closed endpoints").
+TEST_CASE("ofi semantics: calls on a closed endpoint answer -FI_EOPBADSTATE, as ofi_rxm makes them",
+          "[ofi]") {
+  Pair p;
+  Side& server = p.server;
+  Side& client = p.client;
+  int ctx[2] = {};
+  REQUIRE(fi_recv(server.ep, server.at(0), 4096, server.desc(), 0, &ctx[0]) == 0);
+  REQUIRE(fi_recv(server.ep, server.at(4096), 4096, server.desc(), 0, &ctx[1]) == 0);
+  fill(client.at(0), 2000, 5);
+  int tx_ctx = 0;
+  REQUIRE(fi_send(client.ep, client.at(0), 2000, client.desc(), 0, &tx_ctx) == 0);
+  REQUIRE(fi_send(client.ep, client.at(0), 1000, client.desc(), 0, &tx_ctx) == 0);
+  for (int i = 0; i < 2; ++i) {
+    const Completion c = next_completion(client.cq);
+    REQUIRE_FALSE(c.is_error);
+  }
+  Completion c = next_completion(server.cq);
+  REQUIRE_FALSE(c.is_error);
+  CHECK(c.entry.op_context == &ctx[0]);
+
+  fid_ep* closed = server.ep;
+  server.ep = nullptr;  // closed here, not by Side
+  REQUIRE(fi_close(&closed->fid) == 0);
+  // What ofi_rxm does next: read the CQ (the second receive's completion may be there) and
+  // repost a buffer on the closed endpoint.
+  fi_cq_data_entry e{};
+  (void)fi_cq_read(server.cq, &e, 1);
+  CHECK(fi_recv(closed, server.at(8192), 4096, server.desc(), 0, &ctx[0]) == -FI_EOPBADSTATE);
+  CHECK(fi_send(closed, server.at(0), 16, server.desc(), 0, &tx_ctx) == -FI_EOPBADSTATE);
+  CHECK(fi_write(closed, server.at(0), 16, server.desc(), 0, 0, 0, &tx_ctx) == -FI_EOPBADSTATE);
+  CHECK(fi_shutdown(closed, 0) == -FI_EOPBADSTATE);
+  CHECK(closed->ops->rx_size_left(closed) == -FI_EOPBADSTATE);
+  CHECK(fi_close(&closed->fid) == -FI_EOPBADSTATE);  // a second close
 }
