@@ -341,6 +341,13 @@ int ep_close(fid* f) noexcept {
         {
           std::lock_guard lock(d->mu);
           d->eps.erase(std::remove(d->eps.begin(), d->eps.end(), ep), d->eps.end());
+          // What the QP completed and nobody dispatched yet goes to the CQs, readable after the
+          // close, as the verbs provider keeps them (prov/verbs vrb_cleanup_cq). The EQ's poll
+          // moves the transport (ACKs, completions) without dispatching, and ofi_rxm closes a
+          // msg endpoint on its FI_SHUTDOWN and then reads the CQ for what it still owes: a
+          // send completed just before the peer's DREQ was lost, and fi_pingpong's last
+          // transmit completion never came (docs/host/libfabric.md "Closed endpoints").
+          d->dispatch(*ep);
           qp = std::move(ep->qp);
         }
         if (qp) qp->set_completion_callback({});

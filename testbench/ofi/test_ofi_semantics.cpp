@@ -278,3 +278,49 @@ TEST_CASE("ofi semantics: calls on a closed endpoint answer -FI_EOPBADSTATE, as 
   CHECK(closed->ops->rx_size_left(closed) == -FI_EOPBADSTATE);
   CHECK(fi_close(&closed->fid) == -FI_EOPBADSTATE);  // a second close
 }
+
+// What a QP completed before fi_close is still reported after it, as verbs keeps it (prov/verbs
+// vrb_cleanup_cq): ofi_rxm closes a msg endpoint on FI_SHUTDOWN and then reads the CQ for what it
+// owes the application. The EQ's poll moves the transport (receive, ACK, complete) without
+// dispatching into the CQs, so without threads (FI_NAA_PROGRESS_THREAD=0) the server's receives
+// complete in its QP while only its EQ is read, and its CQ sees them only at or after the close.
+// When fi_close dropped them, fi_pingpong over ofi_rxm waited forever for its last transmit.
+TEST_CASE("ofi semantics: completions a QP finished before fi_close are read after it", "[ofi]") {
+  REQUIRE(::setenv("FI_NAA_PROGRESS_THREAD", "0", 1) == 0);
+  Pair p;
+  ::unsetenv("FI_NAA_PROGRESS_THREAD");
+  Side& server = p.server;
+  Side& client = p.client;
+  int ctx[2] = {};
+  REQUIRE(fi_recv(server.ep, server.at(0), 4096, server.desc(), 0, &ctx[0]) == 0);
+  REQUIRE(fi_recv(server.ep, server.at(4096), 4096, server.desc(), 0, &ctx[1]) == 0);
+  fill(client.at(0), 3000, 7);
+  int tx_ctx = 0;
+  REQUIRE(fi_send(client.ep, client.at(0), 3000, client.desc(), 0, &tx_ctx) == 0);
+  REQUIRE(fi_send(client.ep, client.at(0), 100, client.desc(), 0, &tx_ctx) == 0);
+  // The client's sends complete once the server's transport has received and ACKed them; the
+  // server reads only its EQ meanwhile (nothing comes there).
+  int sent = 0;
+  for (int turn = 0; turn < 20000 && sent < 2; ++turn) {
+    fi_cq_data_entry e{};
+    const ssize_t n = fi_cq_read(client.cq, &e, 1);
+    if (n == 1) ++sent;
+    REQUIRE((n == 1 || n == -FI_EAGAIN));
+    std::uint32_t event = 0;
+    fi_eq_cm_entry cm{};
+    REQUIRE(fi_eq_read(server.eq, &event, &cm, sizeof cm, 0) == -FI_EAGAIN);
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  REQUIRE(sent == 2);
+
+  fid_ep* ep = server.ep;
+  server.ep = nullptr;
+  REQUIRE(fi_close(&ep->fid) == 0);
+  fi_cq_data_entry got[2]{};
+  REQUIRE(fi_cq_read(server.cq, got, 2) == 2);
+  CHECK(got[0].op_context == &ctx[0]);
+  CHECK(got[0].len == 3000);
+  CHECK(got[1].op_context == &ctx[1]);
+  CHECK(got[1].len == 100);
+  CHECK(std::memcmp(server.at(0), client.at(0), 3000) == 0);
+}
