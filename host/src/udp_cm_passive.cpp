@@ -171,10 +171,11 @@ std::unique_ptr<QueuePair> Endpoint::accept(std::uint64_t id, const AcceptParams
   // IRN (docs/protocol.md "IRN: negotiation"), as the NAA's CM agent answers: only a REQ with our
   // capability block and the IRN flag, and only with UdpRoceOptions::irn; we grant
   // min(offered, irn_bdp_cap) and adopt the active side's timeouts. Coalesced ACKs, when offered,
-  // only with irn_coalesced_acks = on: granted by default they cut an ofi_rxm pingpong's ACKs by
-  // 4.4x, but the provider's ofi_rxm test then aborted at teardown (heap corruption) in 2 of ~90
-  // runs against 0 of ~70 without (docs/host/libfabric.md "IRN against go-back-N"). Anything
-  // else: go-back-N and the REP as before, byte for byte.
+  // by the rule the active side offers them with (irn_coalesced_acks on, or automatic on the wall
+  // clock): they cut an ofi_rxm pingpong's ACKs by 4.4x. (Until the provider kept closed
+  // endpoints valid, granting them by default made ofi_rxm's teardown corrupt the heap in 2 of
+  // ~90 runs: docs/host/libfabric.md "Closed endpoints".) Anything else: go-back-N and the REP
+  // as before, byte for byte.
   const auto offer =
       protocol::find_capability_block(req.private_data, protocol::kCapabilityReqOffset);
   const bool irn = opts_.irn && offer && offer->irn();
@@ -184,7 +185,9 @@ std::unique_ptr<QueuePair> Endpoint::accept(std::uint64_t id, const AcceptParams
     caps = *offer;
     caps.version = protocol::kCapabilityVersion;
     caps.flags = protocol::kCapabilityIrn;
-    if (offer->coalesced_acks() && opts_.irn_coalesced_acks == IrnCoalescedAcks::on) {
+    const bool coalesce = opts_.irn_coalesced_acks == IrnCoalescedAcks::on ||
+                          (opts_.irn_coalesced_acks == IrnCoalescedAcks::automatic && !opts_.clock);
+    if (offer->coalesced_acks() && coalesce) {
       caps.flags |= protocol::kCapabilityCoalescedAcks;
     }
     caps.bdp_cap = std::min(offer->bdp_cap, opts_.irn_bdp_cap);

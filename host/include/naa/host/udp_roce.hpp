@@ -126,7 +126,7 @@ struct UdpRoceOptions {
   // Offer coalesced IRN ACKs (capability flag bit 1, docs/protocol.md 8.2): both responders then
   // answer up to 4 in-order packets with one ACK. automatic: on the wall clock, where each ACK is
   // a system call on both sides; not with a `clock` (the co-simulation keeps the paper's ACK per
-  // packet). The passive side (udp_roce_listen) grants an offer only with `on` (docs/protocol.md
+  // packet). The passive side (udp_roce_listen) grants an offer by the same rule (docs/protocol.md
   // 8.1).
   IrnCoalescedAcks irn_coalesced_acks = IrnCoalescedAcks::automatic;
   // Go-back-N requester: AckReq on every Nth packet and on each message's last (PROTOCOL.md 3;
