@@ -94,6 +94,9 @@ bool IrnReceiveWindow::arrived(std::uint32_t psn) const noexcept {
 }
 
 std::uint32_t IrnReceiveWindow::sack_bitmap() const noexcept {
+  // Nothing marked and not yet popped: no slot has arrived, the bitmap is empty (the in-order
+  // case of every ACK; issue 31: the scan was ~370 instructions per ACK).
+  if (beyond_ == 0) return 0;
   std::uint32_t bits = 0;
   const std::uint32_t n = std::min<std::uint32_t>(32, cap_ > 1 ? cap_ - 1 : 0);
   for (std::uint32_t i = 0; i < n; ++i) {

@@ -89,6 +89,7 @@ Memory::Memory(sc_core::sc_module_name name, const SimConfig& cfg)
       kernel_socket("kernel_socket"),
       handler_socket("handler_socket"),
       cfg_(cfg),
+      cycle_(cfg.cycle()),
       store_(cfg.mem_size) {
   socket.register_b_transport(this, &Memory::b_transport);
   socket.register_transport_dbg(this, &Memory::transport_dbg);
@@ -114,7 +115,7 @@ void Memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& dela
   busy_cycles_ += cycles;
   const sc_core::sc_time now = sc_core::sc_time_stamp() + delay;
   const sc_core::sc_time start = busy_until_ > now ? busy_until_ : now;
-  busy_until_ = start + cfg_.cycle() * static_cast<double>(cycles);
+  busy_until_ = start + cycle_ * static_cast<double>(cycles);
   delay = busy_until_ - sc_core::sc_time_stamp();
   // Without a data pointer the initiator moves the bytes itself, in pieces over the access's
   // time (MemoryPort::kPieceBytes), or they are in place already (DMI: a kernel computed on

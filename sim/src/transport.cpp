@@ -188,8 +188,9 @@ void Transport::tx_thread() {
 
     bool sent = false;
     const std::size_t n = ctx_.qps.size();
-    for (std::size_t k = 0; k < n && !sent; ++k) {
-      const std::size_t i = (rr_ + k) % n;
+    // Round-robin from rr_ (i = (rr_ + k) % n for k = 0..n-1, without a division per QP).
+    std::size_t i = n == 0 ? 0 : rr_ % n;
+    for (std::size_t k = 0; k < n && !sent; ++k, i = i + 1 == n ? 0 : i + 1) {
       Qp& qp = ctx_.qps[i];
       if (qp.state != QpState::rts) continue;
       sent = (!qp.reads.empty() && send_read_response(qp)) ||

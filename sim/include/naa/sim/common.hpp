@@ -146,10 +146,16 @@ class CycleMeter {
   }
   // cycle() * double(n) without the double arithmetic: the same value as long as the product is
   // exact in a double (below 2^53 units of the time resolution), which is always the case here.
+  // The times of short counts are kept once computed (a stage's time for a short packet; issue
+  // 31: from_value is a library call); a zero entry is one not computed yet.
   [[nodiscard]] sc_core::sc_time times(std::uint64_t n) const {
+    if (n < kKept && known_[n] != sc_core::SC_ZERO_TIME) return known_[n];
     const std::uint64_t v = cycle_.value();
-    if (v != 0 && n < (std::uint64_t{1} << 53) / v) return sc_core::sc_time::from_value(v * n);
-    return cycle_ * static_cast<double>(n);
+    const sc_core::sc_time t = v != 0 && n < (std::uint64_t{1} << 53) / v
+                                   ? sc_core::sc_time::from_value(v * n)
+                                   : cycle_ * static_cast<double>(n);
+    if (n < kKept) known_[n] = t;
+    return t;
   }
   void account(std::uint64_t cycles) { busy_ += cycles; }  // time waited elsewhere
   [[nodiscard]] std::uint64_t busy_cycles() const { return busy_; }
@@ -158,6 +164,8 @@ class CycleMeter {
  private:
   sc_core::sc_time cycle_;
   std::uint64_t busy_ = 0;
+  static constexpr std::uint64_t kKept = 64;
+  mutable std::array<sc_core::sc_time, kKept> known_{};
 };
 
 // The input of a pipeline stage that takes one packet at a time and is then busy for a time
