@@ -27,7 +27,7 @@
   else if (f ~ /naa::cosim::/) b = "cosim driver"
   else if (f ~ /naa::host::/) b = "host library"
   else if (f ~ /naa::protocol::|crc32|Crc32/) b = "protocol (ICRC, headers)"
-  else if (f ~ /^asio::|recvmmsg|sendmmsg|epoll_wait|clock_gettime|syscall/) b = "Asio, system calls"
+  else if (f ~ /boost::asio::|^asio::|recvmmsg|sendmmsg|epoll_wait|clock_gettime|syscall/) b = "Asio, system calls"
   else if (f ~ /memcpy|memmove|memset/) b = "memcpy/memset"
   else if (f ~ /malloc|free|operator new|operator delete|_int_|cfree/) b = "malloc/free"
   sum[b] += v

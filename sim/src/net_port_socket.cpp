@@ -180,10 +180,10 @@ void NetPort::accept_received(Packet* p, const msghdr& msg, std::size_t len) {
 }
 
 std::uint16_t NetPort::source_port(std::uint32_t qpn) {
-  const std::uint16_t port = protocol::roce_udp_source_port(qpn);
-  if (!sockets_->listen.is_open()) return port;  // harness: no sockets at all
+  if (!sockets_->listen.is_open()) return protocol::roce_udp_source_port(qpn);  // no sockets
   Sockets::LastSender& last = sockets_->last;
   if (last.valid && last.qpn == qpn) return last.port;
+  const std::uint16_t port = protocol::roce_udp_source_port(qpn);
   auto it = sockets_->senders.find(port);
   if (it == sockets_->senders.end()) {
     auto s = std::make_unique<udp::socket>(sockets_->io);

@@ -25,6 +25,7 @@ Transport::Transport(sc_core::sc_module_name name, ModelContext& ctx)
       naks_({"sequence", "invalid_request", "remote_access", "rnr"}) {
   scratch_.resize(kMaxDatagram);
   timer_fired_.reserve(256);
+  kept_payloads_.reserve(kKeptPayloads);
   SC_THREAD(rx_thread);
   SC_THREAD(tx_thread);
 }
@@ -186,16 +187,27 @@ void Transport::tx_thread() {
     }
     fired.clear();
 
-    bool sent = false;
-    const std::size_t n = ctx_.qps.size();
-    // Round-robin from rr_ (i = (rr_ + k) % n for k = 0..n-1, without a division per QP).
-    std::size_t i = n == 0 ? 0 : rr_ % n;
-    for (std::size_t k = 0; k < n && !sent; ++k, i = i + 1 == n ? 0 : i + 1) {
-      Qp& qp = ctx_.qps[i];
-      if (qp.state != QpState::rts) continue;
-      sent = (!qp.reads.empty() && send_read_response(qp)) ||
+    // Round-robin from rr_: the QPs (rr_ + k) % n for k = 0..n-1, as the two ranges [rr_ % n, n)
+    // and [0, rr_ % n) (issue 31: the scan of 16 QPs, twice per call, without a division each).
+    auto send_one = [this](Qp& qp) {
+      return (!qp.reads.empty() && send_read_response(qp)) ||
              (qp.irn ? irn_send_next_packet(qp) : send_next_packet(qp));
-      if (sent) rr_ = i + 1;
+    };
+    bool sent = false;
+    Qp* const first = ctx_.qps.data();
+    Qp* const end = first + ctx_.qps.size();
+    Qp* const from = ctx_.qps.empty() ? first : first + rr_ % ctx_.qps.size();
+    for (Qp* q = from; q != end && !sent; ++q) {
+      if (q->state == QpState::rts && send_one(*q)) {
+        sent = true;
+        rr_ = static_cast<std::size_t>(q - first) + 1;
+      }
+    }
+    for (Qp* q = first; q != from && !sent; ++q) {
+      if (q->state == QpState::rts && send_one(*q)) {
+        sent = true;
+        rr_ = static_cast<std::size_t>(q - first) + 1;
+      }
     }
     if (!sent && timer_fired_.empty()) sc_core::wait(tx_work_);
   }

@@ -295,6 +295,7 @@ void Transport::irn_requester_rx(Qp& qp, const protocol::PacketView& v) {
       if (psn_diff(qp.psn_una, w.first_psn) < w.packets) break;  // its last PSN not yet acked
       if (protocol::psn_after(w.first_psn, qp.psn_una)) break;
       if (w.op != SendWqe::Op::read_response) ++messages_completed_;
+      keep_payload_buffer(qp.sq.front());
       qp.sq.pop_front();
     }
     qp.retries_left = qp.retry_count;
