@@ -2,6 +2,7 @@
 #include "naa/protocol/irn.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace naa::protocol {
@@ -189,8 +190,9 @@ IrnSendWindow::AckEffect IrnSendWindow::on_ack(std::uint32_t cumulative,
   if (psn_after(una_, lost_below_)) lost_below_ = una_;
   if (psn_after(una_, scan_)) scan_ = una_;
   mark_sacked(sack.sack_psn);
-  for (std::uint32_t i = 0; i < 32; ++i) {
-    if ((sack.bitmap >> i & 1U) != 0) mark_sacked(psn_add(cumulative, 2 + i));
+  // The bitmap's set bits, lowest first (issue 31: not a test of each of the 32).
+  for (std::uint32_t bits = sack.bitmap; bits != 0; bits &= bits - 1) {
+    mark_sacked(psn_add(cumulative, 2 + static_cast<std::uint32_t>(std::countr_zero(bits))));
   }
   if (answered_order != 0) {
     // RACK (RFC 8985) by transmission order, the rule IRN 3.1 applies to first transmissions ("a

@@ -94,12 +94,13 @@ void Transport::rx_thread() {
     // After the stage's time for the datagram (StageQueue: an idle stage is started by RxPipe's
     // put and wakes once, when the datagram is through; issue 31).
     Packet* p = in_.next();
-    // RxPipe validated and decoded it; a datagram from elsewhere (a test harness) is decoded here.
-    protocol::PacketView own;
+    // RxPipe validated and decoded it; a datagram from elsewhere (a test harness) is decoded here
+    // (into `own`, made only then: issue 31).
+    std::optional<protocol::PacketView> own;
     const protocol::PacketView* v = &p->view;
     if (!p->decoded) {
       const auto r = protocol::decode_packet(p->bytes());
-      v = r ? &(own = *r) : nullptr;
+      v = r ? &own.emplace(*r) : nullptr;
     }
     p->decoded = false;
     ++rx_packets_;
