@@ -251,6 +251,11 @@ bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, 
 }
 
 std::uint8_t* MemoryPort::direct(std::uint64_t addr, std::uint64_t len, bool write) {
+  // A read inside the kept range (a non-empty one, at most 4 GiB, as a request would be).
+  if (!write && read_dmi_ptr_ != nullptr && len != 0 && len <= 0xFFFFFFFFU &&
+      addr >= read_dmi_start_ && len - 1 <= read_dmi_end_ && addr <= read_dmi_end_ - (len - 1)) {
+    return read_dmi_ptr_ + (addr - read_dmi_start_);
+  }
   tlm::tlm_generic_payload& trans = trans_;
   trans.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   trans.set_address(addr);
@@ -264,6 +269,11 @@ std::uint8_t* MemoryPort::direct(std::uint64_t addr, std::uint64_t len, bool wri
   if (!(write ? dmi.is_write_allowed() : dmi.is_read_allowed()) || addr < dmi.get_start_address() ||
       (len != 0 && addr + len - 1 > dmi.get_end_address())) {
     return nullptr;
+  }
+  if (!write && dmi.is_read_allowed()) {
+    read_dmi_ptr_ = dmi.get_dmi_ptr();
+    read_dmi_start_ = dmi.get_start_address();
+    read_dmi_end_ = dmi.get_end_address();
   }
   return dmi.get_dmi_ptr() + (addr - dmi.get_start_address());
 }
