@@ -156,7 +156,7 @@ std::uint32_t update(std::uint32_t c, const std::uint8_t* p, std::size_t n) noex
   if (n >= 16 && cpu_has_clmul()) {
     const std::size_t blocks = n & ~std::size_t{15};
     c = update_clmul_blocks(c, p, blocks);
-    return update_table(c, p + blocks, n - blocks);
+    return blocks == n ? c : update_table(c, p + blocks, n - blocks);
   }
 #endif
   return update_table(c, p, n);

@@ -46,12 +46,19 @@ std::uint32_t compute_icrc(const Ipv4UdpHeaders& h, ByteView body) noexcept {
   const ByteView rest = body.subspan(kBthSize);
   if (rest.size() <= kShortRest) {
     // A short datagram (ACKs, a short call's packets) as one run of bytes: one pass of the CRC
-    // with one final reduction and one tail instead of two (issue 31). The same bytes in the
-    // same order, so the same CRC.
-    std::array<std::uint8_t, kHeadSize + kShortRest> all;
-    std::memcpy(all.data(), head.data(), kHeadSize);
-    if (!rest.empty()) std::memcpy(all.data() + kHeadSize, rest.data(), rest.size());
-    return ~crc32_raw_update(0xFFFFFFFFU, ByteView(all).first(kHeadSize + rest.size()));
+    // with one final reduction instead of two, and no byte-wise tail (issue 31). The register
+    // 0xFFFFFFFF followed by four 0xFF bytes (the first half of the masked LRH) is 0 (the CRC
+    // is linear: the bytes cancel the register), and zero bytes fed into a zero register leave
+    // it 0; so the CRC from 0xFFFFFFFF over head + rest is the CRC from 0 over
+    // zeros + head[4..] + rest, with as many zeros (0-15) as make that a whole number of
+    // 16-byte blocks.
+    const std::size_t n = kHeadSize - 4 + rest.size();
+    const std::size_t zeros = (16 - n % 16) % 16;
+    std::array<std::uint8_t, 16 + kHeadSize + kShortRest> all;
+    std::memset(all.data(), 0, 16);
+    std::memcpy(all.data() + zeros, head.data() + 4, kHeadSize - 4);
+    if (!rest.empty()) std::memcpy(all.data() + zeros + kHeadSize - 4, rest.data(), rest.size());
+    return ~crc32_raw_update(0, ByteView(all).first(zeros + n));
   }
   return ~crc32_raw_update(crc32_raw_update(0xFFFFFFFFU, head), rest);
 }
