@@ -113,7 +113,7 @@ void Memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& dela
   // occupies it for latency + ceil(len / mem_width) cycles (contention is modelled).
   const std::uint64_t cycles = SimConfig::stage_cycles(len, cfg_.mem_width, cfg_.mem_latency);
   busy_cycles_ += cycles;
-  const sc_core::sc_time stamp = sc_core::sc_time_stamp();
+  const sc_core::sc_time stamp = sim_now();
   const sc_core::sc_time now = stamp + delay;
   const sc_core::sc_time start = busy_until_ > now ? busy_until_ : now;
   busy_until_ = start + cycle_ * static_cast<double>(cycles);

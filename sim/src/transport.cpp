@@ -114,7 +114,7 @@ void Transport::rx_thread() {
     } else if (v->info->is_irn() && !qp->irn) {
       drop(TransportDrop::irn_opcode);  // only a QP that negotiated IRN understands them
     } else if (qp->irn) {
-      qp->last_heard = sc_core::sc_time_stamp();
+      qp->last_heard = sim_now();
       if (v->info->is_response()) {
         irn_requester_rx(*qp, *v);
       } else {
@@ -122,7 +122,7 @@ void Transport::rx_thread() {
         irn_responder(*qp, *v);
       }
     } else {
-      qp->last_heard = sc_core::sc_time_stamp();  // the peer is alive (idle liveness)
+      qp->last_heard = sim_now();  // the peer is alive (idle liveness)
       if (v->info->is_response()) {
         requester_rx(*qp, *v);
       } else {

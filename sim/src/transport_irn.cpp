@@ -301,9 +301,9 @@ void Transport::irn_requester_rx(Qp& qp, const protocol::PacketView& v) {
     qp.retries_left = qp.retry_count;
     qp.timer_armed = false;
     irn_arm_retransmit(qp);
-  } else if (qp.timer_armed && sc_core::sc_time_stamp() + ns_time(protocol::irn_timeout_ns(
-                                                              qp.irn_caps, qp.irn_tx.unsacked())) <
-                                   qp.irn_timer_at) {
+  } else if (qp.timer_armed &&
+             sim_now() + ns_time(protocol::irn_timeout_ns(qp.irn_caps, qp.irn_tx.unsacked())) <
+                 qp.irn_timer_at) {
     // SACKs without cumulative progress left at most N packets that can still be acknowledged:
     // RTO_low from now if that fires earlier (docs/protocol.md 8.4).
     irn_arm_retransmit(qp);
@@ -442,7 +442,7 @@ void Transport::irn_arm_retransmit(Qp& qp) {
   const sc_core::sc_time after = ns_time(ns);
   ctx_.timers.arm(*this, cookie, after);
   qp.timer_armed = true;
-  qp.irn_timer_at = sc_core::sc_time_stamp() + after;
+  qp.irn_timer_at = sim_now() + after;
 }
 
 void Transport::irn_on_timeout(Qp& qp) {

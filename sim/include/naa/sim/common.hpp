@@ -21,6 +21,7 @@
 #include "naa/protocol/bytes.hpp"
 #include "naa/protocol/packet.hpp"
 #include "naa/sim/config.hpp"
+#include "naa/sim/sim_time.hpp"
 
 namespace naa::sim {
 
@@ -217,7 +218,7 @@ class StageQueue {
   }
   void put_at(Packet* p, sc_core::sc_time ready) {
     if (in_service_ == nullptr) {
-      (void)start_if_idle(p, ready, sc_core::sc_time_stamp());
+      (void)start_if_idle(p, ready, sim_now());
       return;
     }
     chained_ = p;
@@ -241,7 +242,7 @@ class StageQueue {
   // when the packet leaves the stage.
   sc_core::sc_time reserve(const Packet& p, sc_core::sc_time ready) {
     const sc_core::sc_time start = start_for(ready);
-    while (!ahead_.empty() && ahead_.front().start <= sc_core::sc_time_stamp())
+    while (!ahead_.empty() && ahead_.front().start <= sim_now())
       ahead_.pop_front();
     if (start > ready) ahead_.push_back({ready, start});
     booked_until_ = start + service_(stage_, p, start);
@@ -279,7 +280,7 @@ class StageQueue {
   // Queued packets: the FIFO's, and those booked behind a booking until they start.
   [[nodiscard]] std::size_t size() const {
     if (ahead_.empty()) return fifo_.size();
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     std::size_t n = fifo_.size();
     for (const Ahead& a : ahead_)
       if (a.ready <= now && now < a.start) ++n;
@@ -298,7 +299,7 @@ class StageQueue {
     if (ready == sc_core::SC_ZERO_TIME && booked_until_ == sc_core::SC_ZERO_TIME) {
       d = service_(stage_, *p, sc_core::SC_ZERO_TIME);  // from now
     } else {
-      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      const sc_core::sc_time now = sim_now();
       while (!ahead_.empty() && ahead_.front().start <= now)
         ahead_.pop_front();
       const sc_core::sc_time start = std::max({now, ready, booked_until_});
@@ -312,7 +313,7 @@ class StageQueue {
   }
   bool start_if_idle_now(Packet* p) {
     if (!parked_empty() || in_service_ != nullptr) return false;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     return start_if_idle(p, now, now);
   }
   bool start_if_idle(Packet* p, sc_core::sc_time ready, sc_core::sc_time now) {
@@ -328,7 +329,7 @@ class StageQueue {
   // the process when the booking ends, to serve it.
   void wake_after_booking() {
     if (!idle_ || in_service_ != nullptr || recheck_) return;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     recheck_ = true;
     served_.notify(booked_until_ > now ? booked_until_ - now : sc_core::SC_ZERO_TIME);
   }
@@ -360,7 +361,7 @@ class ReadyQueue {
   [[nodiscard]] bool idle_now() const { return idle_ && !ready_ && fifo_.empty(); }
   void put(T v, sc_core::sc_time due) {
     if (idle_ && !ready_ && fifo_.empty()) {
-      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      const sc_core::sc_time now = sim_now();
       held_ = std::move(v);
       ready_ = true;
       served_.notify(due > now ? due - now : sc_core::SC_ZERO_TIME);
@@ -378,7 +379,7 @@ class ReadyQueue {
       return std::move(held_);
     }
     Item it = fifo_.get();
-    if (const sc_core::sc_time now = sc_core::sc_time_stamp(); it.due > now) {
+    if (const sc_core::sc_time now = sim_now(); it.due > now) {
       sc_core::wait(it.due - now);
     }
     return std::move(it.value);
