@@ -16,6 +16,7 @@ shift $(($# < 3 ? $# : 3))
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(--fn nop --in gen:64)
 cosim="$build/bin/naa-cosim"
+here=$(cd "$(dirname "$0")" && pwd)
 command -v valgrind >/dev/null || { echo "cost-per-packet: valgrind missing" >&2; exit 77; }
 work=$(mktemp -d /tmp/cost-per-packet.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -25,63 +26,8 @@ profile() {  # N -> $work/N.buckets (bucket instructions), $work/N.stats
   valgrind --tool=callgrind --callgrind-out-file="$work/cg.$n" "$cosim" "${args[@]}" -n "$n" \
     --stats -q >"$work/$n.stats" 2>"$work/$n.err"
   callgrind_annotate --inclusive=no --threshold=100 --auto=no "$work/cg.$n" 2>/dev/null |
-    awk '
-      /PROGRAM TOTALS/ { next }
-      /^ *[0-9,]+ +\( *[0-9.]+%\) / {
-        v = $1; gsub(",", "", v)
-        # "N (P%)  file:function [object]": the function alone (file paths have no colon; they
-        # may name other build folders, so they must not decide the bucket).
-        f = $0
-        sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, "", f)
-        sub(/^[^:]*:/, "", f)
-        sub(/ \[[^]]*\]$/, "", f)
-        b = "other"
-        # Verilated code first: its names (Vcrc32_w64___024root...) contain block names.
-        if (f ~ /^V[A-Za-z_0-9]+___024|^V[A-Za-z_0-9]+::|Verilated|VL_|vl_|naa::rtl::/) b = "Verilated RTL + adapters"
-        else if (f ~ /naa::sim::NetPort|LinkModel|impair::/) b = "sim NetPort (link, faults)"
-        else if (f ~ /naa::sim::RxPipe|RxChecks|rx_checks/) b = "sim RxPipe"
-        else if (f ~ /naa::sim::TxPipe/) b = "sim TxPipe"
-        else if (f ~ /naa::sim::Transport|naa::sim::Qp|naa::sim::Irn/) b = "sim Transport"
-        else if (f ~ /naa::sim::KernelEngine|naa::sim::.*Kernel|naa::sim_rtl/) b = "sim KernelEngine + kernels"
-        else if (f ~ /naa::sim::Memory|SparseStore|tlm::|tlm_utils::/) b = "sim Memory (TLM)"
-        else if (f ~ /naa::sim::Mr|naa::sim::CmAgent|naa::sim::Handler/) b = "sim MR table, MRSP, CM, handlers"
-        else if (f ~ /naa::sim::PacketPool|naa::sim::Channel|naa::sim::CycleMeter|naa::sim::StageQueue|naa::sim::ReadyQueue/) b = "sim channels, pool"
-        else if (f ~ /naa::sim::/) b = "sim other"
-        else if (f ~ /sc_core::|sc_dt::|qt_block|qt_start|qt_yield|QuickThreads|sc_cor/) b = "SystemC kernel"
-        else if (f ~ /naa::cosim::/) b = "cosim driver"
-        else if (f ~ /naa::host::/) b = "host library"
-        else if (f ~ /naa::protocol::|crc32|Crc32/) b = "protocol (ICRC, headers)"
-        else if (f ~ /memcpy|memmove|memset/) b = "memcpy/memset"
-        else if (f ~ /malloc|free|operator new|operator delete|_int_|cfree/) b = "malloc/free"
-        sum[b] += v
-      }
-      END { for (b in sum) printf "%s\t%d\n", b, sum[b] }' >"$work/$n.buckets"
-  # Calls into the SystemC kernel (from the raw profile: names are compressed to "(id)" after
-  # their first use): thread activations (every one ends in a call of sc_core::wait; counting
-  # suspend_me instead counts each twice, once per stack of the coroutine switch), method
-  # process runs, event notifications and triggers, sc_start.
-  awk '
-    function name_of(s,   id, rest) {
-      id = s; sub(/\).*/, ")", id); rest = s; sub(/^\([0-9]+\) ?/, "", rest)
-      if (rest != "") names[id] = rest
-      return id
-    }
-    /^cfn=/ { cur = name_of(substr($0, 5)); next }
-    /^fn=/ { (void = name_of(substr($0, 4))); next }
-    /^calls=/ { split(substr($0, 7), a, " "); calls[cur] += a[1]; next }
-    END {
-      for (id in calls) {
-        n = names[id]
-        k = ""
-        if (n ~ /^sc_core::wait\(/) k = "systemc.thread_waits (activations)"
-        else if (n ~ /^sc_core::sc_method_process::run_process|^sc_core::sc_method_process::.*execute/) k = "systemc.method_runs"
-        else if (n ~ /^sc_core::sc_event::notify(_delayed)?\(/) k = "systemc.event_notify_calls"
-        else if (n ~ /^sc_core::sc_event::trigger\(/) k = "systemc.event_triggers"
-        else if (n ~ /^sc_core::sc_start\(/) k = "systemc.sc_start_calls"
-        if (k != "") sum[k] += calls[id]
-      }
-      for (k in sum) printf "%s\t%d\n", k, sum[k]
-    }' "$work/cg.$n" >"$work/$n.calls"
+    awk -f "$here/cost-buckets.awk" >"$work/$n.buckets"
+  awk -f "$here/cost-calls.awk" "$work/cg.$n" >"$work/$n.calls"
   callgrind_annotate "$work/cg.$n" 2>/dev/null | awk '/PROGRAM TOTALS/ { v = $1; gsub(",", "", v); print v }' \
     >"$work/$n.total"
 }

@@ -44,6 +44,25 @@ std::uint32_t update_table(std::uint32_t c, const std::uint8_t* p, std::size_t n
     p += 16;
     n -= 16;
   }
+  // The tail of fewer than 16 bytes: 8 and 4 bytes at a time (slicing-by-8 and -4 with the same
+  // tables), then at most 3 bytes one by one (issue 31: a short datagram's ICRC ends in such a
+  // tail, byte by byte it was ~70 instructions per datagram).
+  if (n >= 8) {
+    const std::uint32_t w0 = c ^ load_le32(p);
+    const std::uint32_t w1 = load_le32(p + 4);
+    c = kTables[7][w0 & 0xFFU] ^ kTables[6][(w0 >> 8) & 0xFFU] ^ kTables[5][(w0 >> 16) & 0xFFU] ^
+        kTables[4][w0 >> 24] ^ kTables[3][w1 & 0xFFU] ^ kTables[2][(w1 >> 8) & 0xFFU] ^
+        kTables[1][(w1 >> 16) & 0xFFU] ^ kTables[0][w1 >> 24];
+    p += 8;
+    n -= 8;
+  }
+  if (n >= 4) {
+    const std::uint32_t w0 = c ^ load_le32(p);
+    c = kTables[3][w0 & 0xFFU] ^ kTables[2][(w0 >> 8) & 0xFFU] ^ kTables[1][(w0 >> 16) & 0xFFU] ^
+        kTables[0][w0 >> 24];
+    p += 4;
+    n -= 4;
+  }
   while (n-- > 0)
     c = (c >> 8) ^ kTables[0][(c ^ *p++) & 0xFFU];
   return c;
@@ -137,7 +156,7 @@ std::uint32_t update(std::uint32_t c, const std::uint8_t* p, std::size_t n) noex
   if (n >= 16 && cpu_has_clmul()) {
     const std::size_t blocks = n & ~std::size_t{15};
     c = update_clmul_blocks(c, p, blocks);
-    return update_table(c, p + blocks, n - blocks);
+    return blocks == n ? c : update_table(c, p + blocks, n - blocks);
   }
 #endif
   return update_table(c, p, n);

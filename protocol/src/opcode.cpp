@@ -101,7 +101,9 @@ const OpcodeInfo* find_opcode(std::uint8_t code) noexcept {
   return i == kNoOpcode ? nullptr : &kOpcodes[i];
 }
 
-std::size_t extension_headers_size(std::uint16_t headers) noexcept {
+namespace {
+
+constexpr std::size_t headers_size_by_bits(std::uint16_t headers) noexcept {
   std::size_t n = 0;
   if ((headers & kHasDeth) != 0) n += kDethSize;
   if ((headers & kHasReth) != 0) n += kRethSize;
@@ -113,6 +115,22 @@ std::size_t extension_headers_size(std::uint16_t headers) noexcept {
   if ((headers & kHasIrnEth) != 0) n += kIrnEthSize;
   if ((headers & kHasSackEth) != 0) n += kSackEthSize;
   return n;
+}
+
+// Every combination of the nine header bits, computed at compile time (issue 31: a lookup per
+// encoded and decoded packet instead of nine tests).
+constexpr std::size_t kHeaderBitsCombinations = 1U << 9;
+constexpr auto kHeadersSize = [] {
+  std::array<std::uint8_t, kHeaderBitsCombinations> t{};
+  for (std::size_t i = 0; i < t.size(); ++i)
+    t[i] = static_cast<std::uint8_t>(headers_size_by_bits(static_cast<std::uint16_t>(i)));
+  return t;
+}();
+
+}  // namespace
+
+std::size_t extension_headers_size(std::uint16_t headers) noexcept {
+  return headers < kHeaderBitsCombinations ? kHeadersSize[headers] : headers_size_by_bits(headers);
 }
 
 }  // namespace naa::protocol

@@ -21,14 +21,14 @@ std::uint16_t present_headers(const PacketHeaders& h) noexcept {
 
 }  // namespace
 
-Result<PacketView> decode_packet(ByteView in) noexcept {
+std::optional<Error> decode_packet_into(ByteView in, PacketView& v) noexcept {
   if (in.size() < kBthSize + kIcrcSize) return Error::too_short;
   auto bth = decode_bth(in);
   if (!bth) return bth.error();
   const OpcodeInfo* info = find_opcode(bth->opcode);
   if (info == nullptr) return Error::unknown_opcode;
 
-  PacketView v;
+  v = PacketView{};
   v.info = info;
   v.headers.bth = *bth;
   const std::size_t hdr = kBthSize + extension_headers_size(info->headers);
@@ -98,6 +98,12 @@ Result<PacketView> decode_packet(ByteView in) noexcept {
   }
   v.payload = in.subspan(off, payload_len);
   v.icrc = load_le32(in.data() + in.size() - kIcrcSize);
+  return std::nullopt;
+}
+
+Result<PacketView> decode_packet(ByteView in) noexcept {
+  PacketView v;
+  if (const auto e = decode_packet_into(in, v)) return *e;
   return v;
 }
 

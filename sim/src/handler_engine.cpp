@@ -126,7 +126,7 @@ void HandlerEngine::take(Qp& qp, std::uint64_t va, std::span<const std::uint8_t>
   t.va = va;
   t.message_start = message_start;
   t.data.assign(payload.begin(), payload.end());
-  t.handed_over = sc_core::sc_time_stamp();
+  t.handed_over = sim_now();
   queued_bytes_ += t.data.size();
   queue_.push_back(std::move(t));
   work_.notify(sc_core::SC_ZERO_TIME);
@@ -138,7 +138,7 @@ void HandlerEngine::complete(Qp& qp, std::uint32_t imm) {
   t.qp_index = static_cast<std::uint32_t>(&qp - ctx_.qps.data());
   t.generation = qp.generation;
   t.imm = imm;
-  t.handed_over = sc_core::sc_time_stamp();
+  t.handed_over = sim_now();
   (void)call_of(t.qp_index, qp.generation);
   queue_.push_back(std::move(t));
   work_.notify(sc_core::SC_ZERO_TIME);
@@ -290,7 +290,7 @@ void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
     if (t.message_start) call.headers_pending.erase(t.headers_before);
     call.changed->notify(sc_core::SC_ZERO_TIME);
   };
-  const bool was_idle_dispatch = sc_core::sc_time_stamp() == t.handed_over;
+  const bool was_idle_dispatch = sim_now() == t.handed_over;
   // The packet is in the HPU's buffer one cycle after the Transport handed it over (seed 3:
   // "execution can start within a cycle after a packet arrived").
   meter.spend(1);
@@ -390,12 +390,12 @@ void HandlerEngine::run_payload(std::uint32_t hpu_index, Task& t) {
   if (data.empty()) return done();  // the user header was all of it: no payload (3.2.2)
   if (!first_seen_) {
     first_seen_ = true;
-    first_start_ps_ = ps_of(sc_core::sc_time_stamp());
+    first_start_ps_ = ps_of(sim_now());
     first_handover_ps_ = ps_of(t.handed_over);
   }
   if (was_idle_dispatch) {
-    const auto delay = static_cast<std::uint64_t>(
-        (sc_core::sc_time_stamp() - t.handed_over) / meter.cycle() + 0.5);
+    const auto delay =
+        static_cast<std::uint64_t>((sim_now() - t.handed_over) / meter.cycle() + 0.5);
     max_idle_start_delay_cycles_ = std::max(max_idle_start_delay_cycles_, delay);
   }
   const HandlerRun run = watchdog(h->payload(hc, PayloadArgs{r, offset + user_hdr, data}), call);
@@ -432,7 +432,7 @@ void HandlerEngine::run_completion(std::uint32_t hpu_index, Task& t) {
   meter.spend(1);
   auto reset = [&] {
     ++calls_ended_;
-    last_call_end_ps_ = static_cast<std::uint64_t>(sc_core::sc_time_stamp().value());
+    last_call_end_ps_ = static_cast<std::uint64_t>(sim_now().value());
     CallState next;
     next.generation = call.generation;
     call = std::move(next);

@@ -213,6 +213,7 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
     // out of the memory, without zero-filling the vector first.
     const std::uint8_t* const at = mem.direct(regions[i].naa_address, len, false);
     if (at == nullptr) model_fatal(name(), "region outside the memory");
+    w.data = sends->take_payload_buffer();  // a completed write-back's vector, if one was kept
     w.data.assign(at, at + len);
     if (n + 1 == outs.size()) {
       w.imm = result_imm;

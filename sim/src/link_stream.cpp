@@ -6,10 +6,10 @@
 namespace naa::sim {
 
 StreamHold stream_hold_after(protocol::ByteView datagram) {
-  const auto bth = protocol::decode_bth(datagram);
-  if (!bth) return StreamHold::none;
+  // What decode_bth() would accept (12 bytes, TVer 0), without decoding the rest (issue 31).
+  if (datagram.size() < protocol::kBthSize || (datagram[1] & 0x0FU) != 0) return StreamHold::none;
   namespace op = protocol::opcode;
-  switch (bth->opcode) {
+  switch (datagram[0]) {
     case op::kSendFirst:
     case op::kSendMiddle:
     case op::kWriteFirst:

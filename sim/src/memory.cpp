@@ -89,6 +89,7 @@ Memory::Memory(sc_core::sc_module_name name, const SimConfig& cfg)
       kernel_socket("kernel_socket"),
       handler_socket("handler_socket"),
       cfg_(cfg),
+      cycle_(cfg.cycle()),
       store_(cfg.mem_size) {
   socket.register_b_transport(this, &Memory::b_transport);
   socket.register_transport_dbg(this, &Memory::transport_dbg);
@@ -112,10 +113,11 @@ void Memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& dela
   // occupies it for latency + ceil(len / mem_width) cycles (contention is modelled).
   const std::uint64_t cycles = SimConfig::stage_cycles(len, cfg_.mem_width, cfg_.mem_latency);
   busy_cycles_ += cycles;
-  const sc_core::sc_time now = sc_core::sc_time_stamp() + delay;
+  const sc_core::sc_time stamp = sim_now();
+  const sc_core::sc_time now = stamp + delay;
   const sc_core::sc_time start = busy_until_ > now ? busy_until_ : now;
-  busy_until_ = start + cfg_.cycle() * static_cast<double>(cycles);
-  delay = busy_until_ - sc_core::sc_time_stamp();
+  busy_until_ = start + cycle_ * static_cast<double>(cycles);
+  delay = busy_until_ - stamp;
   // Without a data pointer the initiator moves the bytes itself, in pieces over the access's
   // time (MemoryPort::kPieceBytes), or they are in place already (DMI: a kernel computed on
   // them); the access is timed and counted here all the same, and a write counts its pages.
@@ -249,6 +251,11 @@ bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, 
 }
 
 std::uint8_t* MemoryPort::direct(std::uint64_t addr, std::uint64_t len, bool write) {
+  // A read inside the kept range (a non-empty one, at most 4 GiB, as a request would be).
+  if (!write && read_dmi_ptr_ != nullptr && len != 0 && len <= 0xFFFFFFFFU &&
+      addr >= read_dmi_start_ && len - 1 <= read_dmi_end_ && addr <= read_dmi_end_ - (len - 1)) {
+    return read_dmi_ptr_ + (addr - read_dmi_start_);
+  }
   tlm::tlm_generic_payload& trans = trans_;
   trans.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   trans.set_address(addr);
@@ -262,6 +269,11 @@ std::uint8_t* MemoryPort::direct(std::uint64_t addr, std::uint64_t len, bool wri
   if (!(write ? dmi.is_write_allowed() : dmi.is_read_allowed()) || addr < dmi.get_start_address() ||
       (len != 0 && addr + len - 1 > dmi.get_end_address())) {
     return nullptr;
+  }
+  if (!write && dmi.is_read_allowed()) {
+    read_dmi_ptr_ = dmi.get_dmi_ptr();
+    read_dmi_start_ = dmi.get_start_address();
+    read_dmi_end_ = dmi.get_end_address();
   }
   return dmi.get_dmi_ptr() + (addr - dmi.get_start_address());
 }

@@ -94,7 +94,7 @@ bool NetPort::inject_at(protocol::ByteView datagram, std::uint32_t peer_ip, std:
 void NetPort::stamp_arrival(Packet& p, std::optional<sc_core::sc_time> handed_over) {
   // Not before the runner's stamp floor: it may read datagrams before the simulation step that
   // first lets simulated time follow the wall time it waited (Runner::run).
-  const sc_core::sc_time now = std::max(sc_core::sc_time_stamp(), stamp_floor_);
+  const sc_core::sc_time now = std::max(sim_now(), stamp_floor_);
   if (!rx_link_.enabled()) {
     p.arrival = handed_over && *handed_over > now ? *handed_over : now;
     return;
@@ -149,7 +149,7 @@ void NetPort::wait_with_held(Channel<Packet*>& in, HeldQueue& held, Release rele
       sc_core::wait(in.data_event());
       continue;
     }
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     // Fewer than reorder_delay datagrams came within the hold time: release it anyway.
     if (!held.release_first_due(now, release))
       sc_core::wait(held.next_deadline() - now, in.data_event());
@@ -163,7 +163,7 @@ sc_core::sc_time NetPort::rx_service(void* self, const Packet& p, sc_core::sc_ti
   const std::uint64_t stage =
       SimConfig::stage_cycles(p.size, port->ctx_.cfg.width, port->ctx_.cfg.netport_latency);
   port->rx_meter_.account(stage);
-  if (start == sc_core::SC_ZERO_TIME) start = sc_core::sc_time_stamp();
+  if (start == sc_core::SC_ZERO_TIME) start = sim_now();
   return (p.arrival > start ? p.arrival - start : sc_core::SC_ZERO_TIME) +
          port->rx_meter_.times(stage);
 }
@@ -179,7 +179,7 @@ void NetPort::rx_admit(Packet* p) {
   // with an inactive injector and nothing held), so while the stage and RxPipe are idle the
   // datagram crosses it here, handed on at the time the stage would have (issue 31). Not behind
   // bulk datagrams: rx_thread reads the socket again after those (kRefillMinBytes).
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const sc_core::sc_time now = sim_now();
   if (!rx_fault_.active() && rx_held_.empty() && p->size < kRefillMinBytes && rx_in_.can_book()) {
     const sc_core::sc_time start = rx_in_.start_for(now);
     const sc_core::sc_time done = start + rx_time(*p, start);
@@ -249,7 +249,7 @@ void NetPort::rx_thread() {
       p = rx_in_.serve(rx_in_.fifo().get());
     }
     last_size = p->size;
-    impair::pass(rx_fault_, rx_held_, p, p->bytes(), sc_core::sc_time_stamp() + hold, steps);
+    impair::pass(rx_fault_, rx_held_, p, p->bytes(), sim_now() + hold, steps);
   }
 }
 
@@ -268,7 +268,7 @@ bool NetPort::tx_send_once(Packet* p) {
   tx_bytes_ += p->size;
   if (pcap_.is_open()) {
     const auto h = protocol::make_roce_headers(local_ip_, port, p->peer_ip, p->size);
-    pcap_.write_roce(to_ns(sc_core::sc_time_stamp()), h, p->bytes());
+    pcap_.write_roce(to_ns(sim_now()), h, p->bytes());
   }
   if (tx_tap_) tx_tap_(*p, port);
   if (sockets_->listen.is_open()) return queue_datagram(p, port);
@@ -297,13 +297,13 @@ void NetPort::tx_wire_thread() {
 
 void NetPort::tx_thread() {
   const sc_core::sc_time hold(kReorderHoldNs, sc_core::SC_NS);
-  auto emit = [this](Packet* q) { tx_emit(q, sc_core::sc_time_stamp()); };
+  auto emit = [this](Packet* q) { tx_emit(q, sim_now()); };
   // What naa::impair's pass() does with a transmitted datagram's fate (docs/adr/0003).
   auto steps = impair::make_steps(
       /*discard=*/[this](Packet* q) { ctx_.pool.put(q); },
       /*deliver_copy=*/
       [this](Packet* q) {
-        if (Packet* dup = copy_of(*q)) tx_emit(dup, sc_core::sc_time_stamp());
+        if (Packet* dup = copy_of(*q)) tx_emit(dup, sim_now());
       },
       /*corrupt=*/
       [this](Packet* q, std::uint64_t bit) {
@@ -323,7 +323,7 @@ void NetPort::tx_thread() {
       wait_with_held(tx_in_.fifo(), tx_held_, emit);  // --fault-tx reorder holds datagrams
       p = tx_in_.serve(tx_in_.fifo().get());
     }
-    impair::pass(tx_fault_, tx_held_, p, p->bytes(), sc_core::sc_time_stamp() + hold, steps);
+    impair::pass(tx_fault_, tx_held_, p, p->bytes(), sim_now() + hold, steps);
   }
 }
 

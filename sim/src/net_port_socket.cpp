@@ -180,10 +180,10 @@ void NetPort::accept_received(Packet* p, const msghdr& msg, std::size_t len) {
 }
 
 std::uint16_t NetPort::source_port(std::uint32_t qpn) {
-  const std::uint16_t port = protocol::roce_udp_source_port(qpn);
-  if (!sockets_->listen.is_open()) return port;  // harness: no sockets at all
+  if (!sockets_->listen.is_open()) return protocol::roce_udp_source_port(qpn);  // no sockets
   Sockets::LastSender& last = sockets_->last;
   if (last.valid && last.qpn == qpn) return last.port;
+  const std::uint16_t port = protocol::roce_udp_source_port(qpn);
   auto it = sockets_->senders.find(port);
   if (it == sockets_->senders.end()) {
     auto s = std::make_unique<udp::socket>(sockets_->io);
@@ -281,6 +281,7 @@ std::size_t NetPort::build_tx_messages(std::size_t first, std::size_t end, bool 
 // before the DREQ that ends it (the softroce probe's bad-rkey and long-send scenarios).
 void NetPort::group_outbox_by_socket() {
   auto& outbox = sockets_->outbox;
+  if (outbox.size() < 2) return;  // nothing to group (a short call's datagrams; issue 31)
   const int listen_fd = sockets_->listen.native_handle();
   auto by_fd = [](const Sockets::TxEntry& a, const Sockets::TxEntry& b) { return a.fd < b.fd; };
   auto keeps_place = [listen_fd](const Sockets::TxEntry& e) {
@@ -313,6 +314,7 @@ void NetPort::group_outbox_by_socket() {
 void NetPort::flush_tx() {
   Sockets& so = *sockets_;
   auto& outbox = so.outbox;
+  if (outbox.empty()) return;  // the runner flushes after every turn, mostly with nothing queued
   group_outbox_by_socket();
   std::size_t i = 0;
   std::size_t plain_end = 0;  // a failed GSO message's datagrams (before it) go one by one

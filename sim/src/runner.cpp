@@ -114,7 +114,7 @@ struct Runner::Impl {
   void fire_due() {
     if (timers.empty()) return;
     const auto now_wall = Clock::now();
-    const auto now_sim = sc_core::sc_time_stamp();
+    const auto now_sim = sim_now();
     due.clear();
     auto it = std::remove_if(timers.begin(), timers.end(), [&](const Timer& t) {
       if (t.wall_deadline <= now_wall && t.sim_deadline <= now_sim) {
@@ -181,7 +181,7 @@ struct Runner::Impl {
   }
 
   void write_stats(std::ostream& os, const heap_stats::Snapshot& heap) {
-    const double sim_s = sc_core::sc_time_stamp().to_seconds();
+    const double sim_s = sim_now().to_seconds();
     const double wall_s = std::chrono::duration<double>(Clock::now() - wall_start).count();
     const double cycles = sim_s * cfg.clock_mhz * 1e6;
     const double work_cycles = (sim_s - idle_advanced.to_seconds()) * cfg.clock_mhz * 1e6;
@@ -250,8 +250,7 @@ Runner::~Runner() = default;
 void Runner::arm(PeerTimerClient& client, std::uint32_t cookie, sc_core::sc_time after) {
   cancel(client, cookie);
   const auto wall = std::chrono::nanoseconds(static_cast<std::int64_t>(after.to_seconds() * 1e9));
-  impl_->timers.push_back(
-      Impl::Timer{&client, cookie, sc_core::sc_time_stamp() + after, Clock::now() + wall});
+  impl_->timers.push_back(Impl::Timer{&client, cookie, sim_now() + after, Clock::now() + wall});
 }
 
 void Runner::cancel(PeerTimerClient& client, std::uint32_t cookie) {
@@ -312,7 +311,7 @@ int Runner::run() {
     if (may_have_input) m.naa->net().poll_receive(512);
     may_have_input = true;
     m.fire_due();
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     const std::optional<sc_core::sc_time> horizon = m.naa->net().stream_horizon();
     if (horizon && now >= *horizon) {
       m.wait_at_horizon();

@@ -72,13 +72,13 @@ bool RxPipe::passes_to_transport(Packet& p) const {
   const auto id = protocol::recover_ipv4_id(
       icrc_headers(p.peer_ip, p.peer_port, p.local_ip, p.size), p.bytes());
   if (!id) return false;
-  const auto v = protocol::decode_packet(p.bytes());
-  if (!v || v->headers.bth.dest_qpn == protocol::kCmQpn ||
-      v->info->service != protocol::ServiceType::rc) {
+  // Decoded straight into the packet's view (p.decoded stays false until it is whole).
+  if (protocol::decode_packet_into(p.bytes(), p.view) ||
+      p.view.headers.bth.dest_qpn == protocol::kCmQpn ||
+      p.view.info->service != protocol::ServiceType::rc) {
     return false;
   }
   p.ip_id = *id;
-  p.view = *v;
   p.decoded = true;
   return true;
 }

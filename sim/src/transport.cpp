@@ -25,6 +25,7 @@ Transport::Transport(sc_core::sc_module_name name, ModelContext& ctx)
       naks_({"sequence", "invalid_request", "remote_access", "rnr"}) {
   scratch_.resize(kMaxDatagram);
   timer_fired_.reserve(256);
+  kept_payloads_.reserve(kKeptPayloads);
   SC_THREAD(rx_thread);
   SC_THREAD(tx_thread);
 }
@@ -93,12 +94,13 @@ void Transport::rx_thread() {
     // After the stage's time for the datagram (StageQueue: an idle stage is started by RxPipe's
     // put and wakes once, when the datagram is through; issue 31).
     Packet* p = in_.next();
-    // RxPipe validated and decoded it; a datagram from elsewhere (a test harness) is decoded here.
-    protocol::PacketView own;
+    // RxPipe validated and decoded it; a datagram from elsewhere (a test harness) is decoded here
+    // (into `own`, made only then: issue 31).
+    std::optional<protocol::PacketView> own;
     const protocol::PacketView* v = &p->view;
     if (!p->decoded) {
       const auto r = protocol::decode_packet(p->bytes());
-      v = r ? &(own = *r) : nullptr;
+      v = r ? &own.emplace(*r) : nullptr;
     }
     p->decoded = false;
     ++rx_packets_;
@@ -112,7 +114,7 @@ void Transport::rx_thread() {
     } else if (v->info->is_irn() && !qp->irn) {
       drop(TransportDrop::irn_opcode);  // only a QP that negotiated IRN understands them
     } else if (qp->irn) {
-      qp->last_heard = sc_core::sc_time_stamp();
+      qp->last_heard = sim_now();
       if (v->info->is_response()) {
         irn_requester_rx(*qp, *v);
       } else {
@@ -120,7 +122,7 @@ void Transport::rx_thread() {
         irn_responder(*qp, *v);
       }
     } else {
-      qp->last_heard = sc_core::sc_time_stamp();  // the peer is alive (idle liveness)
+      qp->last_heard = sim_now();  // the peer is alive (idle liveness)
       if (v->info->is_response()) {
         requester_rx(*qp, *v);
       } else {
@@ -186,15 +188,27 @@ void Transport::tx_thread() {
     }
     fired.clear();
 
-    bool sent = false;
-    const std::size_t n = ctx_.qps.size();
-    for (std::size_t k = 0; k < n && !sent; ++k) {
-      const std::size_t i = (rr_ + k) % n;
-      Qp& qp = ctx_.qps[i];
-      if (qp.state != QpState::rts) continue;
-      sent = (!qp.reads.empty() && send_read_response(qp)) ||
+    // Round-robin from rr_: the QPs (rr_ + k) % n for k = 0..n-1, as the two ranges [rr_ % n, n)
+    // and [0, rr_ % n) (issue 31: the scan of 16 QPs, twice per call, without a division each).
+    auto send_one = [this](Qp& qp) {
+      return (!qp.reads.empty() && send_read_response(qp)) ||
              (qp.irn ? irn_send_next_packet(qp) : send_next_packet(qp));
-      if (sent) rr_ = i + 1;
+    };
+    bool sent = false;
+    Qp* const first = ctx_.qps.data();
+    Qp* const end = first + ctx_.qps.size();
+    Qp* const from = ctx_.qps.empty() ? first : first + rr_ % ctx_.qps.size();
+    for (Qp* q = from; q != end && !sent; ++q) {
+      if (q->state == QpState::rts && send_one(*q)) {
+        sent = true;
+        rr_ = static_cast<std::size_t>(q - first) + 1;
+      }
+    }
+    for (Qp* q = first; q != from && !sent; ++q) {
+      if (q->state == QpState::rts && send_one(*q)) {
+        sent = true;
+        rr_ = static_cast<std::size_t>(q - first) + 1;
+      }
     }
     if (!sent && timer_fired_.empty()) sc_core::wait(tx_work_);
   }

@@ -20,6 +20,7 @@
 
 #include "naa/protocol/headers.hpp"
 #include "naa/protocol/mrsp.hpp"
+#include "naa/sim/sim_time.hpp"
 #include "naa/sim/transport.hpp"
 
 namespace naa::sim {
@@ -167,7 +168,13 @@ void Transport::irn_responder(Qp& qp, const protocol::PacketView& v) {
     auto at =
         std::find_if(qp.irn_pending.begin(), qp.irn_pending.end(),
                      [&](const Qp::IrnPending& p) { return protocol::psn_after(p.psn, psn); });
-    qp.irn_pending.insert(at, done);
+    // At the end as push_back: std::deque::insert at begin() == end() pushes at the front,
+    // allocating a node per message when the deque empties between messages (issue 31).
+    if (at == qp.irn_pending.end()) {
+      qp.irn_pending.push_back(done);
+    } else {
+      qp.irn_pending.insert(at, done);
+    }
   }
   qp.irn_rx.mark(psn, info.ends_message());
   const std::uint32_t gen = qp.generation;
@@ -288,16 +295,14 @@ void Transport::irn_requester_rx(Qp& qp, const protocol::PacketView& v) {
       if (psn_diff(qp.psn_una, w.first_psn) < w.packets) break;  // its last PSN not yet acked
       if (protocol::psn_after(w.first_psn, qp.psn_una)) break;
       if (w.op != SendWqe::Op::read_response) ++messages_completed_;
+      keep_payload_buffer(qp.sq.front());
       qp.sq.pop_front();
     }
     qp.retries_left = qp.retry_count;
     qp.timer_armed = false;
     irn_arm_retransmit(qp);
   } else if (qp.timer_armed &&
-             sc_core::sc_time_stamp() +
-                     sc_core::sc_time(static_cast<double>(protocol::irn_timeout_ns(
-                                          qp.irn_caps, qp.irn_tx.unsacked())),
-                                      sc_core::SC_NS) <
+             sim_now() + ns_time(protocol::irn_timeout_ns(qp.irn_caps, qp.irn_tx.unsacked())) <
                  qp.irn_timer_at) {
     // SACKs without cumulative progress left at most N packets that can still be acknowledged:
     // RTO_low from now if that fires earlier (docs/protocol.md 8.4).
@@ -434,10 +439,10 @@ void Transport::irn_arm_retransmit(Qp& qp) {
     qp.timer_armed = false;
     return;
   }
-  ctx_.timers.arm(*this, cookie, sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));
+  const sc_core::sc_time after = ns_time(ns);
+  ctx_.timers.arm(*this, cookie, after);
   qp.timer_armed = true;
-  qp.irn_timer_at =
-      sc_core::sc_time_stamp() + sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS);
+  qp.irn_timer_at = sim_now() + after;
 }
 
 void Transport::irn_on_timeout(Qp& qp) {

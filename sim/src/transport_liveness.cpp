@@ -6,7 +6,7 @@
 namespace naa::sim {
 
 void Transport::on_established(Qp& qp) {
-  qp.last_heard = sc_core::sc_time_stamp();
+  qp.last_heard = sim_now();
   if (ctx_.cfg.idle_timeout_ms != 0) {
     arm_idle(qp, sc_core::sc_time(static_cast<double>(ctx_.cfg.idle_timeout_ms), sc_core::SC_MS));
   }
@@ -22,7 +22,7 @@ void Transport::arm_idle(Qp& qp, sc_core::sc_time after) {
 void Transport::on_idle_timer(Qp& qp) {
   if (qp.handed_over) return;  // its peer QP has no responder state for us (transport_peer.cpp)
   const sc_core::sc_time timeout(static_cast<double>(ctx_.cfg.idle_timeout_ms), sc_core::SC_MS);
-  const sc_core::sc_time idle = sc_core::sc_time_stamp() - qp.last_heard;
+  const sc_core::sc_time idle = sim_now() - qp.last_heard;
   if (idle < timeout) {
     arm_idle(qp, timeout - idle);
     return;

@@ -11,7 +11,7 @@ namespace naa::sim {
 void Transport::open_peer(Qp& qp, std::uint32_t send_psn) {
   init_qp(qp, send_psn, 0);
   qp.peer_requester = true;
-  qp.last_heard = sc_core::sc_time_stamp();
+  qp.last_heard = sim_now();
 }
 
 void Transport::close_peer(Qp& qp) {
@@ -29,7 +29,7 @@ void Transport::apply_handover(Qp& qp) {
   qp.nak_sequence_sent = false;
   qp.in_message = Qp::InMessage::none;
   qp.handed_over = true;
-  qp.last_heard = sc_core::sc_time_stamp();
+  qp.last_heard = sim_now();
   ++handovers_;
 }
 

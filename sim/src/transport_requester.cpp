@@ -19,6 +19,22 @@ constexpr std::uint32_t kAckReqEvery = 64;
 
 }  // namespace
 
+// A completed WQE's payload vector is kept for the next post (take_payload_buffer), if short:
+// a few, so no memory is held beyond what a short call's write-back needs (issue 31).
+void Transport::keep_payload_buffer(SendWqe& w) {
+  if (w.data.capacity() == 0 || w.data.capacity() > kKeptPayloadBytes) return;
+  if (kept_payloads_.size() >= kKeptPayloads) return;
+  kept_payloads_.push_back(std::move(w.data));
+}
+
+std::vector<std::uint8_t> Transport::take_payload_buffer() {
+  if (kept_payloads_.empty()) return {};
+  std::vector<std::uint8_t> v = std::move(kept_payloads_.back());
+  kept_payloads_.pop_back();
+  v.clear();
+  return v;
+}
+
 void Transport::post_send(Qp& qp, SendWqe wqe) {
   wqe.packets = packets_for(wqe.data.size(), qp.mtu);
   wqe.first_psn = qp.psn_tail;
@@ -101,6 +117,7 @@ void Transport::acknowledge_through(Qp& qp, std::uint32_t psn) {
     const SendWqe& w = qp.sq.front();
     const std::uint32_t last = psn_add(w.first_psn, w.packets - 1);
     if (psn_after(last, psn)) break;
+    keep_payload_buffer(qp.sq.front());
     qp.sq.pop_front();
     ++messages_completed_;
   }

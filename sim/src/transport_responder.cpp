@@ -184,7 +184,7 @@ void Transport::responder(Qp& qp, Packet* /*p*/, const protocol::PacketView& v) 
 // One write may be in flight while the next packet is processed. Ordering is kept by the single
 // memory channel: a later read (KernelEngine) starts only after every earlier write completed.
 void Transport::wait_posted_write() {
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const sc_core::sc_time now = sim_now();
   if (write_done_ <= now) return;
   const sc_core::sc_time d = write_done_ - now;
   rx_meter_.account(static_cast<std::uint64_t>(d / rx_meter_.cycle() + 0.5));
@@ -204,7 +204,7 @@ bool Transport::post_write(std::uint64_t addr, const std::uint8_t* data, std::ui
   trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   mem.socket->b_transport(trans, delay);
-  write_done_ = sc_core::sc_time_stamp() + delay;
+  write_done_ = sim_now() + delay;
   return trans.is_response_ok();
 }
 

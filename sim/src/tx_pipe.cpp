@@ -20,7 +20,7 @@ sc_core::sc_time TxPipe::service(void* self, const Packet& p, sc_core::sc_time /
 }
 
 void TxPipe::put(Packet* p) {
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const sc_core::sc_time now = sim_now();
   if (in_.can_book_at(now)) {
     const sc_core::sc_time done = now + meter_.times(SimConfig::stage_cycles(
                                             p->size, ctx_.cfg.width, ctx_.cfg.txpipe_latency));

@@ -61,7 +61,7 @@ namespace {
 constexpr std::uint32_t kMaxLookupCycles = 16;
 
 std::uint64_t sim_time_ps() {
-  return static_cast<std::uint64_t>(std::llround(sc_core::sc_time_stamp().to_seconds() * 1e12));
+  return static_cast<std::uint64_t>(std::llround(sim_now().to_seconds() * 1e12));
 }
 
 // MrTableIf over the MR table's port (RTL or lockstep pair). Every answer comes from the block:
@@ -502,7 +502,7 @@ void RtlBlocks::finish() {
 
 void RtlBlocks::on_divergence(const rtl::Divergence& d) {
   if (report_) return;  // the first divergence of the run is the one that counts
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const sc_core::sc_time now = sim_now();
   const double ns = now.to_seconds() * 1e9;
   const auto naa_cycle =
       static_cast<std::uint64_t>(std::floor(now.to_seconds() * clock_mhz_ * 1e6 + 1e-6));

@@ -335,3 +335,23 @@ TEST_CASE("protocol errors have names and an error category", "[headers]") {
   CHECK(ec.category().name() == std::string("naa.protocol"));
   CHECK(ec.message() == "too short");
 }
+
+TEST_CASE("extension header bytes for every combination of header bits", "[headers]") {
+  // The sizes (IBTA 9.3, docs/protocol.md "IRN") summed per bit, against the library's table.
+  const std::array<std::pair<std::uint16_t, std::size_t>, 9> sizes = {{{kHasDeth, 8},
+                                                                       {kHasReth, 16},
+                                                                       {kHasAtomicEth, 28},
+                                                                       {kHasAeth, 4},
+                                                                       {kHasAtomicAckEth, 8},
+                                                                       {kHasImmDt, 4},
+                                                                       {kHasIeth, 4},
+                                                                       {kHasIrnEth, 8},
+                                                                       {kHasSackEth, 8}}};
+  for (std::uint32_t bits = 0; bits < 512; ++bits) {
+    std::size_t want = 0;
+    for (const auto& [bit, size] : sizes)
+      if ((bits & bit) != 0) want += size;
+    INFO("header bits " << bits);
+    REQUIRE(extension_headers_size(static_cast<std::uint16_t>(bits)) == want);
+  }
+}

@@ -45,6 +45,9 @@ struct PacketView {
 // opcode that carries none), length_mismatch (empty FIRST/MIDDLE, CNP not 16 bytes). The path
 // MTU and the sequence rules are the transport's to check; the ICRC is icrc.hpp's.
 [[nodiscard]] Result<PacketView> decode_packet(ByteView datagram) noexcept;
+// The same into `out` (no copy of the view; issue 31): nullopt when it decoded, else the error
+// (`out` then holds a partial decode).
+[[nodiscard]] std::optional<Error> decode_packet_into(ByteView datagram, PacketView& out) noexcept;
 
 // Bytes needed for these headers and a payload of this length: headers + payload + pad + ICRC.
 [[nodiscard]] std::size_t packet_size(const PacketHeaders& h, std::size_t payload_len) noexcept;

@@ -105,6 +105,9 @@ class ConnectionResources : public virtual sc_core::sc_interface {
 class SendQueue : public virtual sc_core::sc_interface {
  public:
   virtual void post_send(Qp& qp, SendWqe wqe) = 0;
+  // An empty vector for the next WQE's payload, with the capacity of a completed WQE's where
+  // the provider kept one (issue 31: no allocation per short write-back); empty by default.
+  virtual std::vector<std::uint8_t> take_payload_buffer() { return {}; }
   // Peers (docs/protocol.md "Peers"; MrspHandler): a requester QP with no CM side, its first
   // PSN `send_psn`; and its end.
   virtual void open_peer(Qp& qp, std::uint32_t send_psn) = 0;

@@ -21,6 +21,7 @@
 #include "naa/protocol/bytes.hpp"
 #include "naa/protocol/packet.hpp"
 #include "naa/sim/config.hpp"
+#include "naa/sim/sim_time.hpp"
 
 namespace naa::sim {
 
@@ -146,10 +147,16 @@ class CycleMeter {
   }
   // cycle() * double(n) without the double arithmetic: the same value as long as the product is
   // exact in a double (below 2^53 units of the time resolution), which is always the case here.
+  // The times of short counts are kept once computed (a stage's time for a short packet; issue
+  // 31: from_value is a library call); a zero entry is one not computed yet.
   [[nodiscard]] sc_core::sc_time times(std::uint64_t n) const {
+    if (n < kKept && known_[n] != sc_core::SC_ZERO_TIME) return known_[n];
     const std::uint64_t v = cycle_.value();
-    if (v != 0 && n < (std::uint64_t{1} << 53) / v) return sc_core::sc_time::from_value(v * n);
-    return cycle_ * static_cast<double>(n);
+    const sc_core::sc_time t = v != 0 && n < (std::uint64_t{1} << 53) / v
+                                   ? sc_core::sc_time::from_value(v * n)
+                                   : cycle_ * static_cast<double>(n);
+    if (n < kKept) known_[n] = t;
+    return t;
   }
   void account(std::uint64_t cycles) { busy_ += cycles; }  // time waited elsewhere
   [[nodiscard]] std::uint64_t busy_cycles() const { return busy_; }
@@ -158,6 +165,8 @@ class CycleMeter {
  private:
   sc_core::sc_time cycle_;
   std::uint64_t busy_ = 0;
+  static constexpr std::uint64_t kKept = 64;
+  mutable std::array<sc_core::sc_time, kKept> known_{};
 };
 
 // The input of a pipeline stage that takes one packet at a time and is then busy for a time
@@ -209,7 +218,7 @@ class StageQueue {
   }
   void put_at(Packet* p, sc_core::sc_time ready) {
     if (in_service_ == nullptr) {
-      (void)start_if_idle(p, ready, sc_core::sc_time_stamp());
+      (void)start_if_idle(p, ready, sim_now());
       return;
     }
     chained_ = p;
@@ -233,7 +242,7 @@ class StageQueue {
   // when the packet leaves the stage.
   sc_core::sc_time reserve(const Packet& p, sc_core::sc_time ready) {
     const sc_core::sc_time start = start_for(ready);
-    while (!ahead_.empty() && ahead_.front().start <= sc_core::sc_time_stamp())
+    while (!ahead_.empty() && ahead_.front().start <= sim_now())
       ahead_.pop_front();
     if (start > ready) ahead_.push_back({ready, start});
     booked_until_ = start + service_(stage_, p, start);
@@ -271,7 +280,7 @@ class StageQueue {
   // Queued packets: the FIFO's, and those booked behind a booking until they start.
   [[nodiscard]] std::size_t size() const {
     if (ahead_.empty()) return fifo_.size();
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     std::size_t n = fifo_.size();
     for (const Ahead& a : ahead_)
       if (a.ready <= now && now < a.start) ++n;
@@ -290,7 +299,7 @@ class StageQueue {
     if (ready == sc_core::SC_ZERO_TIME && booked_until_ == sc_core::SC_ZERO_TIME) {
       d = service_(stage_, *p, sc_core::SC_ZERO_TIME);  // from now
     } else {
-      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      const sc_core::sc_time now = sim_now();
       while (!ahead_.empty() && ahead_.front().start <= now)
         ahead_.pop_front();
       const sc_core::sc_time start = std::max({now, ready, booked_until_});
@@ -304,7 +313,7 @@ class StageQueue {
   }
   bool start_if_idle_now(Packet* p) {
     if (!parked_empty() || in_service_ != nullptr) return false;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     return start_if_idle(p, now, now);
   }
   bool start_if_idle(Packet* p, sc_core::sc_time ready, sc_core::sc_time now) {
@@ -320,7 +329,7 @@ class StageQueue {
   // the process when the booking ends, to serve it.
   void wake_after_booking() {
     if (!idle_ || in_service_ != nullptr || recheck_) return;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     recheck_ = true;
     served_.notify(booked_until_ > now ? booked_until_ - now : sc_core::SC_ZERO_TIME);
   }
@@ -352,7 +361,7 @@ class ReadyQueue {
   [[nodiscard]] bool idle_now() const { return idle_ && !ready_ && fifo_.empty(); }
   void put(T v, sc_core::sc_time due) {
     if (idle_ && !ready_ && fifo_.empty()) {
-      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      const sc_core::sc_time now = sim_now();
       held_ = std::move(v);
       ready_ = true;
       served_.notify(due > now ? due - now : sc_core::SC_ZERO_TIME);
@@ -370,7 +379,7 @@ class ReadyQueue {
       return std::move(held_);
     }
     Item it = fifo_.get();
-    if (const sc_core::sc_time now = sc_core::sc_time_stamp(); it.due > now) {
+    if (const sc_core::sc_time now = sim_now(); it.due > now) {
       sc_core::wait(it.due - now);
     }
     return std::move(it.value);

@@ -15,6 +15,8 @@
 
 #include <systemc>
 
+#include "naa/sim/sim_time.hpp"
+
 namespace naa::sim {
 
 // Bytes on the wire besides the datagram (headers 42 + FCS 4 + preamble/SFD 8 + IFG 12).
@@ -37,11 +39,17 @@ class LinkModel {
   [[nodiscard]] sc_core::sc_time latency() const { return latency_; }
   // Time the wire is busy with a datagram of `bytes` (whole picoseconds, so every run rounds
   // the same way).
+  // The last two sizes' times are kept (a call alternates data and ACK sizes; issue 31).
   [[nodiscard]] sc_core::sc_time serialisation(std::size_t datagram_bytes) const {
     if (!enabled()) return sc_core::SC_ZERO_TIME;
+    if (datagram_bytes == kept_bytes_[0]) return kept_time_[0];
+    if (datagram_bytes == kept_bytes_[1]) return kept_time_[1];
     const double ps = static_cast<double>(ethernet_wire_bytes(datagram_bytes)) * 8000.0 / gbps_;
-    return sc_core::sc_time(static_cast<double>(static_cast<std::uint64_t>(ps + 0.5)),
-                            sc_core::SC_PS);
+    const sc_core::sc_time t = ps_time(static_cast<std::uint64_t>(ps + 0.5));
+    kept_bytes_[kept_next_] = datagram_bytes;
+    kept_time_[kept_next_] = t;
+    kept_next_ ^= 1U;
+    return t;
   }
 
   struct Slot {
@@ -82,6 +90,9 @@ class LinkModel {
   sc_core::sc_time busy_ = sc_core::SC_ZERO_TIME;
   std::uint64_t frames_ = 0;
   std::uint64_t wire_bytes_ = 0;
+  mutable std::size_t kept_bytes_[2] = {~std::size_t{0}, ~std::size_t{0}};
+  mutable sc_core::sc_time kept_time_[2];
+  mutable unsigned kept_next_ = 0;
 };
 
 }  // namespace naa::sim

@@ -78,6 +78,7 @@ class Memory : public sc_core::sc_module, public MemoryScrub {
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
 
   const SimConfig& cfg_;
+  const sc_core::sc_time cycle_;  // cfg_.cycle(), once (issue 31: a double construction per access)
   MemoryStore store_;
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
   std::uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0, busy_cycles_ = 0;

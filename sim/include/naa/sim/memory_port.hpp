@@ -30,7 +30,9 @@ class MemoryPort {
  public:
   static constexpr std::uint64_t kPieceBytes = 256 * 1024;
 
-  explicit MemoryPort(const char* name) : socket(name) {}
+  explicit MemoryPort(const char* name) : socket(name) {
+    socket.register_invalidate_direct_mem_ptr(this, &MemoryPort::invalidate_direct_mem_ptr);
+  }
   tlm_utils::simple_initiator_socket<MemoryPort> socket;
   // Return false on a TLM error (address beyond the memory).
   bool read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter);
@@ -65,6 +67,15 @@ class MemoryPort {
   // before the other can run.
   tlm::tlm_generic_payload trans_;
   tlm::tlm_generic_payload piece_;  // the debug transport of an access's pieces
+  // The range a read DMI request was granted, kept until the target invalidates it (TLM-2.0
+  // DMI hint; issue 31: one request per write-back snapshot). A write request still asks each
+  // time: the target marks the range it will be written in (Memory::get_direct_mem_ptr).
+  std::uint8_t* read_dmi_ptr_ = nullptr;
+  std::uint64_t read_dmi_start_ = 0;
+  std::uint64_t read_dmi_end_ = 0;
+  void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
+    if (start <= read_dmi_end_ && end >= read_dmi_start_) read_dmi_ptr_ = nullptr;
+  }
 };
 
 }  // namespace naa::sim

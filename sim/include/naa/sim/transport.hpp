@@ -81,6 +81,7 @@ class Transport : public sc_core::sc_module,
   void on_established(Qp& qp) override;
   // Queue a message on the QP's requester (MrspHandler, KernelEngine).
   void post_send(Qp& qp, SendWqe wqe) override;
+  std::vector<std::uint8_t> take_payload_buffer() override;
   // Peers (transport_peer.cpp, docs/protocol.md "Peers").
   void open_peer(Qp& qp, std::uint32_t send_psn) override;
   void close_peer(Qp& qp) override;
@@ -154,6 +155,11 @@ class Transport : public sc_core::sc_module,
   std::size_t rr_ = 0;                        // round-robin position of the tx scheduler
   std::vector<std::uint32_t> timer_fired_;    // cookies fired, handled by tx_thread
   std::vector<std::uint32_t> fired_scratch_;  // tx_thread's working copy of timer_fired_
+  // Payload vectors of completed WQEs for the next posts (keep_payload_buffer).
+  static constexpr std::size_t kKeptPayloads = 8;
+  static constexpr std::size_t kKeptPayloadBytes = 4096;
+  std::vector<std::vector<std::uint8_t>> kept_payloads_;
+  void keep_payload_buffer(SendWqe& w);
   std::vector<std::uint8_t> scratch_;
   sc_core::sc_time write_done_ = sc_core::SC_ZERO_TIME;  // completion of the last posted write
   ReasonCounters<kTransportDropCount> drops_;
