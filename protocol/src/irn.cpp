@@ -66,11 +66,16 @@ std::uint64_t irn_timeout_ns(const CapabilityBlock& b, std::uint32_t in_flight) 
   return local_ack_timeout_ns(in_flight <= b.low_threshold ? b.rto_low : b.rto_high);
 }
 
+std::uint32_t irn_slot_count(std::uint32_t cap) noexcept {
+  return std::bit_ceil(std::max<std::uint32_t>(cap, 1));
+}
+
 // ---- IrnReceiveWindow ----
 
 void IrnReceiveWindow::reset(std::uint32_t epsn, std::uint32_t cap) {
   cap_ = std::max<std::uint32_t>(cap, 1);
-  slots_.assign(cap_, 0);
+  slots_.assign(irn_slot_count(cap_), 0);
+  mask_ = irn_slot_count(cap_) - 1;
   epsn_ = epsn;
   beyond_ = 0;
 }
@@ -110,9 +115,11 @@ std::uint32_t IrnReceiveWindow::sack_bitmap() const noexcept {
 
 void IrnSendWindow::reset(std::uint32_t first_psn, std::uint32_t cap) {
   cap_ = std::max<std::uint32_t>(cap, 1);
-  slots_.assign(cap_, 0);
-  resend_after_.assign(cap_, 0);
-  resend_order_.assign(cap_, 0);
+  const std::uint32_t slots = irn_slot_count(cap_);
+  mask_ = slots - 1;
+  slots_.assign(slots, 0);
+  resend_after_.assign(slots, 0);
+  resend_order_.assign(slots, 0);
   resends_ = 0;
   sacks_ = 0;
   una_ = next_ = first_psn;

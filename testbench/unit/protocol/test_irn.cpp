@@ -337,3 +337,44 @@ TEST_CASE("receive window: the SACK bitmap names exactly the arrived PSNs after 
     }
   }
 }
+
+// A window whose cap is not a power of two across the 24-bit PSN wrap: 18 PSNs from 0xFFFFF6 are
+// 0xFFFFF6..0xFFFFFF and 0..7. With the slot PSN mod 18, 0xFFFFF6 and 0 shared one (both 0), so
+// one's arrival or SACK read as the other's.
+TEST_CASE("IRN windows: a cap that is not a power of two keeps its PSNs apart across the wrap",
+          "[irn]") {
+  const std::uint32_t cap = GENERATE(18U, 100U, 4096U, 3U);
+  INFO("cap " << cap);
+  CHECK(irn_slot_count(cap) >= cap);
+  CHECK((irn_slot_count(cap) & (irn_slot_count(cap) - 1)) == 0);
+  const std::uint32_t first = psn_add(0, kMax24 + 1 - 10);  // 10 PSNs before the wrap
+  IrnReceiveWindow r;
+  r.reset(first, cap);
+  // Every PSN of the window arrives, in reverse order; each must be fresh when it comes.
+  for (std::uint32_t i = cap; i-- > 1;) {
+    const std::uint32_t psn = psn_add(first, i);
+    INFO("psn " << psn);
+    REQUIRE(r.classify(psn) == IrnReceiveWindow::Arrival::fresh);
+    r.mark(psn, false);
+  }
+  CHECK(r.classify(first) == IrnReceiveWindow::Arrival::fresh);
+  CHECK_FALSE(r.arrived(first));
+  r.mark(first, true);
+  CHECK(r.advance([](std::uint32_t, bool) {}) == cap);
+  CHECK(r.epsn() == psn_add(first, cap));
+
+  IrnSendWindow s;
+  s.reset(first, cap);
+  for (std::uint32_t i = 0; i < cap; ++i)
+    s.sent_new();
+  CHECK_FALSE(s.can_send_new());
+  // The last PSN of the window is SACKed (first .. last - 1 missing): only it counts as SACKed.
+  const std::uint32_t last = psn_add(first, cap - 1);
+  CHECK(s.on_ack(psn_add(first, kMax24), SackEth{0, last, 0}).valid);
+  CHECK(s.sacked(last));
+  for (std::uint32_t i = 0; i + 1 < cap; ++i) {
+    INFO("psn " << psn_add(first, i));
+    CHECK_FALSE(s.sacked(psn_add(first, i)));
+  }
+  CHECK(s.unsacked() == cap - 1);
+}

@@ -68,6 +68,12 @@ struct CapabilityBlock {
 [[nodiscard]] std::optional<CapabilityBlock> find_capability_block(ByteView private_data,
                                                                    std::size_t offset) noexcept;
 
+// The per-PSN state of an IRN window of `cap` PSNs lives in this many slots, indexed by PSN mod
+// the count: the next power of two. PSNs wrap at 2^24, which any power of two divides, so the
+// PSNs of one window (at most `cap` consecutive ones, across the wrap too) never share a slot;
+// with PSN mod cap they did for a cap that is not a power of two (e.g. 18: 0xFFFFF6 and 0).
+[[nodiscard]] std::uint32_t irn_slot_count(std::uint32_t cap) noexcept;
+
 // ---- responder: the 2-bitmap ------------------------------------------------------------------
 class IrnReceiveWindow {
  public:
@@ -115,9 +121,11 @@ class IrnReceiveWindow {
  private:
   static constexpr std::uint8_t kArrived = 1;
   static constexpr std::uint8_t kLast = 2;
-  [[nodiscard]] std::size_t slot(std::uint32_t psn) const noexcept { return psn % cap_; }
+  // slot_count(cap_) slots, a power of two: PSN mod it stays unique across the 24-bit wrap.
+  [[nodiscard]] std::size_t slot(std::uint32_t psn) const noexcept { return psn & mask_; }
   std::vector<std::uint8_t> slots_;  // 2 bits per PSN: arrived, last-of-message
   std::uint32_t cap_ = 1;
+  std::uint32_t mask_ = 0;
   std::uint32_t epsn_ = 0;
   std::uint32_t beyond_ = 0;  // arrived packets not yet popped
 };
@@ -158,7 +166,8 @@ class IrnSendWindow {
   static constexpr std::uint8_t kSacked = 1;
   static constexpr std::uint8_t kRetransmitted = 2;
   static constexpr std::uint8_t kLostAgain = 4;  // its retransmission was lost: resend it once more
-  [[nodiscard]] std::size_t slot(std::uint32_t psn) const noexcept { return psn % cap_; }
+  // slot_count(cap_) slots, a power of two: PSN mod it stays unique across the 24-bit wrap.
+  [[nodiscard]] std::size_t slot(std::uint32_t psn) const noexcept { return psn & mask_; }
   [[nodiscard]] bool outstanding(std::uint32_t psn) const noexcept {
     return psn_diff(psn, una_) < in_flight();
   }
@@ -166,6 +175,7 @@ class IrnSendWindow {
   void clear_retransmitted() noexcept;
   void resent(std::uint32_t psn) noexcept;  // bookkeeping of a retransmission of `psn`
   std::vector<std::uint8_t> slots_;
+  std::uint32_t mask_ = 0;
   // Per PSN, for a retransmitted one: the SACK count after which it counts as lost again (its
   // retransmission lost too): the SACKs of everything in flight when it was resent, plus 3.
   std::vector<std::uint32_t> resend_after_;
