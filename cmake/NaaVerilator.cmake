@@ -42,7 +42,7 @@
 # start at values the harness chooses at run time, so a block that relies on an unreset flop
 # diverges from its model). Generated code is compiled -Os (Verilator's own default for the fast
 # path): small and quick to build, whatever the build type; its fast path also with -mpopcnt when
-# the build machine has POPCNT (NAA_RTL_POPCNT, below).
+# the build machine has POPCNT (NAA_RTL_POPCNT, below) and with -fno-semantic-interposition.
 #
 # Coverage (docs/rtl/coverage.md): when the variable NAA_RTL_COVERAGE is true (the option of the
 # same name, preset `coverage`; naa_add_kernel(... COVERAGE) for a plug-in), every Verilation
@@ -71,6 +71,14 @@ if(NAA_RTL_POPCNT)
     set(_naa_verilated_isa_flags -mpopcnt)
   endif()
 endif()
+# -fno-semantic-interposition: the project compiles with -fPIC (CMAKE_POSITION_INDEPENDENT_CODE),
+# under which gcc calls every global function of the generated code through its symbol, never
+# inlined, in case another library replaced it; nothing does (a model links into one program or
+# plug-in).
+# With it gcc inlines a model's region and trigger functions within a file (issue 31, callgrind
+# of naa-cosim --fn crc32 --in gen:4M --blocks=rtl: crc32 1,889 -> 1,867, icrc_check 2,355 ->
+# 2,338, rx_parser 1,754 -> 1,725 instructions per cycle). Only a code generation choice.
+set(_naa_verilated_fast_flags ${_naa_verilated_isa_flags} -fno-semantic-interposition)
 
 # Keywords of verilate() and of naa_verilate(), and known misspellings: none of them may appear as
 # a value (that is how a typo or an unsupported option would otherwise be swallowed).
@@ -214,7 +222,7 @@ function(naa_verilate target)
     DIRECTORY ${vdir}
     TRACE_FST ${coverage}
     INCLUDE_DIRS ${ARG_INCLUDE_DIRS}
-    OPT_FAST ${ARG_OPTIMIZE} ${_naa_verilated_isa_flags}
+    OPT_FAST ${ARG_OPTIMIZE} ${_naa_verilated_fast_flags}
     SOURCES ${ARG_WAIVERS} ${ARG_SOURCES}
     VERILATOR_ARGS ${args})
 
