@@ -190,8 +190,7 @@ module naa_kernel_sva #(
       // packet; a second dst packet is one too many.
       if (ap_done) begin
         a_done_complete: assert (src_pk_q == 2'(SrcPackets) && dst_pk_q == 2'd1)
-        else $error("naa_kernel_sva a_done_complete: ap_done before every src and dst packet %s",
-                    "moved");
+        else $error("naa_kernel_sva a_done_complete: ap_done before the src and dst packets moved");
       end
       if (dst_TVALID) begin
         a_dst_one_packet: assert (dst_pk_q == 2'd0)
