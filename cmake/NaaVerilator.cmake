@@ -42,7 +42,8 @@
 # start at values the harness chooses at run time, so a block that relies on an unreset flop
 # diverges from its model). Generated code is compiled -Os (Verilator's own default for the fast
 # path): small and quick to build, whatever the build type; its fast path also with -mpopcnt when
-# the build machine has POPCNT (NAA_RTL_POPCNT, below) and with -fno-semantic-interposition.
+# the build machine has POPCNT (NAA_RTL_POPCNT, below) and with -fno-semantic-interposition, and
+# as one translation unit (naa_verilate(), below).
 #
 # Coverage (docs/rtl/coverage.md): when the variable NAA_RTL_COVERAGE is true (the option of the
 # same name, preset `coverage`; naa_add_kernel(... COVERAGE) for a plug-in), every Verilation
