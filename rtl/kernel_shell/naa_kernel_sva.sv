@@ -1,7 +1,7 @@
 // naa_kernel_sva: the kernel contract of docs/rtl/kernel-shell.md ("Ports", "Streams", "Control")
-// as concurrent assertions at a built-in kernel's ports, and covers of the cases that matter. Each
-// built-in kernel's bind file (rtl/<kernel>/<kernel>_sva.sv) instantiates it with the kernel's
-// shape and adds what is particular to the kernel; naa_rtl_block() adds both files to the
+// as assertions at the clock edge at a built-in kernel's ports, and covers of the cases that
+// matter. Each built-in kernel's bind file (rtl/<kernel>/<kernel>_sva.sv) instantiates it with the
+// kernel's shape and adds what is particular to the kernel; naa_rtl_block() adds both files to the
 // kernel's simulation and lint sources, never to synthesis (docs/rtl/README.md "Assertions").
 //
 // Beyond the shell's own immediate checks (naa_stream_assert on src/dst, naa_ap_ctrl_assert),
@@ -15,8 +15,8 @@
 //
 // Checks start after the first reset and look at no cycle spent in reset (age_q: edges since
 // the reset was released); separate nets rather than ap_rst_n in `disable iff` (Verilator's
-// SYNCASYNCNET: a reset used both asynchronously and at a clock edge). The SVA subset Verilator
-// 5.006 takes has no sequences (`##N`): a delay is written with $past(x, N).
+// SYNCASYNCNET: a reset used both asynchronously and at a clock edge). Every check is an
+// immediate assertion at the edge (below: why, and how each maps onto its property).
 `default_nettype none
 
 module naa_kernel_sva #(
@@ -127,57 +127,95 @@ module naa_kernel_sva #(
     end
   end
 
-  // --- The caller's side ("Streams": TKEEP all ones but on a packet's last beat, a prefix there;
-  // a waiting beat stays, unchanged. "Control": ap_start and user held until ap_ready).
-  a_src_keep_full: assert property (@(posedge ap_clk) disable iff (!ok0)
-      src_TVALID && !src_TLAST |-> &src_TKEEP)
-    else $error("naa_kernel_sva a_src_keep_full: a src beat before the last is not full");
-  a_src_keep_prefix: assert property (@(posedge ap_clk) disable iff (!ok0)
-      src_TVALID && src_TLAST |-> is_prefix(src_TKEEP))
-    else $error("naa_kernel_sva a_src_keep_prefix: src TKEEP on the last beat is not a prefix");
-  a_start_hold: assert property (@(posedge ap_clk) disable iff (!ok1)
-      ap_start && !ap_ready |=> ap_start && $stable(user))
-    else $error("naa_kernel_sva a_start_hold: ap_start or user changed before ap_ready");
+  // --- The rest, immediate at the edge too, each under its disable iff and with its property in
+  // the comment above it: a `P |=> Q` registers P with ok1 at one edge (*_q) and checks Q at
+  // the next edge where ok1 holds; $stable compares with a copy taken at the first edge;
+  // $past(x, N) is x through N flops written at every edge. Not concurrent: Verilator 5.006
+  // copies every signal a concurrent assertion or cover reads into a sampled variable at the
+  // start of every eval() (twice a cycle) and keeps each $past in a register of its own (issue
+  // 31, docs/rtl/simulation-cost.md). Checker state and checker code: no coverage.
+  /*verilator coverage_off*/
+  logic        start_waited_q;  // ok1 && ap_start && !ap_ready: a_start_hold's antecedent
+  logic [23:0] user_held_q;     // user at that edge (a_start_hold's $stable)
+  logic        done_seen_q;     // ok1 && ap_done: a_done's antecedent
+  logic        done_q;          // $past(ap_done) (c_back_to_back)
+  always_ff @(posedge ap_clk) begin
+    start_waited_q <= ok1 && ap_start && !ap_ready;
+    if (ok1 && ap_start && !ap_ready) user_held_q <= user;
+    done_seen_q <= ok1 && ap_done;
+    done_q      <= ap_done;
+  end
 
-  // --- The kernel's side.
-  a_dst_keep_full: assert property (@(posedge ap_clk) disable iff (!ok0)
-      dst_TVALID && !dst_TLAST |-> &dst_TKEEP)
-    else $error("naa_kernel_sva a_dst_keep_full: a dst beat before the last is not full");
-  a_dst_keep_prefix: assert property (@(posedge ap_clk) disable iff (!ok0)
-      dst_TVALID && dst_TLAST |-> is_prefix(dst_TKEEP))
-    else $error("naa_kernel_sva a_dst_keep_prefix: dst TKEEP on the last beat is not a prefix");
-  // naa_kernel_ctrl: a call is accepted in the cycle it is offered while idle, and only then.
-  a_ready: assert property (@(posedge ap_clk) disable iff (!ok0)
-      ap_ready == (ap_start && ap_idle))
-    else $error("naa_kernel_sva a_ready: ap_ready is not ap_start && ap_idle");
-  // ap_done: one cycle, not idle, then idle (Done -> Idle).
-  a_done: assert property (@(posedge ap_clk) disable iff (!ok1)
-      ap_done |=> !ap_done && ap_idle)
-    else $error("naa_kernel_sva a_done: ap_done is not one cycle followed by idle");
-  a_done_busy: assert property (@(posedge ap_clk) disable iff (!ok0) ap_done |-> !ap_idle)
-    else $error("naa_kernel_sva a_done_busy: ap_done together with ap_idle");
-  // Nothing taken or given outside a call.
-  a_src_in_call: assert property (@(posedge ap_clk) disable iff (!ok0) src_TREADY |-> !ap_idle)
-    else $error("naa_kernel_sva a_src_in_call: src_TREADY while idle");
-  a_dst_in_call: assert property (@(posedge ap_clk) disable iff (!ok0) dst_TVALID |-> !ap_idle)
-    else $error("naa_kernel_sva a_dst_in_call: a dst beat while idle");
-  // "Control": by ap_done the kernel has taken every src packet and given its one dst packet;
-  // a second dst packet is one too many.
-  a_done_complete: assert property (@(posedge ap_clk) disable iff (!ok0)
-      ap_done |-> src_pk_q == 2'(SrcPackets) && dst_pk_q == 2'd1)
-    else $error("naa_kernel_sva a_done_complete: ap_done before every src and dst packet moved");
-  a_dst_one_packet: assert property (@(posedge ap_clk) disable iff (!ok0)
-      dst_TVALID |-> dst_pk_q == 2'd0)
-    else $error("naa_kernel_sva a_dst_one_packet: a dst beat after the call's dst packet");
-  // PROTOCOL.md 5.2: 0, or a kernel-specific code 0x10..0x7F.
-  a_return: assert property (@(posedge ap_clk) disable iff (!ok0)
-      ap_done |-> ap_return == 32'd0 || (ap_return >= 32'h10 && ap_return <= 32'h7F))
-    else $error("naa_kernel_sva a_return: ap_return is not 0 or 0x10..0x7F");
+  always @(posedge ap_clk) begin
+    // --- The caller's side ("Streams": TKEEP all ones but on a packet's last beat, a prefix
+    // there; a waiting beat stays, unchanged. "Control": ap_start and user held until ap_ready).
+    if (ok0 && src_TVALID) begin  // src_TVALID && !src_TLAST |-> &src_TKEEP, a prefix at last
+      a_src_keep_full: assert (src_TLAST || &src_TKEEP)
+      else $error("naa_kernel_sva a_src_keep_full: a src beat before the last is not full");
+      a_src_keep_prefix: assert (!src_TLAST || is_prefix(src_TKEEP))
+      else $error("naa_kernel_sva a_src_keep_prefix: src TKEEP on the last beat is not a prefix");
+    end
+    // ap_start && !ap_ready |=> ap_start && $stable(user)
+    if (ok1 && start_waited_q) begin
+      a_start_hold: assert (ap_start && user == user_held_q)
+      else $error("naa_kernel_sva a_start_hold: ap_start or user changed before ap_ready");
+    end
+
+    // --- The kernel's side.
+    if (ok0) begin
+      if (dst_TVALID) begin  // dst_TVALID && !dst_TLAST |-> &dst_TKEEP, a prefix at last
+        a_dst_keep_full: assert (dst_TLAST || &dst_TKEEP)
+        else $error("naa_kernel_sva a_dst_keep_full: a dst beat before the last is not full");
+        a_dst_keep_prefix: assert (!dst_TLAST || is_prefix(dst_TKEEP))
+        else $error("naa_kernel_sva a_dst_keep_prefix: dst TKEEP on the last beat is not a prefix");
+      end
+      // naa_kernel_ctrl: a call is accepted in the cycle it is offered while idle, and only then.
+      a_ready: assert (ap_ready == (ap_start && ap_idle))
+      else $error("naa_kernel_sva a_ready: ap_ready is not ap_start && ap_idle");
+      // ap_done: one cycle, not idle (ap_done |-> !ap_idle), then idle (below).
+      if (ap_done) begin
+        a_done_busy: assert (!ap_idle)
+        else $error("naa_kernel_sva a_done_busy: ap_done together with ap_idle");
+      end
+      // Nothing taken or given outside a call (src_TREADY |-> !ap_idle, dst_TVALID |-> ...).
+      if (src_TREADY) begin
+        a_src_in_call: assert (!ap_idle)
+        else $error("naa_kernel_sva a_src_in_call: src_TREADY while idle");
+      end
+      if (dst_TVALID) begin
+        a_dst_in_call: assert (!ap_idle)
+        else $error("naa_kernel_sva a_dst_in_call: a dst beat while idle");
+      end
+      // "Control": by ap_done the kernel has taken every src packet and given its one dst
+      // packet; a second dst packet is one too many.
+      if (ap_done) begin
+        a_done_complete: assert (src_pk_q == 2'(SrcPackets) && dst_pk_q == 2'd1)
+        else $error("naa_kernel_sva a_done_complete: ap_done before the src and dst packets moved");
+      end
+      if (dst_TVALID) begin
+        a_dst_one_packet: assert (dst_pk_q == 2'd0)
+        else $error("naa_kernel_sva a_dst_one_packet: a dst beat after the call's dst packet");
+      end
+      // PROTOCOL.md 5.2: 0, or a kernel-specific code 0x10..0x7F.
+      if (ap_done) begin
+        a_return: assert (ap_return == 32'd0 || (ap_return >= 32'h10 && ap_return <= 32'h7F))
+        else $error("naa_kernel_sva a_return: ap_return is not 0 or 0x10..0x7F");
+      end
+    end
+    // ap_done |=> !ap_done && ap_idle
+    if (ok1 && done_seen_q) begin
+      a_done: assert (!ap_done && ap_idle)
+      else $error("naa_kernel_sva a_done: ap_done is not one cycle followed by idle");
+    end
+  end
 
   if (ReturnsZero) begin : gen_zero
-    a_return_zero: assert property (@(posedge ap_clk) disable iff (!ok0)
-        ap_done |-> ap_return == 32'd0)
-      else $error("naa_kernel_sva a_return_zero: ap_return is not 0");
+    always @(posedge ap_clk) begin
+      if (ok0 && ap_done) begin  // ap_done |-> ap_return == 0
+        a_return_zero: assert (ap_return == 32'd0)
+        else $error("naa_kernel_sva a_return_zero: ap_return is not 0");
+      end
+    end
   end
 
   // A reduction (naa_reduce_stream): the result beat ResultLatency cycles after the last src
@@ -185,17 +223,27 @@ module naa_kernel_sva #(
   if (ResultLatency > 0) begin : gen_reduce
     logic okr;  // the last ResultLatency edges were out of reset
     assign okr = ok0 && 32'(age_q) >= ResultLatency;
-    a_result_latency: assert property (@(posedge ap_clk) disable iff (!okr)
-        $past(src_last, ResultLatency) |-> dst_TVALID)
-      else $error("naa_kernel_sva a_result_latency: no result beat %0d cycles after the last",
-                  ResultLatency);
-    a_result_no_spurious: assert property (@(posedge ap_clk) disable iff (!okr)
-        !$past(src_last, ResultLatency) && !$past(dst_wait) |-> !dst_TVALID)
-      else $error("naa_kernel_sva a_result_no_spurious: a result beat without a packet");
-    // Immediate, at the edge (as the hold checks above): the 512-bit TDATA is read only under a
-    // valid dst beat, not sampled at every eval(). The same check as `dst_TVALID |-> ...` under
-    // disable iff (!ok0).
+    logic [ResultLatency-1:0] src_last_q;  // [i]: $past(src_last, i + 1)
+    logic                     dst_wait_q;  // $past(dst_wait)
+    always_ff @(posedge ap_clk) begin
+      src_last_q <= ResultLatency'({src_last_q, src_last});
+      dst_wait_q <= dst_wait;
+    end
     always @(posedge ap_clk) begin
+      if (okr) begin
+        // $past(src_last, ResultLatency) |-> dst_TVALID
+        if (src_last_q[ResultLatency-1]) begin
+          a_result_latency: assert (dst_TVALID)
+          else $error("naa_kernel_sva a_result_latency: no result beat %0d cycles after the last",
+                      ResultLatency);
+        end
+        // !$past(src_last, ResultLatency) && !$past(dst_wait) |-> !dst_TVALID
+        if (!src_last_q[ResultLatency-1] && !dst_wait_q) begin
+          a_result_no_spurious: assert (!dst_TVALID)
+          else $error("naa_kernel_sva a_result_no_spurious: a result beat without a packet");
+        end
+      end
+      // dst_TVALID |-> the result beat, under disable iff (!ok0): TDATA read only then.
       if (ok0 && dst_TVALID) begin
         a_result_beat: assert (dst_TLAST && dst_TKEEP == W'({ResultBytes{1'b1}})
                                && (dst_TDATA >> (8 * ResultBytes)) == '0)
@@ -205,20 +253,20 @@ module naa_kernel_sva #(
     end
   end
 
-  // --- Covers (counted with --coverage-user; docs/rtl/coverage.md).
-  c_dst_last_waits: cover property (@(posedge ap_clk) disable iff (!ok0)
-      dst_wait && dst_TLAST);                                   // back-pressure on the last beat
-  c_back_to_back: cover property (@(posedge ap_clk) disable iff (!ok1)
-      load && $past(ap_done));                                  // a call right after another
-  c_reset_mid_call: cover property (@(posedge ap_clk) in_reset && in_call_q);
-  c_src_empty: cover property (@(posedge ap_clk) disable iff (!ok0)
-      src_last && src_TKEEP == '0);                             // an empty region
-  c_src_one_beat: cover property (@(posedge ap_clk) disable iff (!ok0)
-      src_last && first_q && src_TKEEP != '0);
-  c_src_full_last: cover property (@(posedge ap_clk) disable iff (!ok0)
-      src_last && !first_q && &src_TKEEP);                      // ends on a beat boundary
-  c_src_partial_last: cover property (@(posedge ap_clk) disable iff (!ok0)
-      src_last && !first_q && !(&src_TKEEP) && src_TKEEP != '0);
+  // --- Covers (counted with --coverage-user; docs/rtl/coverage.md), immediate at the edge like
+  // the assertions (each under its disable iff but the reset one).
+  always @(posedge ap_clk) begin
+    if (ok0) begin
+      c_dst_last_waits: cover (dst_wait && dst_TLAST);  // back-pressure on the last beat
+      c_src_empty: cover (src_last && src_TKEEP == '0);  // an empty region
+      c_src_one_beat: cover (src_last && first_q && src_TKEEP != '0);
+      c_src_full_last: cover (src_last && !first_q && &src_TKEEP);  // ends on a beat boundary
+      c_src_partial_last: cover (src_last && !first_q && !(&src_TKEEP) && src_TKEEP != '0);
+    end
+    if (ok1) c_back_to_back: cover (load && done_q);  // a call right after another
+    c_reset_mid_call: cover (in_reset && in_call_q);
+  end
+  /*verilator coverage_on*/
 
 endmodule
 

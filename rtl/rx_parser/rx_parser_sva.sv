@@ -1,14 +1,15 @@
-// rx_parser_sva: rx_parser's port contract as concurrent assertions, and covers of the cases that
-// matter (rtl/rx_parser/README.md "Ports", "Behaviour", "Timing"; docs/rtl/README.md "Streams",
-// "Assertions"). Bound to every rx_parser instance by the `bind` at the end; naa_rtl_block() adds
-// this file to the block's simulation and lint sources, never to synthesis. It sees the block's
-// ports only (connected by name), so it can also be Verilated alone and driven with traces that
-// the block would never produce: test rtl_sva (testbench/rtl/test_sva.cpp) makes every assertion
-// here fire that way; test rtl_rx_parser makes the caller's (in_*) ones fire on the real block.
+// rx_parser_sva: rx_parser's port contract as assertions at the clock edge, and covers of the cases
+// that matter (rtl/rx_parser/README.md "Ports", "Behaviour", "Timing"; docs/rtl/README.md
+// "Streams", "Assertions"). Bound to every rx_parser instance by the `bind` at the end;
+// naa_rtl_block() adds this file to the block's simulation and lint sources, never to synthesis. It
+// sees the block's ports only (connected by name), so it can also be Verilated alone and driven
+// with traces that the block would never produce: test rtl_sva (testbench/rtl/test_sva.cpp) makes
+// every assertion here fire that way; test rtl_rx_parser makes the caller's (in_*) ones fire on the
+// real block.
 //
-// The SVA subset Verilator 5.006 takes: `|->`, `|=>`, `disable iff`, $past(x, N), $stable,
-// $rose and `cover property`, but no sequences (`##N`, ranges, `[*N]`): a delay is written
-// with $past instead.
+// Every assertion and cover is immediate, in an `always @(posedge clk_i)`, and says in a comment
+// which concurrent property it checks ("The block's side" below says how one maps onto the
+// other and why: the cost of Verilator 5.006's sampling, issue 31).
 // Failure messages name the assertion (tests look for the label).
 `default_nettype none
 
@@ -107,77 +108,115 @@ module rx_parser_sva #(
       else $error("rx_parser_sva a_in_hold: a waiting input beat was dropped or changed");
     end
   end
-  a_in_keep_full: assert property (@(posedge clk_i) disable iff (!ok0)
-      in_valid_i && !in_last_i |-> &in_keep_i)
-    else $error("rx_parser_sva a_in_keep_full: a beat before the last is not full");
-  a_in_keep_prefix: assert property (@(posedge clk_i) disable iff (!ok0)
-      in_valid_i && in_last_i |-> is_prefix(in_keep_i))
-    else $error("rx_parser_sva a_in_keep_prefix: the last beat's keep is not a prefix");
+  /*verilator coverage_off*/
+  always @(posedge clk_i) begin  // in_valid_i && !in_last_i |-> &in_keep_i, and a prefix at last
+    if (ok0 && in_valid_i) begin
+      a_in_keep_full: assert (in_last_i || &in_keep_i)
+      else $error("rx_parser_sva a_in_keep_full: a beat before the last is not full");
+      a_in_keep_prefix: assert (!in_last_i || is_prefix(in_keep_i))
+      else $error("rx_parser_sva a_in_keep_prefix: the last beat's keep is not a prefix");
+    end
+  end
+  /*verilator coverage_on*/
 
   // --- The block's side.
-  // README "Timing": in_ready_o = !out_valid_o || out_ready_i.
-  a_ready: assert property (@(posedge clk_i) disable iff (!ok0)
-      in_ready_o == (!out_valid_o || out_ready_i))
-    else $error("rx_parser_sva a_ready: in_ready_o is not !out_valid_o || out_ready_i");
-  // A waiting result stays, unchanged.
-  a_out_hold: assert property (@(posedge clk_i) disable iff (!ok1)
-      out_wait |=> out_valid_o && $stable({out_reason_o, out_length_o, out_opcode_o,
-                                           out_headers_o, out_payload_offset_o,
-                                           out_payload_length_o}))
-    else $error("rx_parser_sva a_out_hold: a waiting result was dropped or changed");
-  // Latency: the result is out in the cycle after the last beat is accepted ...
-  a_latency: assert property (@(posedge clk_i) disable iff (!ok1) last_fire |=> out_valid_o)
-    else $error("rx_parser_sva a_latency: no result the cycle after the last beat");
-  // ... and there is none without a datagram: a result is new, or the one still waiting.
-  a_no_spurious: assert property (@(posedge clk_i) disable iff (!ok1)
-      !last_fire && !out_wait |=> !out_valid_o)
-    else $error("rx_parser_sva a_no_spurious: a result without a datagram");
-  // out_length_o: the datagram's bytes (README "Ports"); fewer than 16 is too_short, the first
-  // check (README "Behaviour").
-  a_length: assert property (@(posedge clk_i) disable iff (!ok1)
-      out_valid_o |-> out_length_o == length_q)
-    else $error("rx_parser_sva a_length: out_length_o is not the datagram's byte count");
-  a_too_short: assert property (@(posedge clk_i) disable iff (!ok0)
-      out_valid_o && out_length_o < 16'd16 |-> out_reason_o == ErrTooShort)
-    else $error("rx_parser_sva a_too_short: a datagram under 16 bytes is not too_short");
-  a_reason: assert property (@(posedge clk_i) disable iff (!ok0)
-      out_valid_o |-> out_reason_o <= ErrLast)
-    else $error("rx_parser_sva a_reason: out_reason_o is no protocol::Error value");
-  // A well-formed datagram is headers + payload + pad + ICRC, TVer 0 (PROTOCOL.md 1).
-  a_well_formed: assert property (@(posedge clk_i) disable iff (!ok0)
-      out_valid_o && out_reason_o == 8'd0 |->
-        out_tver_o == 4'd0 && 18'(out_payload_offset_o) + 18'(out_payload_length_o)
-                              + 18'(out_pad_o) + 18'd4 == 18'(out_length_o))
-    else $error("rx_parser_sva a_well_formed: fields of a well-formed datagram do not add up");
+  // Immediate assertions at the edge, as all the checks here: the property of each in the
+  // comment above it, under its disable iff (ok0 or ok1). A `P |=> Q` is `P`, with its ok1,
+  // registered at one edge (*_q) and `Q` checked at the next edge where ok1 holds (Verilator
+  // 5.006 enables a `|=>` at both of its edges); a `$stable(x)` compares with a copy of x taken
+  // at that first edge. Not concurrent: Verilator 5.006 copies every signal a concurrent
+  // assertion or cover reads into a sampled variable at the start of every eval() (twice a
+  // cycle) and keeps each $past in a register of its own (issue 31,
+  // docs/rtl/simulation-cost.md). The registered antecedents are checker state: no coverage.
+  /*verilator coverage_off*/
+  logic out_waited_q;  // ok1 && out_wait: a_out_hold's antecedent
+  logic last_fired_q;  // ok1 && last_fire: a_latency's
+  logic quiet_q;       // ok1 && !last_fire && !out_wait: a_no_spurious'
+  logic [72:0] out_held_q;  // the result fields that waited (a_out_hold's $stable)
+  always_ff @(posedge clk_i) begin
+    out_waited_q <= ok1 && out_wait;
+    last_fired_q <= ok1 && last_fire;
+    quiet_q      <= ok1 && !last_fire && !out_wait;
+    if (ok1 && out_wait) begin
+      out_held_q <= {out_reason_o, out_length_o, out_opcode_o, out_headers_o,
+                     out_payload_offset_o, out_payload_length_o};
+    end
+  end
+  always @(posedge clk_i) begin
+    if (ok0) begin
+      // README "Timing": in_ready_o = !out_valid_o || out_ready_i.
+      a_ready: assert (in_ready_o == (!out_valid_o || out_ready_i))
+      else $error("rx_parser_sva a_ready: in_ready_o is not !out_valid_o || out_ready_i");
+    end
+    // A waiting result stays, unchanged: out_wait |=> out_valid_o && $stable(result).
+    if (ok1 && out_waited_q) begin
+      a_out_hold: assert (out_valid_o
+                          && {out_reason_o, out_length_o, out_opcode_o, out_headers_o,
+                              out_payload_offset_o, out_payload_length_o} == out_held_q)
+      else $error("rx_parser_sva a_out_hold: a waiting result was dropped or changed");
+    end
+    // Latency: the result is out in the cycle after the last beat is accepted (last_fire |=>
+    // out_valid_o) ...
+    if (ok1 && last_fired_q) begin
+      a_latency: assert (out_valid_o)
+      else $error("rx_parser_sva a_latency: no result the cycle after the last beat");
+    end
+    // ... and there is none without a datagram: a result is new, or the one still waiting
+    // (!last_fire && !out_wait |=> !out_valid_o).
+    if (ok1 && quiet_q) begin
+      a_no_spurious: assert (!out_valid_o)
+      else $error("rx_parser_sva a_no_spurious: a result without a datagram");
+    end
+    // out_length_o: the datagram's bytes (README "Ports"); fewer than 16 is too_short, the
+    // first check (README "Behaviour").
+    if (ok1 && out_valid_o) begin
+      a_length: assert (out_length_o == length_q)
+      else $error("rx_parser_sva a_length: out_length_o is not the datagram's byte count");
+    end
+    if (ok0 && out_valid_o) begin
+      if (out_length_o < 16'd16) begin
+        a_too_short: assert (out_reason_o == ErrTooShort)
+        else $error("rx_parser_sva a_too_short: a datagram under 16 bytes is not too_short");
+      end
+      a_reason: assert (out_reason_o <= ErrLast)
+      else $error("rx_parser_sva a_reason: out_reason_o is no protocol::Error value");
+      // A well-formed datagram is headers + payload + pad + ICRC, TVer 0 (PROTOCOL.md 1).
+      if (out_reason_o == 8'd0) begin
+        a_well_formed: assert (out_tver_o == 4'd0
+                               && 18'(out_payload_offset_o) + 18'(out_payload_length_o)
+                                  + 18'(out_pad_o) + 18'd4 == 18'(out_length_o))
+        else $error("rx_parser_sva a_well_formed: fields of a well-formed datagram do not add up");
+      end
+    end
+  end
 
-  // --- Covers (counted with --coverage-user; docs/rtl/coverage.md).
-  c_last_waits: cover property (@(posedge clk_i) disable iff (!ok0)
-      in_valid_i && in_last_i && !in_ready_o);                  // back-pressure on the last beat
-  c_out_waits: cover property (@(posedge clk_i) disable iff (!ok0) out_wait);
-  c_back_to_back: cover property (@(posedge clk_i) disable iff (!ok0)
-      out_valid_o && out_ready_i && in_fire);                    // next datagram as a result leaves
-  c_one_beat: cover property (@(posedge clk_i) disable iff (!ok0) last_fire && !mid_q);
-  c_empty: cover property (@(posedge clk_i) disable iff (!ok0) last_fire && in_keep_i == '0);
-  c_full_last: cover property (@(posedge clk_i) disable iff (!ok0) last_fire && &in_keep_i);
-  c_maximal: cover property (@(posedge clk_i) disable iff (!ok0)
-      out_valid_o && out_length_o == 16'hFFFF);                 // a 65535-byte datagram
-  c_reset_mid_packet: cover property (@(posedge clk_i) in_reset && mid_q);
-  c_reset_result_waits: cover property (@(posedge clk_i) in_reset && wait_q);
-  // Every drop reason, and none, one cover each (Verilator 5.006 counts the covers of a generate
-  // loop as one point for all iterations).
+  // --- Covers (counted with --coverage-user; docs/rtl/coverage.md), immediate at the edge like
+  // the assertions (each under its disable iff (!ok0) but the reset ones).
   logic out_fire;
   assign out_fire = out_valid_o && out_ready_i;
-  c_well_formed: cover property (@(posedge clk_i) disable iff (!ok0)
-      out_fire && out_reason_o == 8'd0);
-  c_too_short: cover property (@(posedge clk_i) disable iff (!ok0)
-      out_fire && out_reason_o == ErrTooShort);
-  c_too_long: cover property (@(posedge clk_i) disable iff (!ok0) out_fire && out_reason_o == 8'd2);
-  c_bad_tver: cover property (@(posedge clk_i) disable iff (!ok0) out_fire && out_reason_o == 8'd3);
-  c_bad_pad: cover property (@(posedge clk_i) disable iff (!ok0) out_fire && out_reason_o == 8'd4);
-  c_unknown_opcode: cover property (@(posedge clk_i) disable iff (!ok0)
-      out_fire && out_reason_o == 8'd5);
-  c_length_mismatch: cover property (@(posedge clk_i) disable iff (!ok0)
-      out_fire && out_reason_o == ErrLast);
+  always @(posedge clk_i) begin
+    if (ok0) begin
+      c_last_waits: cover (in_valid_i && in_last_i && !in_ready_o);  // back-pressure, last beat
+      c_out_waits: cover (out_wait);
+      c_back_to_back: cover (out_valid_o && out_ready_i && in_fire);  // next datagram as one leaves
+      c_one_beat: cover (last_fire && !mid_q);
+      c_empty: cover (last_fire && in_keep_i == '0);
+      c_full_last: cover (last_fire && &in_keep_i);
+      c_maximal: cover (out_valid_o && out_length_o == 16'hFFFF);  // a 65535-byte datagram
+      // Every drop reason, and none, one cover each (Verilator 5.006 counts the covers of a
+      // generate loop as one point for all iterations).
+      c_well_formed: cover (out_fire && out_reason_o == 8'd0);
+      c_too_short: cover (out_fire && out_reason_o == ErrTooShort);
+      c_too_long: cover (out_fire && out_reason_o == 8'd2);
+      c_bad_tver: cover (out_fire && out_reason_o == 8'd3);
+      c_bad_pad: cover (out_fire && out_reason_o == 8'd4);
+      c_unknown_opcode: cover (out_fire && out_reason_o == 8'd5);
+      c_length_mismatch: cover (out_fire && out_reason_o == ErrLast);
+    end
+    c_reset_mid_packet: cover (in_reset && mid_q);
+    c_reset_result_waits: cover (in_reset && wait_q);
+  end
+  /*verilator coverage_on*/
 
 endmodule
 

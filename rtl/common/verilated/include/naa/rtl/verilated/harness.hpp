@@ -68,7 +68,11 @@ class Harness {
   [[nodiscard]] RtlSession& session() noexcept { return *session_; }
 
   // The inputs of the current cycle are on the ports: settle with the clock low, so outputs
-  // (including combinational paths from inputs) are those of the cycle.
+  // (including combinational paths from inputs) are those of the cycle. Not skippable: Verilator
+  // 5.006 sees a rising edge only in an eval() that finds clk_i high after an eval() that found
+  // it low (it keeps the value of the last eval(); setting clk_i low without an eval() leaves no
+  // edge for the next), so every cycle takes two (docs/rtl/simulation-cost.md). dump() only for
+  // a traced model (attach() gave it the waveform; dump() would return at once otherwise).
   void settle() {
     start_ps_ = session_->begin_cycle();
     // Verilator reports a failed assertion ($error -> $stop) to the thread's current context:
@@ -76,7 +80,7 @@ class Harness {
     Verilated::threadContextp(&session_->context());
     top_->clk_i = 0;
     top_->eval();
-    session_->dump(start_ps_);
+    if (traced_) session_->dump(start_ps_);
   }
 
   // The rising edge that ends the cycle.
@@ -85,7 +89,7 @@ class Harness {
     session_->context().time(edge);
     top_->clk_i = 1;
     top_->eval();
-    session_->dump(edge);
+    if (traced_) session_->dump(edge);
   }
 
  private:
