@@ -75,6 +75,9 @@ using std::chrono::milliseconds;
 inline constexpr std::size_t kRxBatch = 32;
 inline constexpr std::size_t kTxBatch = 32;
 inline constexpr std::size_t kRxBufferSize = 9216;
+// A receive buffer of a socket with UDP_GRO: a coalesced run is at most one UDP datagram's
+// payload (64 KiB), so the kernel never truncates one.
+inline constexpr std::size_t kRxGroBufferSize = 65536;
 inline constexpr std::uint32_t kCmQpn = protocol::kCmQpn;
 // A shared address's first QPN within its slot (s << 16 | 0x11, as Linux starts at 0x11).
 inline constexpr std::uint32_t kFirstSharedQpn = 0x11;
@@ -337,7 +340,10 @@ class Endpoint final : public Transport,
     std::array<sockaddr_in, kTxBatch> to{};
   } tx_queue_;
   bool tx_gso_ = true;  // UDP_SEGMENT works here; cleared when the kernel refuses it
-  std::vector<std::array<std::uint8_t, kRxBufferSize>> rx_bufs_;
+  // kRxBatch receive buffers of rx_buf_size_ bytes each, back to back.
+  std::vector<std::uint8_t> rx_bufs_;
+  std::size_t rx_buf_size_ = kRxBufferSize;
+  bool rx_gro_ = false;  // the receive socket has UDP_GRO (Endpoint's constructor)
   impair::Injector rx_fault_, tx_fault_;
   HeldQueue rx_held_, tx_held_;
   std::vector<std::uint16_t> listening_;           // rdma_cm ports (passive side)

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <linux/errqueue.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -208,11 +209,13 @@ bool Endpoint::drain_socket() {
   std::array<mmsghdr, kRxBatch> msgs{};
   std::array<iovec, kRxBatch> iov{};
   std::array<sockaddr_in, kRxBatch> from{};
-  std::array<std::array<std::uint8_t, CMSG_SPACE(sizeof(in_pktinfo))>, kRxBatch> ctrl{};
+  std::array<std::array<std::uint8_t, CMSG_SPACE(sizeof(in_pktinfo)) + CMSG_SPACE(sizeof(int))>,
+             kRxBatch>
+      ctrl{};
   bool more = false;
   for (int round = 0; round < 8; ++round) {
     for (std::size_t i = 0; i < kRxBatch; ++i) {
-      iov[i] = {rx_bufs_[i].data(), rx_bufs_[i].size()};
+      iov[i] = {rx_bufs_.data() + i * rx_buf_size_, rx_buf_size_};
       msgs[i].msg_hdr = {};
       msgs[i].msg_hdr.msg_name = &from[i];
       msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
@@ -230,22 +233,36 @@ bool Endpoint::drain_socket() {
     for (int i = 0; i < n; ++i) {
       const msghdr& mh = msgs[static_cast<std::size_t>(i)].msg_hdr;
       std::uint32_t dst_ip = ip_;
+      std::size_t segment = 0;  // UDP_GRO: the coalesced datagrams' size (the last may be less)
       for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c != nullptr;
            c = CMSG_NXTHDR(const_cast<msghdr*>(&mh), c)) {  // NOLINT: C API
         if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
           in_pktinfo pi{};
           std::memcpy(&pi, CMSG_DATA(c), sizeof pi);
           dst_ip = ntohl(pi.ipi_addr.s_addr);
+        } else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+          int size = 0;
+          std::memcpy(&size, CMSG_DATA(c), sizeof size);
+          if (size > 0) segment = static_cast<std::size_t>(size);
         }
       }
-      const auto len = msgs[static_cast<std::size_t>(i)].msg_len;
+      const std::size_t len = msgs[static_cast<std::size_t>(i)].msg_len;
       if ((mh.msg_flags & MSG_TRUNC) != 0) {
         ++stats_.dropped_malformed;
         continue;
       }
       const sockaddr_in& f = from[static_cast<std::size_t>(i)];
-      receive_datagram(rx_bufs_[static_cast<std::size_t>(i)].data(), len, ipv4_of(f),
-                       ntohs(f.sin_port), dst_ip, now);
+      std::uint8_t* buf = rx_bufs_.data() + static_cast<std::size_t>(i) * rx_buf_size_;
+      if (segment == 0 || segment >= len) {
+        receive_datagram(buf, len, ipv4_of(f), ntohs(f.sin_port), dst_ip, now);
+        continue;
+      }
+      // A coalesced run: the datagrams as the peer sent them, one after the other.
+      for (std::size_t at = 0; at < len; at += segment) {
+        ++stats_.gro_datagrams;
+        receive_datagram(buf + at, std::min(segment, len - at), ipv4_of(f), ntohs(f.sin_port),
+                         dst_ip, now);
+      }
     }
     if (static_cast<std::size_t>(n) < kRxBatch) break;
     more = (round == 7);

@@ -4,6 +4,7 @@
 // locking rule is written once, in udp_endpoint.hpp.
 #include "naa/host/udp_roce.hpp"
 
+#include <netinet/udp.h>
 #include <poll.h>
 #include <sched.h>
 #include <unistd.h>
@@ -37,12 +38,19 @@ Endpoint::Endpoint(const UdpRoceOptions& options, std::uint32_t ip, int rx_fd,
       rng_(options.seed != 0
                ? options.seed ^ 0x9E3779B97F4A7C15ULL
                : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()),
-      rx_bufs_(kRxBatch),
       rx_fault_(options.fault_rx,
                 impair::direction_seed(options.fault_seed, impair::Direction::rx)),
       tx_fault_(options.fault_tx,
                 impair::direction_seed(options.fault_seed, impair::Direction::tx)) {
   if (rx_fd >= 0) rx_.assign(asio::ip::udp::v4(), rx_fd);  // none with a DatagramLink
+  // UDP_GRO (Linux 5.0): a peer's UDP GSO send (naa-sim's write-back toward loopback) arrives
+  // as one buffer, not cut into an skb, a queueing and a wake-up per datagram in the sender's
+  // system call; drain_socket cuts it. Not on a shared address, whose steering between the
+  // processes on it (docs/adr/0006) is kept as it was.
+  const int on = 1;
+  rx_gro_ = rx_fd >= 0 && !share_ && ::setsockopt(rx_fd, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
+  rx_buf_size_ = rx_gro_ ? kRxGroBufferSize : kRxBufferSize;
+  rx_bufs_.resize(kRxBatch * rx_buf_size_);
   cm_psn_ = static_cast<std::uint32_t>(rng_()) & protocol::kMax24;
 }
 

@@ -382,6 +382,8 @@ TEST_CASE("naa-sim sends a 1 MiB call's result datagrams as UDP GSO toward loopb
   for (std::size_t i = 0; i < data.size(); ++i)
     REQUIRE(data[i] == static_cast<std::uint8_t>(in[i] + 1));
   CHECK(s.transport()->stats().dropped_bad_icrc == 0);
+  // The host's socket has UDP_GRO: those runs arrive coalesced and are cut here (item 38).
+  CHECK(s.transport()->stats().gro_datagrams >= 200);
   const std::string st = sim.proc.stats_text();
   INFO(st);
   // 1 MiB in 4 KiB WRITE packets: 256 of equal size, sent in runs as the model transmits them.

@@ -206,6 +206,9 @@ struct TransportStats {
   // UdpRoce: datagrams that left in UDP GSO sends (toward a loopback address: a run of equal-size
   // datagrams as one send the kernel cuts up; docs/performance-cost.md item 23).
   std::uint64_t gso_datagrams = 0;
+  // UdpRoce: datagrams that arrived coalesced (UDP_GRO: a peer's GSO send on loopback handed
+  // over as one buffer and cut into its datagrams here; docs/performance-cost.md item 38).
+  std::uint64_t gro_datagrams = 0;
   // Injected faults (UdpRoceOptions::fault_rx / fault_tx; docs/reliability.md).
   std::uint64_t fault_rx_loss = 0, fault_rx_dup = 0, fault_rx_reorder = 0, fault_rx_corrupt = 0;
   std::uint64_t fault_tx_loss = 0, fault_tx_dup = 0, fault_tx_reorder = 0, fault_tx_corrupt = 0;
