@@ -356,6 +356,7 @@ void NetPort::report(std::ostream& os) const {
   // and its statistics (the simulated-time digest) stay as they were.
   if (tx_gso_datagrams_ != 0) os << "net_port.tx_gso_datagrams=" << tx_gso_datagrams_ << '\n';
   if (tx_gso_refused_ != 0) os << "net_port.tx_gso_refused=" << tx_gso_refused_ << '\n';
+  if (rx_gro_datagrams_ != 0) os << "net_port.rx_gro_datagrams=" << rx_gro_datagrams_ << '\n';
   rx_fault_.report(os, "net_port.fault_rx.");
   tx_fault_.report(os, "net_port.fault_tx.");
 }

@@ -56,6 +56,12 @@ void NetPort::open(std::uint32_t listen_ip) {
   // The kernel's count of datagrams dropped because the receive buffer was full (a loss the model
   // never sees; reported as net_port.rx_socket_drops).
   (void)::setsockopt(s.native_handle(), SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);
+  // UDP_GRO (Linux 5.0): a peer's UDP GSO send (the host's WRITE packets toward loopback) is
+  // handed over as one buffer instead of an skb, a queueing and a wake-up per datagram in the
+  // sender's system call (poll_receive_gro cuts it).
+  Sockets& so = *sockets_;
+  so.gro = ::setsockopt(s.native_handle(), SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
+  if (so.gro) so.gro_bufs.resize(Sockets::kGroSlots * Sockets::kGroBufferSize);
   boost::system::error_code ec;
   s.bind(udp::endpoint(asio::ip::address_v4(listen_ip), protocol::kRoceUdpPort), ec);
   if (ec == boost::asio::error::address_in_use) {
@@ -88,6 +94,7 @@ std::size_t NetPort::poll_receive(std::size_t budget) {
   // What the model sent so far leaves before it reads again: its ACKs and replies reach the
   // peer before the model waits for what the peer sends next.
   flush_tx();
+  if (sockets_->gro) return poll_receive_gro(budget);
   Sockets& so = *sockets_;
   const int fd = so.listen.native_handle();
   std::size_t n = 0;
@@ -149,6 +156,31 @@ std::size_t NetPort::poll_receive(std::size_t budget) {
   return n;
 }
 
+NetPort::RxMeta NetPort::parse_received(const msghdr& msg) {
+  RxMeta m;
+  const auto& from = *static_cast<const sockaddr_in*>(msg.msg_name);
+  m.peer_ip = ntohl(from.sin_addr.s_addr);
+  m.peer_port = ntohs(from.sin_port);
+  m.local_ip = local_ip_;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr;
+       c = CMSG_NXTHDR(const_cast<msghdr*>(&msg), c)) {
+    if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+      in_pktinfo info{};
+      std::memcpy(&info, CMSG_DATA(c), sizeof info);
+      m.local_ip = ntohl(info.ipi_addr.s_addr);
+    } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+      std::uint32_t dropped = 0;
+      std::memcpy(&dropped, CMSG_DATA(c), sizeof dropped);
+      rx_socket_drops_ = dropped;  // cumulative since the socket opened
+    } else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+      int size = 0;
+      std::memcpy(&size, CMSG_DATA(c), sizeof size);
+      if (size > 0) m.gro_segment = static_cast<std::size_t>(size);
+    }
+  }
+  return m;
+}
+
 void NetPort::accept_received(Packet* p, const msghdr& msg, std::size_t len) {
   if ((msg.msg_flags & MSG_TRUNC) != 0) {
     ++rx_truncated_;
@@ -156,27 +188,88 @@ void NetPort::accept_received(Packet* p, const msghdr& msg, std::size_t len) {
     ctx_.pool.put(p);
     return;
   }
-  const auto& from = *static_cast<const sockaddr_in*>(msg.msg_name);
+  admit_received(p, len, parse_received(msg));
+}
+
+void NetPort::admit_received(Packet* p, std::size_t len, const RxMeta& meta) {
   p->size = len;
-  p->peer_ip = ntohl(from.sin_addr.s_addr);
-  p->peer_port = ntohs(from.sin_port);
-  p->local_ip = local_ip_;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr;
-       c = CMSG_NXTHDR(const_cast<msghdr*>(&msg), c)) {
-    if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-      in_pktinfo info{};
-      std::memcpy(&info, CMSG_DATA(c), sizeof info);
-      p->local_ip = ntohl(info.ipi_addr.s_addr);
-    } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-      std::uint32_t dropped = 0;
-      std::memcpy(&dropped, CMSG_DATA(c), sizeof dropped);
-      rx_socket_drops_ = dropped;  // cumulative since the socket opened
-    }
-  }
+  p->peer_ip = meta.peer_ip;
+  p->peer_port = meta.peer_port;
+  p->local_ip = meta.local_ip;
   stamp_arrival(*p);
   ++rx_datagrams_;
   rx_bytes_ += p->size;
   rx_admit(p);
+}
+
+// poll_receive on a socket with UDP_GRO: up to kGroSlots messages per recvmmsg into the GRO
+// buffers, each cut into its datagrams (a message without the UDP_GRO block is one datagram),
+// each copied into a packet of the pool. A message asks for kGroMaxSegments packets and FIFO
+// places of room, so a read never takes more than the model can hold.
+std::size_t NetPort::poll_receive_gro(std::size_t budget) {
+  Sockets& so = *sockets_;
+  const int fd = so.listen.native_handle();
+  std::size_t n = 0;
+  while (n < budget) {
+    // The first read takes one message even under a smaller budget (it may hold 64 datagrams).
+    const std::size_t left = n == 0 ? std::max(budget, Sockets::kGroMaxSegments) : budget - n;
+    const std::size_t space = std::min(kRxFifo - rx_in_.size(), ctx_.pool.available());
+    const std::size_t want =
+        std::min({std::min(left, space) / Sockets::kGroMaxSegments, Sockets::kGroSlots,
+                  std::max<std::size_t>(1, rx_batch_hint_)});
+    if (want == 0) {
+      // The datagrams wait in the socket until the model frees packets.
+      if (space < Sockets::kGroMaxSegments) ++rx_no_buffer_;
+      break;
+    }
+    for (std::size_t i = 0; i < want; ++i) {
+      Sockets::RxSlot& slot = so.rx_slots[i];
+      slot.iov = iovec{so.gro_bufs.data() + i * Sockets::kGroBufferSize, Sockets::kGroBufferSize};
+      msghdr& msg = so.rx_msgs[i].msg_hdr;
+      msg.msg_name = &slot.from;
+      msg.msg_namelen = sizeof slot.from;
+      msg.msg_iov = &slot.iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = slot.control;
+      msg.msg_controllen = sizeof slot.control;
+      msg.msg_flags = 0;
+    }
+    ++rx_recv_calls_;
+    const int r =
+        ::recvmmsg(fd, so.rx_msgs.data(), static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);
+    const std::size_t got = r > 0 ? static_cast<std::size_t>(r) : 0;
+    if (got == 0) {
+      ++rx_recv_empty_;
+      break;
+    }
+    for (std::size_t i = 0; i < got; ++i) {
+      const msghdr& msg = so.rx_msgs[i].msg_hdr;
+      const std::size_t len = so.rx_msgs[i].msg_len;
+      const RxMeta meta = parse_received(msg);
+      const std::size_t segment = meta.gro_segment != 0 ? meta.gro_segment : len;
+      const std::uint8_t* buf = so.gro_bufs.data() + i * Sockets::kGroBufferSize;
+      // A datagram larger than a packet buffer is dropped and counted, as recvmmsg into a
+      // packet buffer truncated it (MSG_TRUNC) without GRO.
+      if ((msg.msg_flags & MSG_TRUNC) != 0 || segment > kMaxDatagram) {
+        ++rx_truncated_;
+        protocol_errors->count_protocol_error(protocol::Error::too_long);
+        continue;
+      }
+      std::size_t at = 0;
+      do {  // an empty datagram too (the receive path drops and counts it)
+        Packet* p = ctx_.pool.try_get();  // there: room counted the pool's free packets
+        const std::size_t size = std::min(segment, len - at);
+        std::memcpy(p->data.data(), buf + at, size);
+        if (meta.gro_segment != 0) ++rx_gro_datagrams_;
+        admit_received(p, size, meta);
+        ++n;
+        at += segment;
+      } while (at < len);
+    }
+    rx_batch_hint_ = std::max<std::size_t>(1, got * 2);
+    if (got < want) break;
+  }
+  return n;
 }
 
 std::uint16_t NetPort::source_port(std::uint32_t qpn) {

@@ -39,12 +39,21 @@ struct NetPort::Sockets {
   struct RxSlot {
     sockaddr_in from;
     iovec iov;
-    alignas(
-        cmsghdr) char control[CMSG_SPACE(sizeof(in_pktinfo)) + CMSG_SPACE(sizeof(std::uint32_t))];
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(in_pktinfo)) +
+                                  CMSG_SPACE(sizeof(std::uint32_t)) + CMSG_SPACE(sizeof(int))];
   };
   std::array<mmsghdr, kRxBatch> rx_msgs{};
   std::array<RxSlot, kRxBatch> rx_slots{};
   std::array<Packet*, kRxBatch> rx_packets{};
+  // UDP_GRO (issue 31, docs/sim/net_port.md "UDP GRO"): a peer's GSO send arrives as one buffer
+  // of up to 64 datagrams (the kernel's UDP_GRO_CNT_MAX) and 64 KiB; read into these, then cut
+  // into the pool's packets. A read asks for one buffer per 64 packets of room, so nothing read
+  // ever waits outside the FIFO.
+  bool gro = false;
+  static constexpr std::size_t kGroSlots = 8;
+  static constexpr std::size_t kGroBufferSize = 65536;
+  static constexpr std::size_t kGroMaxSegments = 64;
+  std::vector<std::uint8_t> gro_bufs;  // kGroSlots x kGroBufferSize, once GRO is on
 
   // sendmmsg: datagrams the model transmitted, sent together when the runner's simulation step
   // ends (flush_tx), before the model reads the socket again, or when kTxBatch are queued. Their

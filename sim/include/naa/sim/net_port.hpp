@@ -163,8 +163,18 @@ class NetPort : public sc_core::sc_module,
   std::size_t build_tx_messages(std::size_t first, std::size_t end, bool gso);
   // The outbox grouped per QP socket between datagrams of the listening socket (flush_tx).
   void group_outbox_by_socket();
+  // What a received message's address and control blocks say (accept_received, the GRO read).
+  struct RxMeta {
+    std::uint32_t peer_ip = 0, local_ip = 0;
+    std::uint16_t peer_port = 0;
+    std::size_t gro_segment = 0;  // UDP_GRO: the coalesced datagrams' size; 0 = one datagram
+  };
+  RxMeta parse_received(const msghdr& msg);
   // One datagram recvmmsg filled: addressing, truncation, arrival stamp, into the FIFO.
   void accept_received(Packet* p, const msghdr& msg, std::size_t len);
+  // A datagram of `len` bytes in `p` from the message `meta` describes: into the FIFO.
+  void admit_received(Packet* p, std::size_t len, const RxMeta& meta);
+  std::size_t poll_receive_gro(std::size_t budget);  // poll_receive with UDP_GRO
   // Onto the wire at `at` (tx_wire_thread: socket + pcap + tap, then the pool).
   void tx_emit(Packet* p, sc_core::sc_time at);
   // A received datagram into the port stage (or past it, straight to RxPipe: rx_admit()).
@@ -212,6 +222,7 @@ class NetPort : public sc_core::sc_module,
   // UDP GSO toward loopback (issue 31): datagrams sent as segments of GSO messages; GSO messages
   // the kernel refused (GSO is then off for good: tx_gso_).
   std::uint64_t tx_gso_datagrams_ = 0, tx_gso_refused_ = 0;
+  std::uint64_t rx_gro_datagrams_ = 0;  // UDP_GRO: datagrams that arrived coalesced
   bool tx_gso_ = true;
   std::size_t rx_batch_hint_ = 4;  // datagrams the next recvmmsg asks for (poll_receive)
   sc_core::sc_time stamp_floor_ = sc_core::SC_ZERO_TIME;  // set_stamp_floor()
