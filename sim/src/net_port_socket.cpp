@@ -112,16 +112,7 @@ std::size_t NetPort::poll_receive(std::size_t budget) {
         if (p == nullptr) break;
         so.rx_packets[want] = p;
       }
-      Sockets::RxSlot& slot = so.rx_slots[want];
-      slot.iov = iovec{so.rx_packets[want]->data.data(), so.rx_packets[want]->data.size()};
-      msghdr& msg = so.rx_msgs[want].msg_hdr;
-      msg.msg_name = &slot.from;
-      msg.msg_namelen = sizeof slot.from;
-      msg.msg_iov = &slot.iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = slot.control;
-      msg.msg_controllen = sizeof slot.control;
-      msg.msg_flags = 0;
+      so.prepare_rx(want, so.rx_packets[want]->data.data(), so.rx_packets[want]->data.size());
       ++want;
     }
     if (want == 0) {
@@ -222,18 +213,8 @@ std::size_t NetPort::poll_receive_gro(std::size_t budget) {
       if (space < Sockets::kGroMaxSegments) ++rx_no_buffer_;
       break;
     }
-    for (std::size_t i = 0; i < want; ++i) {
-      Sockets::RxSlot& slot = so.rx_slots[i];
-      slot.iov = iovec{so.gro_bufs.data() + i * Sockets::kGroBufferSize, Sockets::kGroBufferSize};
-      msghdr& msg = so.rx_msgs[i].msg_hdr;
-      msg.msg_name = &slot.from;
-      msg.msg_namelen = sizeof slot.from;
-      msg.msg_iov = &slot.iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = slot.control;
-      msg.msg_controllen = sizeof slot.control;
-      msg.msg_flags = 0;
-    }
+    for (std::size_t i = 0; i < want; ++i)
+      so.prepare_rx(i, so.gro_bufs.data() + i * Sockets::kGroBufferSize, Sockets::kGroBufferSize);
     ++rx_recv_calls_;
     const int r =
         ::recvmmsg(fd, so.rx_msgs.data(), static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);

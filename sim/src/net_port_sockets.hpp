@@ -45,6 +45,19 @@ struct NetPort::Sockets {
   std::array<mmsghdr, kRxBatch> rx_msgs{};
   std::array<RxSlot, kRxBatch> rx_slots{};
   std::array<Packet*, kRxBatch> rx_packets{};
+  // recvmmsg message i: into buf[0, size), with its slot's address and control space.
+  void prepare_rx(std::size_t i, std::uint8_t* buf, std::size_t size) {
+    RxSlot& slot = rx_slots[i];
+    slot.iov = iovec{buf, size};
+    msghdr& msg = rx_msgs[i].msg_hdr;
+    msg.msg_name = &slot.from;
+    msg.msg_namelen = sizeof slot.from;
+    msg.msg_iov = &slot.iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = slot.control;
+    msg.msg_controllen = sizeof slot.control;
+    msg.msg_flags = 0;
+  }
   // UDP_GRO (issue 31, docs/sim/net_port.md "UDP GRO"): a peer's GSO send arrives as one buffer
   // of up to 64 datagrams (the kernel's UDP_GRO_CNT_MAX) and 64 KiB; read into these, then cut
   // into the pool's packets. A read asks for one buffer per 64 packets of room, so nothing read

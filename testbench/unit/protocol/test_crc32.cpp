@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "crc32_reference.hpp"
 #include "naa/protocol/crc32.hpp"
 #include "seed.hpp"
 
@@ -18,14 +19,7 @@ using naa::protocol::ByteView;
 
 namespace {
 
-std::uint32_t bitwise(std::uint32_t c, const std::uint8_t* p, std::size_t n) {
-  while (n-- > 0) {
-    c ^= *p++;
-    for (int k = 0; k < 8; ++k)
-      c = (c & 1U) != 0 ? (c >> 1) ^ 0xEDB88320U : c >> 1;
-  }
-  return c;
-}
+using naa::testbench::crc32_bitwise;
 
 std::uint32_t bytewise_table(std::uint32_t c, const std::uint8_t* p, std::size_t n) {
   static const auto table = [] {
@@ -56,7 +50,7 @@ TEST_CASE("CRC-32 paths equal the bitwise and byte-table references", "[crc32]")
   auto check = [&](std::size_t off, std::size_t n) {
     const auto reg = static_cast<std::uint32_t>(rng());
     const std::uint8_t* p = buf.data() + off;
-    const std::uint32_t want = bitwise(reg, p, n);
+    const std::uint32_t want = crc32_bitwise(reg, p, n);
     INFO("length " << n << " offset " << off << " register " << reg);
     REQUIRE(bytewise_table(reg, p, n) == want);
     REQUIRE(naa::protocol::crc32_raw_update(reg, ByteView(p, n)) == want);
