@@ -118,4 +118,19 @@ fi_ops_rma g_closed_rma_ops = {
     .injectdata = FI_CLOSED(fi_ops_rma, injectdata),
 };
 
+// ofi_rxm (libfabric 1.17 to today, prov/rxm/src/rxm_conn.c rxm_close_conn) closes a
+// connection's msg endpoint and then reads the msg CQ; a receive completion still there makes it
+// repost that buffer with fi_recv on the endpoint it has just closed (rxm_free_rx_buf tests
+// conn->msg_ep, which it clears only after the read). A deleted endpoint made that fi_recv write
+// into freed memory: the heap corruption seen at ofi_rxm's teardown (caught by ASan;
+// docs/host/libfabric.md "Closed endpoints"). So ep_close keeps the memory and points every
+// table at these.
+void close_ops(fid_ep& ep) noexcept {
+  ep.fid.ops = &g_closed_ep_fid_ops;
+  ep.ops = &g_closed_ep_ops;
+  ep.cm = &g_closed_cm_ops;
+  ep.msg = &g_closed_msg_ops;
+  ep.rma = &g_closed_rma_ops;
+}
+
 }  // namespace naa::ofi

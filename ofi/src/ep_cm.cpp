@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "enosys.hpp"
 #include "naa/host/error.hpp"
@@ -341,12 +342,8 @@ int ep_close(fid* f) noexcept {
         {
           std::lock_guard lock(d->mu);
           d->eps.erase(std::remove(d->eps.begin(), d->eps.end(), ep), d->eps.end());
-          // What the QP completed and nobody dispatched yet goes to the CQs, readable after the
-          // close, as the verbs provider keeps them (prov/verbs vrb_cleanup_cq). The EQ's poll
-          // moves the transport (ACKs, completions) without dispatching, and ofi_rxm closes a
-          // msg endpoint on its FI_SHUTDOWN and then reads the CQ for what it still owes: a
-          // send completed just before the peer's DREQ was lost, and fi_pingpong's last
-          // transmit completion never came (docs/host/libfabric.md "Closed endpoints").
+          // What the QP completed goes to the CQs, readable after the close as verbs keeps it
+          // (ofi_rxm reads the CQ after closing on FI_SHUTDOWN; libfabric.md "Closed endpoints").
           d->dispatch(*ep);
           qp = std::move(ep->qp);
         }
@@ -367,22 +364,11 @@ int ep_close(fid* f) noexcept {
              {ep->send_cntr, ep->recv_cntr, ep->read_cntr, ep->write_cntr, ep->remote_write_cntr}) {
           unbind_ref(c);
         }
-        delete ep->connreq;
-        ep->connreq = nullptr;
-        fi_freeinfo(ep->info);
-        ep->info = nullptr;
-        // The fid stays valid memory until the domain closes, and every call on it answers
-        // -FI_EOPBADSTATE. ofi_rxm (libfabric 1.17 to today, prov/rxm/src/rxm_conn.c
-        // rxm_close_conn) closes a connection's msg endpoint and then reads the msg CQ; a receive
-        // completion still there makes it repost that buffer with fi_recv on the endpoint it has
-        // just closed (rxm_free_rx_buf tests conn->msg_ep, which it clears only after the read).
-        // A deleted Ep made that fi_recv write into freed memory: the heap corruption seen at
-        // ofi_rxm's teardown (docs/host/libfabric.md "Closed endpoints"; caught by ASan).
-        ep->fid.fid.ops = &g_closed_ep_fid_ops;
-        ep->fid.ops = &g_closed_ep_ops;
-        ep->fid.cm = &g_closed_cm_ops;
-        ep->fid.msg = &g_closed_msg_ops;
-        ep->fid.rma = &g_closed_rma_ops;
+        delete std::exchange(ep->connreq, nullptr);
+        fi_freeinfo(std::exchange(ep->info, nullptr));
+        // The fid stays valid until the domain closes, answering -FI_EOPBADSTATE: ofi_rxm calls
+        // fi_recv on a msg endpoint it has closed (enosys.cpp close_ops says why).
+        close_ops(ep->fid);
         ep->ops.clear();
         std::vector<std::uint8_t>().swap(ep->inject_buf);
         {

@@ -371,6 +371,7 @@ extern fi_ops_ep g_closed_ep_ops;
 extern fi_ops_cm g_closed_cm_ops;
 extern fi_ops_msg g_closed_msg_ops;
 extern fi_ops_rma g_closed_rma_ops;
+void close_ops(fid_ep& ep) noexcept;  // every table of `ep` to the closed ones
 
 // Copies of fi_info pieces (fi_dupinfo), for the connection request's info.
 fi_info* make_info(const fi_info* hints, std::uint32_t src_ip, std::uint16_t src_port,
