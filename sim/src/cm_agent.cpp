@@ -174,9 +174,7 @@ void CmAgent::on_req(const Packet& p, const protocol::MadHeader& h, const protoc
   }
   Qp& qp = *slot;
   const auto idx = static_cast<std::uint32_t>(slot - ctx_.qps.data());
-  qp.generation = (qp.generation + 1) & 0xFFFFU;
-  if (qp.generation == 0) qp.generation = 1;
-  qp.qpn = (qp.generation << 8) | idx;
+  qp.claim(idx);
   qp.state = QpState::rtr;
   qp.half_open_seq = ++half_open_seq_;
   qp.peer_ip = p.peer_ip;

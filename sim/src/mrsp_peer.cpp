@@ -53,9 +53,7 @@ std::uint8_t MrspHandler::bind_peer(Qp& qp, std::size_t index, const protocol::M
   if (slot == nullptr) return protocol::kMrspErrorBadPeer;  // no QP free
   Qp& pq = *slot;
   const auto idx = static_cast<std::uint32_t>(slot - ctx_.qps.data());
-  pq.generation = (pq.generation + 1) & 0xFFFFU;
-  if (pq.generation == 0) pq.generation = 1;
-  pq.qpn = (pq.generation << 8) | idx;
+  pq.claim(idx);
   pq.state = QpState::rts;
   pq.peer_ip = m.peer_ip;
   pq.peer_qpn = m.peer_qpn;

@@ -159,9 +159,13 @@ TEST_CASE("spin peers: store-and-forward down the same tree, every NAA of 8 hold
   }
 }
 
-TEST_CASE("spin peers: a put to an unbound peer fails the call with SEGV and reaches nobody") {
+namespace {
+
+// A root handler whose put is refused (the image `elf`): the call fails with SEGV (0x7E), no put
+// leaves NAA 0 and NAA 1's handlers see no payload.
+BroadcastResult run_refused_put(const char* elf) {
   BroadcastConfig c = config(2, 16 * 1024);
-  c.root_image = read_file(SPIN_PEER_UNBOUND_ELF);
+  c.root_image = read_file(elf);
   const BroadcastResult r = naa::fabric::run_broadcast(c);
   REQUIRE_FALSE(r.bind_error);
   CHECK(r.return_code == 0x7E);
@@ -169,19 +173,18 @@ TEST_CASE("spin peers: a put to an unbound peer fails the call with SEGV and rea
   CHECK(stat(r.naas[0].stats, "handler.segv") >= 1);
   CHECK(stat(r.naas[0].stats, "handler.peer_puts") == 0);
   CHECK(stat(r.naas[1].stats, "handler.payloads") == 0);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("spin peers: a put to an unbound peer fails the call with SEGV and reaches nobody") {
+  const BroadcastResult r = run_refused_put(SPIN_PEER_UNBOUND_ELF);
   CHECK_FALSE(r.naas[1].verified);
 }
 
 TEST_CASE("spin peers: a put past the end of the peer's region fails the call with SEGV") {
-  BroadcastConfig c = config(2, 16 * 1024);
-  c.root_image = read_file(SPIN_PEER_OUT_OF_BOUNDS_ELF);
-  const BroadcastResult r = naa::fabric::run_broadcast(c);
-  REQUIRE_FALSE(r.bind_error);
-  CHECK(r.return_code == 0x7E);
-  INFO(r.naas[0].stats << "----\n" << r.naas[1].stats);
-  CHECK(stat(r.naas[0].stats, "handler.segv") >= 1);
-  CHECK(stat(r.naas[0].stats, "handler.peer_puts") == 0);
-  CHECK(stat(r.naas[1].stats, "handler.payloads") == 0);
+  (void)run_refused_put(SPIN_PEER_OUT_OF_BOUNDS_ELF);
 }
 
 TEST_CASE("spin peers: a slow peer blocks its parent's HPUs, which RNR-NAK the host in turn") {

@@ -54,6 +54,14 @@ struct Qp {
   std::uint32_t generation = 0;  // bumps on every allocation, so stale work is recognised
   QpState state = QpState::free;
 
+  // Allocation of slot `index` (the CM agent's for a REQ, the MRSP handler's for a peer QP): the
+  // next generation (never 0) and the QPN it gives, generation << 8 | slot.
+  void claim(std::uint32_t index) noexcept {
+    generation = (generation + 1) & 0xFFFFU;
+    if (generation == 0) generation = 1;
+    qpn = (generation << 8) | index;
+  }
+
   // ---- connection (from the CM REQ/REP) ----
   std::uint32_t peer_ip = 0;
   std::uint32_t peer_qpn = 0;
