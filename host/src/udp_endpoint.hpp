@@ -340,10 +340,10 @@ class Endpoint final : public Transport,
     std::array<sockaddr_in, kTxBatch> to{};
   } tx_queue_;
   bool tx_gso_ = true;  // UDP_SEGMENT works here; cleared when the kernel refuses it
-  // kRxBatch receive buffers of rx_buf_size_ bytes each, back to back.
+  // kRxBatch receive buffers of rx_buf_size_ bytes each, back to back (kRxGroBufferSize when the
+  // receive socket has UDP_GRO: Endpoint's constructor).
   std::vector<std::uint8_t> rx_bufs_;
   std::size_t rx_buf_size_ = kRxBufferSize;
-  bool rx_gro_ = false;  // the receive socket has UDP_GRO (Endpoint's constructor)
   impair::Injector rx_fault_, tx_fault_;
   HeldQueue rx_held_, tx_held_;
   std::vector<std::uint16_t> listening_;           // rdma_cm ports (passive side)

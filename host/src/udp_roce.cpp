@@ -49,8 +49,9 @@ Endpoint::Endpoint(const UdpRoceOptions& options, std::uint32_t ip, int rx_fd,
   // system call; drain_socket cuts it. Not on a shared address, whose steering between the
   // processes on it (docs/adr/0006) is kept as it was.
   const int on = 1;
-  rx_gro_ = rx_fd >= 0 && !share_ && ::setsockopt(rx_fd, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
-  rx_buf_size_ = rx_gro_ ? kRxGroBufferSize : kRxBufferSize;
+  const bool gro =
+      rx_fd >= 0 && !share_ && ::setsockopt(rx_fd, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
+  rx_buf_size_ = gro ? kRxGroBufferSize : kRxBufferSize;
   rx_bufs_.resize(kRxBatch * rx_buf_size_);
   cm_psn_ = static_cast<std::uint32_t>(rng_()) & protocol::kMax24;
 }
