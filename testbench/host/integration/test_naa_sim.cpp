@@ -1,6 +1,10 @@
 // Integration tests: the host library against naa-sim (started per TEST_CASE as a child process by
 // the fixture of testbench/support/naa_sim.hpp on .1 of the test's own address block; the host
 // endpoints use .11 and up of the same block), so `ctest -j` is safe.
+#include <netinet/udp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -24,6 +28,17 @@ using naa::host::Region;
 namespace host = naa::host;
 
 namespace {
+
+// Whether this kernel has UDP_GRO (Linux 5.0; both sockets ask for it and go without it if
+// refused): the coalesced-receive checks hold only where it does.
+bool kernel_has_udp_gro() {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0) return false;
+  const int on = 1;
+  const bool ok = ::setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
+  ::close(fd);
+  return ok;
+}
 
 // naa-sim on .1 of the test's address block; host endpoint m on .(10 + m).
 std::string sim_ip() {
@@ -367,7 +382,11 @@ TEST_CASE("a 1 MiB call's datagrams leave in batches, not one system call each")
   // naa-sim's socket has UDP_GRO: those runs arrive coalesced and NetPort cuts them (item 40).
   const std::string st = sim.proc.stats_text();
   INFO(st);
-  CHECK(naa::testbench::NaaSim::stat_in(st, "net_port.rx_gro_datagrams") >= 200);
+  if (kernel_has_udp_gro()) {
+    CHECK(naa::testbench::NaaSim::stat_in(st, "net_port.rx_gro_datagrams") >= 200);
+  } else {
+    WARN("no UDP_GRO in this kernel: the coalesced-receive check is skipped");
+  }
   CHECK(naa::testbench::NaaSim::stat_in(st, "net_port.rx_truncated") == 0);
 }
 
@@ -388,7 +407,11 @@ TEST_CASE("naa-sim sends a 1 MiB call's result datagrams as UDP GSO toward loopb
     REQUIRE(data[i] == static_cast<std::uint8_t>(in[i] + 1));
   CHECK(s.transport()->stats().dropped_bad_icrc == 0);
   // The host's socket has UDP_GRO: those runs arrive coalesced and are cut here (item 38).
-  CHECK(s.transport()->stats().gro_datagrams >= 200);
+  if (kernel_has_udp_gro()) {
+    CHECK(s.transport()->stats().gro_datagrams >= 200);
+  } else {
+    WARN("no UDP_GRO in this kernel: the coalesced-receive check is skipped");
+  }
   const std::string st = sim.proc.stats_text();
   INFO(st);
   // 1 MiB in 4 KiB WRITE packets: 256 of equal size, sent in runs as the model transmits them.
