@@ -1,7 +1,8 @@
-// Endpoints' life and bindings, passive endpoints and connection management over the UdpRoce CM
-// (naa/host/udp_listen.hpp): fi_listen, FI_CONNREQ, fi_accept (REP), fi_reject (REJ 28 with
-// private data), fi_connect (REQ; the blocking UdpRoce connect runs on a connector thread and
-// reports FI_CONNECTED or a FI_ECONNREFUSED error to the EQ), fi_shutdown (DREQ).
+// Endpoints' life and bindings, and their side of connection management over the UdpRoce CM
+// (naa/host/udp_listen.hpp): fi_accept of a passive endpoint's request (REP; pep.cpp has
+// fi_listen, FI_CONNREQ and fi_reject), fi_connect (REQ; the blocking UdpRoce connect runs on a
+// connector thread and reports FI_CONNECTED or a FI_ECONNREFUSED error to the EQ), fi_shutdown
+// (DREQ).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -18,8 +19,6 @@ namespace {
 using host::Errc;
 using std::chrono::milliseconds;
 
-constexpr std::uint16_t kFirstListenPort = 7471;  // fi_listen on port 0 takes the first free
-
 Ep* as_ep(fid* f) {
   return reinterpret_cast<Ep*>(f);
 }
@@ -31,41 +30,6 @@ milliseconds connect_timeout() {
   int ms = 0;
   return milliseconds(param_int("connect_timeout_ms", ms) && ms > 0 ? ms : 5000);
 }
-
-int getname_sin(std::uint32_t ip, std::uint16_t port, void* addr, size_t* addrlen) {
-  const sockaddr_in sin = make_sin(ip, port);
-  const size_t have = *addrlen;
-  *addrlen = sizeof sin;
-  if (addr == nullptr || have < sizeof sin) return -FI_ETOOSMALL;
-  std::memcpy(addr, &sin, sizeof sin);
-  return 0;
-}
-
-EqEvent cm_event(std::uint32_t event, fid* f, fi_info* info, const std::vector<std::uint8_t>& d) {
-  EqEvent e;
-  e.event = event;
-  fi_eq_cm_entry entry{};
-  entry.fid = f;
-  entry.info = info;
-  e.data.resize(sizeof entry + d.size());
-  std::memcpy(e.data.data(), &entry, sizeof entry);
-  if (!d.empty()) std::memcpy(e.data.data() + sizeof entry, d.data(), d.size());
-  return e;
-}
-
-int connreq_close(fid* f) noexcept {
-  delete reinterpret_cast<ConnReq*>(f);
-  return 0;
-}
-fi_ops g_connreq_ops = {
-    .size = sizeof(fi_ops),
-    .close = connreq_close,
-    .bind = FI_NO(fi_ops, bind),
-    .control = FI_NO(fi_ops, control),
-    .ops_open = FI_NO(fi_ops, ops_open),
-    .tostr = FI_NO(fi_ops, tostr),
-    .ops_set = FI_NO(fi_ops, ops_set),
-};
 
 // The QP is up: hand it to the endpoint, post the receives queued before, and (automatic
 // progress) let the transport's thread deliver completions into our CQs and counters.
@@ -183,51 +147,12 @@ int ep_shutdown(fid_ep* f, uint64_t) noexcept {
 }
 
 int ep_getname(fid_t f, void* addr, size_t* addrlen) noexcept {
-  if (f->fclass == FI_CLASS_PEP) {
-    Pep* pep = as_pep(f);
-    return getname_sin(pep->transport->local_ip(), pep->port, addr, addrlen);
-  }
   return getname_sin(as_ep(f)->domain->transport->local_ip(), 0, addr, addrlen);
 }
 
 int ep_getpeer(fid_ep* f, void* addr, size_t* addrlen) noexcept {
   Ep* ep = as_ep(&f->fid);
   return getname_sin(ep->peer_ip, ep->peer_port, addr, addrlen);
-}
-
-int pep_listen(fid_pep* f) noexcept {
-  return guard(
-      [&]() -> int {
-        Pep* pep = as_pep(&f->fid);
-        if (pep->listening) return 0;
-        if (pep->port != 0) {
-          if (host::udp_roce_listen(*pep->transport, pep->port)) return -FI_EADDRINUSE;
-        } else {
-          std::uint16_t port = kFirstListenPort;
-          while (host::udp_roce_listen(*pep->transport, port)) {
-            if (++port == 0) return -FI_EADDRINUSE;
-          }
-          pep->port = port;
-        }
-        pep->listening = true;
-        return 0;
-      },
-      -FI_EOTHER);
-}
-
-int pep_reject(fid_pep*, fid_t handle, const void* param, size_t paramlen) noexcept {
-  return guard(
-      [&]() -> int {
-        if (handle == nullptr || handle->fclass != FI_CLASS_CONNREQ) return -FI_EINVAL;
-        if (paramlen > kRejectDataSize) return -FI_EINVAL;
-        ConnReq* cr = reinterpret_cast<ConnReq*>(handle);
-        const auto* bytes = static_cast<const std::uint8_t*>(param);
-        const std::error_code ec = host::udp_roce_reject(
-            *cr->transport, cr->id, std::span<const std::uint8_t>(bytes, paramlen));
-        delete cr;
-        return ec ? -FI_EINVAL : 0;
-      },
-      -FI_EOTHER);
 }
 
 fi_ops_cm g_ep_cm_ops = {
@@ -240,18 +165,6 @@ fi_ops_cm g_ep_cm_ops = {
     .accept = ep_accept,
     .reject = FI_NO(fi_ops_cm, reject),
     .shutdown = ep_shutdown,
-    .join = FI_NO(fi_ops_cm, join),
-};
-fi_ops_cm g_pep_cm_ops = {
-    .size = sizeof(fi_ops_cm),
-    .setname = FI_NO(fi_ops_cm, setname),
-    .getname = ep_getname,
-    .getpeer = FI_NO(fi_ops_cm, getpeer),
-    .connect = FI_NO(fi_ops_cm, connect),
-    .listen = pep_listen,
-    .accept = FI_NO(fi_ops_cm, accept),
-    .reject = pep_reject,
-    .shutdown = FI_NO(fi_ops_cm, shutdown),
     .join = FI_NO(fi_ops_cm, join),
 };
 
@@ -381,31 +294,6 @@ int ep_close(fid* f) noexcept {
       -FI_EOTHER);
 }
 
-// FI_OPT_CM_DATA_SIZE (size_t): the private data a connect carries (56, 40 with IRN; the smallest
-// of connect, accept and reject: what the verbs provider reports, and what ofi_rxm checks its
-// connect data against, prov/rxm/src/rxm_conn.c rxm_init_connect_data). Setting it to at most that
-// is accepted and changes nothing.
-const host::Transport& transport_of(fid_t f) {
-  if (f->fclass == FI_CLASS_PEP) return *as_pep(f)->transport;
-  return *as_ep(f)->domain->transport;
-}
-
-int ep_getopt(fid_t f, int level, int optname, void* optval, size_t* optlen) noexcept {
-  if (level != FI_OPT_ENDPOINT) return -FI_ENOPROTOOPT;
-  if (optname != FI_OPT_CM_DATA_SIZE) return -FI_ENOPROTOOPT;
-  if (optval == nullptr || optlen == nullptr || *optlen < sizeof(std::size_t)) return -FI_ETOOSMALL;
-  *static_cast<std::size_t*>(optval) = connect_data_size(transport_of(f));
-  *optlen = sizeof(std::size_t);
-  return 0;
-}
-int ep_setopt(fid_t f, int level, int optname, const void* optval, size_t optlen) noexcept {
-  if (level != FI_OPT_ENDPOINT) return -FI_ENOPROTOOPT;
-  if (optname != FI_OPT_CM_DATA_SIZE) return -FI_ENOPROTOOPT;
-  if (optval == nullptr || optlen != sizeof(std::size_t)) return -FI_EINVAL;
-  return *static_cast<const std::size_t*>(optval) <= connect_data_size(transport_of(f))
-             ? 0
-             : -FI_EINVAL;
-}
 ssize_t rx_size_left(fid_ep* f) noexcept {
   return guard(
       [&] {
@@ -445,108 +333,55 @@ fi_ops_ep g_ep_ops = {
     .tx_size_left = tx_size_left,
 };
 
-int pep_bind(fid* f, fid* b, uint64_t) noexcept {
-  return guard(
-      [&]() -> int {
-        if (b->fclass != FI_CLASS_EQ) return -FI_EINVAL;
-        Pep* pep = as_pep(f);
-        Eq* eq = reinterpret_cast<Eq*>(b);
-        std::lock_guard lock(eq->sources_mu);
-        pep->eq = eq;
-        eq->peps.push_back(pep);
-        return 0;
-      },
-      -FI_EOTHER);
-}
-
-int pep_close(fid* f) noexcept {
-  return guard(
-      [&]() -> int {
-        Pep* pep = as_pep(f);
-        if (pep->listening) (void)host::udp_roce_unlisten(*pep->transport, pep->port);
-        if (pep->eq != nullptr) {
-          std::lock_guard lock(pep->eq->sources_mu);  // not while fi_eq_read looks at it
-          auto& v = pep->eq->peps;
-          v.erase(std::remove(v.begin(), v.end(), pep), v.end());
-        }
-        fi_freeinfo(pep->info);
-        delete pep;
-        return 0;
-      },
-      -FI_EOTHER);
-}
-
-fi_ops g_pep_fid_ops = {
-    .size = sizeof(fi_ops),
-    .close = pep_close,
-    .bind = pep_bind,
-    .control = FI_NO(fi_ops, control),
-    .ops_open = FI_NO(fi_ops, ops_open),
-    .tostr = FI_NO(fi_ops, tostr),
-    .ops_set = FI_NO(fi_ops, ops_set),
-};
-fi_ops_ep g_pep_ops = {
-    .size = sizeof(fi_ops_ep),
-    .cancel = FI_NO(fi_ops_ep, cancel),
-    .getopt = ep_getopt,
-    .setopt = ep_setopt,
-    .tx_ctx = FI_NO(fi_ops_ep, tx_ctx),
-    .rx_ctx = FI_NO(fi_ops_ep, rx_ctx),
-    .rx_size_left = FI_NO(fi_ops_ep, rx_size_left),
-    .tx_size_left = FI_NO(fi_ops_ep, tx_size_left),
-};
-
 }  // namespace
 
-void route_request(Pep& pep, const host::ConnectRequest& r) {
-  if (pep.eq == nullptr || r.cm_port != pep.port) {
-    (void)host::udp_roce_reject(*pep.transport, r.id);
-    return;
-  }
-  auto cr = std::make_unique<ConnReq>();
-  cr->self.fclass = FI_CLASS_CONNREQ;
-  cr->self.ops = &g_connreq_ops;
-  cr->transport = pep.transport;
-  cr->id = r.id;
-  const sockaddr_in dest = make_sin(r.remote_ip, r.remote_port);
-  fi_info* info = make_info(pep.info, pep.transport->local_ip(), pep.port, &dest);
-  if (info == nullptr) {
-    (void)host::udp_roce_reject(*pep.transport, r.id);
-    return;
-  }
-  info->handle = &cr.release()->self;
-  pep.eq->push(cm_event(FI_CONNREQ, &pep.fid.fid, info, r.private_data));
+int getname_sin(std::uint32_t ip, std::uint16_t port, void* addr, size_t* addrlen) noexcept {
+  const sockaddr_in sin = make_sin(ip, port);
+  const size_t have = *addrlen;
+  *addrlen = sizeof sin;
+  if (addr == nullptr || have < sizeof sin) return -FI_ETOOSMALL;
+  std::memcpy(addr, &sin, sizeof sin);
+  return 0;
 }
 
-int pep_open(fid_fabric* fabric, fi_info* info, fid_pep** out, void* context) noexcept {
-  return guard(
-      [&]() -> int {
-        if (info == nullptr) return -FI_EINVAL;
-        std::uint32_t ip = default_local_ip();
-        std::uint16_t port = 0;
-        if (info->src_addr != nullptr && !parse_sin(info->src_addr, info->src_addrlen, ip, port)) {
-          return -FI_EINVAL;
-        }
-        auto pep = std::make_unique<Pep>();
-        pep->fid.fid.fclass = FI_CLASS_PEP;
-        pep->fid.fid.context = context;
-        pep->fid.fid.ops = &g_pep_fid_ops;
-        pep->fid.ops = &g_pep_ops;
-        pep->fid.cm = &g_pep_cm_ops;
-        pep->fabric = reinterpret_cast<Fabric*>(fabric);
-        bool auto_progress =
-            info->domain_attr != nullptr && info->domain_attr->data_progress == FI_PROGRESS_AUTO;
-        int err = 0;
-        std::string detail;
-        pep->transport = transport_for(ip, auto_progress, err, detail);
-        if (!pep->transport) return err;
-        pep->port = port;
-        pep->info = fi_dupinfo(info);
-        if (pep->info == nullptr) return -FI_ENOMEM;
-        *out = &pep.release()->fid;
-        return 0;
-      },
-      -FI_ENOMEM);
+EqEvent cm_event(std::uint32_t event, fid* f, fi_info* info, const std::vector<std::uint8_t>& d) {
+  EqEvent e;
+  e.event = event;
+  fi_eq_cm_entry entry{};
+  entry.fid = f;
+  entry.info = info;
+  e.data.resize(sizeof entry + d.size());
+  std::memcpy(e.data.data(), &entry, sizeof entry);
+  if (!d.empty()) std::memcpy(e.data.data() + sizeof entry, d.data(), d.size());
+  return e;
+}
+
+// FI_OPT_CM_DATA_SIZE (size_t): the private data a connect carries (56, 40 with IRN; the smallest
+// of connect, accept and reject: what the verbs provider reports, and what ofi_rxm checks its
+// connect data against, prov/rxm/src/rxm_conn.c rxm_init_connect_data). Setting it to at most that
+// is accepted and changes nothing.
+namespace {
+const host::Transport& transport_of(fid_t f) {
+  if (f->fclass == FI_CLASS_PEP) return *as_pep(f)->transport;
+  return *as_ep(f)->domain->transport;
+}
+}  // namespace
+
+int ep_getopt(fid_t f, int level, int optname, void* optval, size_t* optlen) noexcept {
+  if (level != FI_OPT_ENDPOINT) return -FI_ENOPROTOOPT;
+  if (optname != FI_OPT_CM_DATA_SIZE) return -FI_ENOPROTOOPT;
+  if (optval == nullptr || optlen == nullptr || *optlen < sizeof(std::size_t)) return -FI_ETOOSMALL;
+  *static_cast<std::size_t*>(optval) = connect_data_size(transport_of(f));
+  *optlen = sizeof(std::size_t);
+  return 0;
+}
+int ep_setopt(fid_t f, int level, int optname, const void* optval, size_t optlen) noexcept {
+  if (level != FI_OPT_ENDPOINT) return -FI_ENOPROTOOPT;
+  if (optname != FI_OPT_CM_DATA_SIZE) return -FI_ENOPROTOOPT;
+  if (optval == nullptr || optlen != sizeof(std::size_t)) return -FI_EINVAL;
+  return *static_cast<const std::size_t*>(optval) <= connect_data_size(transport_of(f))
+             ? 0
+             : -FI_EINVAL;
 }
 
 int ep_open(fid_domain* domain, fi_info* info, fid_ep** out, void* context) noexcept {

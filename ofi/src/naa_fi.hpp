@@ -291,6 +291,14 @@ struct Pep {
   std::atomic<bool> listening{false};  // poll_sources() reads it on another thread
 };
 int pep_open(fid_fabric* fabric, fi_info* info, fid_pep** pep, void* context) noexcept;
+// Shared by endpoints (ep_cm.cpp) and passive endpoints (pep.cpp): an address for fi_getname /
+// fi_getpeer (-FI_ETOOSMALL and the size needed if it does not fit), a CM event with the entry
+// and its private data, FI_OPT_CM_DATA_SIZE.
+int getname_sin(std::uint32_t ip, std::uint16_t port, void* addr, size_t* addrlen) noexcept;
+struct EqEvent;
+EqEvent cm_event(std::uint32_t event, fid* f, fi_info* info, const std::vector<std::uint8_t>& d);
+int ep_getopt(fid_t f, int level, int optname, void* optval, size_t* optlen) noexcept;
+int ep_setopt(fid_t f, int level, int optname, const void* optval, size_t optlen) noexcept;
 
 // A posted operation, by the wr_id the QP knows it under.
 // Several iovecs (iov_limit kIovLimit): the message goes through one registered bounce buffer,
