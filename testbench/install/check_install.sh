@@ -40,9 +40,10 @@ if [ -f "$prefix/lib/pkgconfig/naa-host.pc" ]; then
     # shellcheck source=../support/test_addresses.sh
     . "$(dirname "$0")/../support/test_addresses.sh"
     naa_claim_addresses || exit 1
-    "$prefix/bin/naa-sim" --listen "$NAA_TEST_BLOCK.1" >"$scratch/naa-sim.log" 2>&1 &
-    sim_pid=$!
-    for _ in $(seq 200); do grep -q "listening on" "$scratch/naa-sim.log" && break; sleep 0.1; done
+    # shellcheck source=../support/naa_sim_start.sh
+    . "$(dirname "$0")/../support/naa_sim_start.sh"
+    naa_sim_start "$scratch/naa-sim.log" -- "$prefix/bin/naa-sim" --listen "$NAA_TEST_BLOCK.1" || exit 1
+    sim_pid=$NAA_SIM_PID
     out_naaice=$("$scratch/naaice-consumer" "$NAA_TEST_BLOCK.2" "$NAA_TEST_BLOCK.1") || out_naaice="failed"
     kill "$sim_pid"
     wait "$sim_pid" || true

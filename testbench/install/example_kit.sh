@@ -35,6 +35,8 @@ build_example() {
 
 # shellcheck source=../support/test_addresses.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../support/test_addresses.sh"
+# shellcheck source=../support/naa_sim_start.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../support/naa_sim_start.sh"
 naa_claim_addresses || exit 1
 naa=$NAA_TEST_BLOCK.1
 sim_pid=""
@@ -43,15 +45,9 @@ trap '[ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; true' EXIT
 start_sim() {  # start_sim <log> <naa-sim options...>
   local log=$1
   shift
-  "$prefix/bin/naa-sim" --listen "$naa" --seed 1 --stats-file "$log.stats" "$@" >"$log" 2>&1 &
-  sim_pid=$!
-  for _ in $(seq 300); do
-    grep -q "listening on" "$log" 2>/dev/null && return 0
-    kill -0 "$sim_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  cat "$log"
-  fail "naa-sim $* did not start"
+  naa_sim_start "$log" -- "$prefix/bin/naa-sim" --listen "$naa" --seed 1 --stats-file "$log.stats" "$@" ||
+    { sim_pid=$NAA_SIM_PID; fail "naa-sim $* did not start"; }
+  sim_pid=$NAA_SIM_PID
 }
 
 stop_sim() {  # stop_sim <log>: SIGTERM, exit status 0 expected (3 = a lockstep divergence)

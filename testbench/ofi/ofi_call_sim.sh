@@ -7,13 +7,12 @@
 set -u
 sim=$1 call=$2 libdir=$3
 . "$(dirname "$0")/../support/test_addresses.sh"
+. "$(dirname "$0")/../support/naa_sim_start.sh"
 naa_claim_addresses || exit 1
 work=$(mktemp -d)
-"$sim" --listen "$NAA_TEST_BLOCK.1" >"$work/sim.log" 2>&1 &
-simpid=$!
-trap 'kill $simpid 2>/dev/null; wait $simpid 2>/dev/null; rm -rf "$work"' EXIT
-for i in $(seq 100); do grep -q "listening on" "$work/sim.log" && break; sleep 0.1; done
-grep -q "listening on" "$work/sim.log" || { cat "$work/sim.log"; echo "FAIL: naa-sim did not start"; exit 1; }
+trap 'kill ${NAA_SIM_PID:-} 2>/dev/null; wait ${NAA_SIM_PID:-} 2>/dev/null; rm -rf "$work"' EXIT
+naa_sim_start "$work/sim.log" -- "$sim" --listen "$NAA_TEST_BLOCK.1" || { echo "FAIL: naa-sim did not start"; exit 1; }
+simpid=$NAA_SIM_PID
 export FI_PROVIDER_PATH=$libdir FI_PROVIDER=naa FI_NAA_ADDR=$NAA_TEST_BLOCK.2
 status=0
 run() {
@@ -29,6 +28,6 @@ run --fn vadd_i32 --size 4 --seed 3
 kill -TERM $simpid
 wait $simpid
 rc=$?
-simpid=
+NAA_SIM_PID=
 [ $rc -eq 0 ] || { cat "$work/sim.log"; echo "FAIL: naa-sim exited $rc"; status=1; }
 exit $status

@@ -9,14 +9,13 @@ set -u
 sim=$1 call=$2 dir=$3
 # shellcheck source=../support/test_addresses.sh
 . "$(dirname "$0")/../support/test_addresses.sh"
+# shellcheck source=../support/naa_sim_start.sh
+. "$(dirname "$0")/../support/naa_sim_start.sh"
 naa_claim_addresses || exit 1
 ip=$NAA_TEST_BLOCK.1
 mkdir -p "$dir"
-"$sim" --listen "$ip" >"$dir/holder.log" 2>&1 &
-holder=$!
-trap 'kill $holder 2>/dev/null; wait $holder 2>/dev/null' EXIT
-for _ in $(seq 100); do grep -q "listening on" "$dir/holder.log" && break; sleep 0.1; done
-grep -q "listening on" "$dir/holder.log" || { cat "$dir/holder.log"; echo "the first naa-sim did not start"; exit 1; }
+trap 'kill ${NAA_SIM_PID:-} 2>/dev/null; wait ${NAA_SIM_PID:-} 2>/dev/null' EXIT
+naa_sim_start "$dir/holder.log" -- "$sim" --listen "$ip" || { echo "the first naa-sim did not start"; exit 1; }
 status=0
 check() {  # check WHAT EXIT OUTPUT
   echo "$1: exit $2"

@@ -16,17 +16,16 @@ if ! command -v tshark >/dev/null 2>&1; then
 fi
 . "$(dirname "$0")/../../support/test_addresses.sh"
 . "$(dirname "$0")/../../support/naa_sim_lockstep.sh"
+. "$(dirname "$0")/../../support/naa_sim_start.sh"
 naa_claim_addresses || exit 1
 naa=$NAA_TEST_BLOCK.1 local=$NAA_TEST_BLOCK.2
 mkdir -p "$dir"
 pcap=$dir/host_session.pcap
 rm -f "$pcap"
 sim_args=(--stats-file "$dir/sim.stats" "${naa_sim_args[@]}")
-"$sim" --listen "$naa" "${sim_args[@]}" >"$dir/sim.log" 2>&1 &
-simpid=$!
-trap 'kill $simpid 2>/dev/null; wait $simpid 2>/dev/null' EXIT
-for i in $(seq 50); do grep -q "listening on" "$dir/sim.log" && break; sleep 0.1; done
-grep -q "listening on" "$dir/sim.log" || { echo "naa-sim did not start:"; cat "$dir/sim.log"; exit 1; }
+trap 'kill ${NAA_SIM_PID:-} 2>/dev/null; wait ${NAA_SIM_PID:-} 2>/dev/null' EXIT
+naa_sim_start "$dir/sim.log" -- "$sim" --listen "$naa" "${sim_args[@]}" || exit 1
+simpid=$NAA_SIM_PID
 "$call" --naa "$naa" --local "$local" --pcap "$pcap" --fn vadd_i32 --in gen:8K:1 \
   --in gen:8K:2 --out 8K --verify -q || { echo "naa-call vadd_i32 failed"; exit 1; }
 pcap2=$dir/host_session_add1.pcap
