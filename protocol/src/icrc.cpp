@@ -11,16 +11,15 @@ namespace {
 
 constexpr std::size_t kPrefixSize = 8 + kIpv4HeaderSize + kUdpHeaderSize;  // 36
 constexpr std::size_t kIdOffsetInPrefix = 8 + 4;
-// The masked pseudo-header and the BTH in one buffer: 48 bytes, three 16-byte blocks, so the
-// CRC folds them (crc32.cpp) and goes on with the rest of the datagram from there (issue 31:
-// four table-driven pieces per datagram cost ~400 instructions for a short one).
+// The masked pseudo-header and the masked BTH: 48 bytes, three whole 16-byte blocks, so the CRC
+// folds them and goes on with the rest of the datagram where it lies (crc32_raw_update with a
+// head; issue 31: no copy of the datagram, one final reduction).
 constexpr std::size_t kHeadSize = kPrefixSize + kBthSize;
-// Up to this many bytes after the BTH, the ICRC is taken over one copy of head and rest.
-constexpr std::size_t kShortRest = 208;
+static_assert(kHeadSize % 16 == 0);
 
-// The masked pseudo-header: 8 x 0xFF, IPv4 and UDP with the variant fields set to ones; the
-// fields as encode_ipv4() and encode_udp() write them (issue 31: stored directly, for every
-// datagram's ICRC).
+// The masked pseudo-header (IBTA annex A17.3.3; PROTOCOL.md 2): 8 x 0xFF for the LRH, then IPv4
+// and UDP with the variant fields (TOS, TTL, header checksum, UDP checksum) set to ones; the
+// fields as encode_ipv4() and encode_udp() write them (stored directly, for every datagram).
 void masked_prefix(const Ipv4UdpHeaders& h, std::uint8_t* p) noexcept {
   std::memset(p, 0xFF, 8);
   p[8] = 0x45;  // version 4, IHL 5
@@ -42,36 +41,14 @@ void masked_prefix(const Ipv4UdpHeaders& h, std::uint8_t* p) noexcept {
 }  // namespace
 
 std::uint32_t compute_icrc(const Ipv4UdpHeaders& h, ByteView body) noexcept {
-  if (body.size() >= kBthSize && body.size() - kBthSize <= kShortRest) {
-    // A short datagram (ACKs, a short call's packets) as one run of bytes: one pass of the CRC
-    // with one final reduction, and no byte-wise tail (issue 31). The register 0xFFFFFFFF
-    // followed by four 0xFF bytes (the first half of the masked LRH) is 0 (the CRC is linear:
-    // the bytes cancel the register), and zero bytes fed into a zero register leave it 0; so
-    // the CRC from 0xFFFFFFFF over pseudo-header + BTH + rest is the CRC from 0 over
-    // zeros + pseudo-header[4..] + BTH + rest, with as many zeros (0-15) as make that a whole
-    // number of 16-byte blocks. Built in place: all[4, 4 + zeros) zero, the pseudo-header at
-    // all[zeros] (its first four bytes, not fed, are then overwritten by the zeros).
-    const ByteView rest = body.subspan(kBthSize);
-    const std::size_t n = kHeadSize - 4 + rest.size();
-    const std::size_t zeros = (16 - n % 16) % 16;
-    std::array<std::uint8_t, 4 + 16 + kHeadSize + kShortRest> all;
-    std::uint8_t* const head = all.data() + zeros;
-    masked_prefix(h, head);
-    std::memcpy(head + kPrefixSize, body.data(), kBthSize);
-    head[kPrefixSize + 4] = 0xFF;  // BTH byte 4 (FECN, BECN, reserved) is variant: masked to ones
-    if (!rest.empty()) std::memcpy(head + kHeadSize, rest.data(), rest.size());
-    std::memset(all.data() + 4, 0, zeros);
-    return ~crc32_raw_update(0, ByteView(all.data() + 4, zeros + n));
-  }
   std::array<std::uint8_t, kHeadSize> head;
   masked_prefix(h, head.data());
-  if (body.size() < kBthSize) {
-    return ~crc32_raw_update(crc32_raw_update(0xFFFFFFFFU, ByteView(head).first(kPrefixSize)),
-                             body);
+  if (body.size() < kBthSize) {  // no whole BTH: not a packet, but its CRC is still defined
+    return ~crc32_raw_update(0xFFFFFFFFU, ByteView(head).first(kPrefixSize), body);
   }
   std::memcpy(head.data() + kPrefixSize, body.data(), kBthSize);
   head[kPrefixSize + 4] = 0xFF;  // BTH byte 4 (FECN, BECN, reserved) is variant: masked to ones
-  return ~crc32_raw_update(crc32_raw_update(0xFFFFFFFFU, head), body.subspan(kBthSize));
+  return ~crc32_raw_update(0xFFFFFFFFU, head, body.subspan(kBthSize));
 }
 
 void write_icrc(const Ipv4UdpHeaders& h, MutableByteView datagram) noexcept {
