@@ -8,15 +8,16 @@ namespace naa::protocol {
 
 Result<Bth> decode_bth(ByteView in) noexcept {
   if (in.size() < kBthSize) return Error::too_short;
-  const Bth h = fields::read_bth(in.data());
+  Bth h;
+  fields::read_bth(in.data(), h);
   if (h.tver != 0) return Error::bad_tver;
   return h;
 }
 
 Result<std::size_t> encode_bth(const Bth& h, MutableByteView out) noexcept {
   if (out.size() < kBthSize) return Error::buffer_too_small;
-  if (!fields::bth_fits(h)) return Error::value_out_of_range;
-  fields::write_bth(h, out.data());
+  if (h.pad_count > 3 || !fields::bth_fits_but_pad(h)) return Error::value_out_of_range;
+  fields::write_bth(h, h.pad_count, out.data());
   return kBthSize;
 }
 

@@ -21,13 +21,12 @@ std::uint16_t present_headers(const PacketHeaders& h) noexcept {
 std::optional<Error> decode_packet_into(ByteView in, PacketView& v) noexcept {
   if (in.size() < kBthSize + kIcrcSize) return Error::too_short;
   const std::uint8_t* const p = in.data();
-  const Bth bth = fields::read_bth(p);
+  const Bth& bth = v.headers.bth;
+  fields::read_bth(p, v.headers.bth);
   if (bth.tver != 0) return Error::bad_tver;
   const OpcodeInfo* info = find_opcode(bth.opcode);
   if (info == nullptr) return Error::unknown_opcode;
-
   v.info = info;
-  v.headers.bth = bth;
   const std::size_t hdr = kBthSize + extension_headers_size(info->headers);
   if (in.size() < hdr + kIcrcSize) return Error::too_short;
   // Every header the opcode has is within `hdr`, checked once (issue 31: no length check and no
@@ -106,16 +105,15 @@ Result<std::size_t> encode_packet(const PacketHeaders& h, ByteView payload,
   const std::size_t total =
       kBthSize + extension_headers_size(info->headers) + payload.size() + pad + kIcrcSize;
   if (out.size() < total) return Error::buffer_too_small;
-  Bth bth = h.bth;
-  bth.pad_count = pad;
-  // The fields narrower than their members, checked once for the packet (issue 31).
-  if (!fields::bth_fits(bth) || (h.deth && h.deth->src_qpn > kMax24) ||
+  // The fields narrower than their members, checked once for the packet (issue 31); the BTH's
+  // pad count is the payload's, whatever h.bth holds.
+  if (!fields::bth_fits_but_pad(h.bth) || (h.deth && h.deth->src_qpn > kMax24) ||
       (h.aeth && h.aeth->msn > kMax24) || (h.sack_eth && h.sack_eth->sack_psn > kMax24)) {
     return Error::value_out_of_range;
   }
 
   std::uint8_t* const p = out.data();
-  fields::write_bth(bth, p);
+  fields::write_bth(h.bth, pad, p);
   std::size_t off = kBthSize;
   auto put = [&](const auto& field, auto write, std::size_t size) {
     if (field) {
