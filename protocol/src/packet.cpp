@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "header_fields.hpp"
+#include "opcode_table.hpp"
 
 namespace naa::protocol {
 namespace {
@@ -24,10 +25,10 @@ std::optional<Error> decode_packet_into(ByteView in, PacketView& v) noexcept {
   const Bth& bth = v.headers.bth;
   fields::read_bth(p, v.headers.bth);
   if (bth.tver != 0) return Error::bad_tver;
-  const OpcodeInfo* info = find_opcode(bth.opcode);
+  const OpcodeInfo* info = opcode_table::find(bth.opcode);
   if (info == nullptr) return Error::unknown_opcode;
   v.info = info;
-  const std::size_t hdr = kBthSize + extension_headers_size(info->headers);
+  const std::size_t hdr = kBthSize + opcode_table::extension_bytes(info->headers);
   if (in.size() < hdr + kIcrcSize) return Error::too_short;
   // Every header the opcode has is within `hdr`, checked once (issue 31: no length check and no
   // Result per header); the ones it has not are disengaged.
@@ -88,7 +89,7 @@ Result<PacketView> decode_packet(ByteView in) noexcept {
 }
 
 std::size_t header_size(const PacketHeaders& h) noexcept {
-  return kBthSize + extension_headers_size(present_headers(h));
+  return kBthSize + opcode_table::extension_bytes(present_headers(h));
 }
 
 std::size_t packet_size(const PacketHeaders& h, std::size_t payload_len) noexcept {
@@ -97,13 +98,13 @@ std::size_t packet_size(const PacketHeaders& h, std::size_t payload_len) noexcep
 
 Result<std::size_t> encode_packet(const PacketHeaders& h, ByteView payload,
                                   MutableByteView out) noexcept {
-  const OpcodeInfo* info = find_opcode(h.bth.opcode);
+  const OpcodeInfo* info = opcode_table::find(h.bth.opcode);
   if (info == nullptr) return Error::unknown_opcode;
   if (present_headers(h) != info->headers) return Error::bad_field;
   if (info->payload == PayloadRule::none && !payload.empty()) return Error::too_long;
   const auto pad = static_cast<std::uint8_t>((0U - payload.size()) & 3U);
   const std::size_t total =
-      kBthSize + extension_headers_size(info->headers) + payload.size() + pad + kIcrcSize;
+      kBthSize + opcode_table::extension_bytes(info->headers) + payload.size() + pad + kIcrcSize;
   if (out.size() < total) return Error::buffer_too_small;
   // The fields narrower than their members, checked once for the packet (issue 31); the BTH's
   // pad count is the payload's, whatever h.bth holds.
