@@ -51,38 +51,10 @@ void masked_prefix(const Ipv4UdpHeaders& h, std::uint8_t* p) noexcept {
   store_word(p + 32, (std::uint32_t{h.udp.length} << 16) | 0xFFFFU);
 }
 
-}  // namespace
-
-std::uint32_t compute_icrc(const Ipv4UdpHeaders& h, ByteView body) noexcept {
-  std::array<std::uint8_t, kHeadSize> head;
-  masked_prefix(h, head.data());
-  if (body.size() < kBthSize) {  // no whole BTH: not a packet, but its CRC is still defined
-    return ~crc32_raw_update(0xFFFFFFFFU, ByteView(head).first(kPrefixSize), body);
-  }
-  std::memcpy(head.data() + kPrefixSize, body.data(), kBthSize);
-  head[kPrefixSize + 4] = 0xFF;  // BTH byte 4 (FECN, BECN, reserved) is variant: masked to ones
-  return ~crc32_raw_update(0xFFFFFFFFU, head, body.subspan(kBthSize));
-}
-
-void write_icrc(const Ipv4UdpHeaders& h, MutableByteView datagram) noexcept {
-  const std::size_t n = datagram.size() - kIcrcSize;
-  store_le32(datagram.data() + n, compute_icrc(h, datagram.first(n)));
-}
-
-bool verify_icrc(const Ipv4UdpHeaders& h, ByteView datagram) noexcept {
-  if (datagram.size() < kIcrcSize) return false;
-  const std::size_t n = datagram.size() - kIcrcSize;
-  return compute_icrc(h, datagram.first(n)) == load_le32(datagram.data() + n);
-}
-
-std::optional<std::uint16_t> recover_ipv4_id(const Ipv4UdpHeaders& h, ByteView datagram) noexcept {
-  if (datagram.size() < kIcrcSize) return std::nullopt;
-  Ipv4UdpHeaders zero_id = h;
-  zero_id.ip.id = 0;
-  const std::size_t n = datagram.size() - kIcrcSize;
-  std::uint32_t delta = compute_icrc(zero_id, datagram.first(n)) ^ load_le32(datagram.data() + n);
-  if (delta == 0) return 0;
-
+// The ID whose ICRC differs from ID 0's by `delta`, for a datagram of n bytes before its ICRC:
+// out of line, so that the common case above (ID 0) saves no registers for it (issue 31).
+[[gnu::noinline]] std::optional<std::uint16_t> solve_ipv4_id(std::size_t n,
+                                                             std::uint32_t delta) noexcept {
   // Column k: how flipping ID bit k changes the CRC. With init and final xor cancelling, that is
   // the raw CRC of the two ID bytes (bit k set) followed by every byte after the ID.
   const std::size_t bytes_after_id = kPrefixSize - kIdOffsetInPrefix - 2 + n;
@@ -119,6 +91,41 @@ std::optional<std::uint16_t> recover_ipv4_id(const Ipv4UdpHeaders& h, ByteView d
   }
   if (delta != 0) return std::nullopt;
   return id;
+}
+
+}  // namespace
+
+std::uint32_t compute_icrc(const Ipv4UdpHeaders& h, ByteView body) noexcept {
+  std::array<std::uint8_t, kHeadSize> head;
+  masked_prefix(h, head.data());
+  if (body.size() < kBthSize) {  // no whole BTH: not a packet, but its CRC is still defined
+    return ~crc32_raw_update(0xFFFFFFFFU, ByteView(head).first(kPrefixSize), body);
+  }
+  std::memcpy(head.data() + kPrefixSize, body.data(), kBthSize);
+  head[kPrefixSize + 4] = 0xFF;  // BTH byte 4 (FECN, BECN, reserved) is variant: masked to ones
+  return ~crc32_raw_update(0xFFFFFFFFU, head, body.subspan(kBthSize));
+}
+
+void write_icrc(const Ipv4UdpHeaders& h, MutableByteView datagram) noexcept {
+  const std::size_t n = datagram.size() - kIcrcSize;
+  store_le32(datagram.data() + n, compute_icrc(h, datagram.first(n)));
+}
+
+bool verify_icrc(const Ipv4UdpHeaders& h, ByteView datagram) noexcept {
+  if (datagram.size() < kIcrcSize) return false;
+  const std::size_t n = datagram.size() - kIcrcSize;
+  return compute_icrc(h, datagram.first(n)) == load_le32(datagram.data() + n);
+}
+
+std::optional<std::uint16_t> recover_ipv4_id(const Ipv4UdpHeaders& h, ByteView datagram) noexcept {
+  if (datagram.size() < kIcrcSize) return std::nullopt;
+  Ipv4UdpHeaders zero_id = h;
+  zero_id.ip.id = 0;
+  const std::size_t n = datagram.size() - kIcrcSize;
+  const std::uint32_t delta =
+      compute_icrc(zero_id, datagram.first(n)) ^ load_le32(datagram.data() + n);
+  if (delta == 0) return 0;
+  return solve_ipv4_id(n, delta);
 }
 
 }  // namespace naa::protocol
