@@ -1,6 +1,7 @@
 #include "naa/protocol/icrc.hpp"
 
 #include <array>
+#include <bit>
 #include <cstring>
 
 #include "naa/protocol/crc32.hpp"
@@ -11,88 +12,49 @@ namespace {
 
 constexpr std::size_t kPrefixSize = 8 + kIpv4HeaderSize + kUdpHeaderSize;  // 36
 constexpr std::size_t kIdOffsetInPrefix = 8 + 4;
-// The masked pseudo-header and the BTH in one buffer: 48 bytes, three 16-byte blocks, so the
-// CRC folds them (crc32.cpp) and goes on with the rest of the datagram from there (issue 31:
-// four table-driven pieces per datagram cost ~400 instructions for a short one).
+// The masked pseudo-header and the masked BTH: 48 bytes, three whole 16-byte blocks, so the CRC
+// folds them and goes on with the rest of the datagram where it lies (crc32_raw_update with a
+// head; issue 31: no copy of the datagram, one final reduction).
 constexpr std::size_t kHeadSize = kPrefixSize + kBthSize;
-// Up to this many bytes after the BTH, the ICRC is taken over one copy of head and rest.
-constexpr std::size_t kShortRest = 208;
+static_assert(kHeadSize % 16 == 0);
 
-// The masked pseudo-header: 8 x 0xFF, IPv4 and UDP with the variant fields set to ones; the
-// fields as encode_ipv4() and encode_udp() write them (issue 31: stored directly, for every
-// datagram's ICRC).
+// The masked pseudo-header (IBTA annex A17.3.3; PROTOCOL.md 2): 8 x 0xFF for the LRH, then the
+// IPv4 header (RFC 791) and the UDP header (RFC 768) as their 32-bit big-endian words, with the
+// variant fields (TOS, TTL, header checksum, UDP checksum) set to ones; the other fields as
+// encode_ipv4() and encode_udp() write them. Stored a word at a time (issue 31: field by field
+// the compiler merged the stores at a cost of ~15 instructions per datagram).
+// One big-endian word as one store (store_be32's byte stores let the compiler split and re-merge
+// the words with the constant bytes around them).
+void store_word(std::uint8_t* p, std::uint32_t v) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap32(v);
+  std::memcpy(p, &v, sizeof v);
+#else
+  store_be32(p, v);
+#endif
+}
+
 void masked_prefix(const Ipv4UdpHeaders& h, std::uint8_t* p) noexcept {
-  std::memset(p, 0xFF, 8);
-  p[8] = 0x45;  // version 4, IHL 5
-  p[9] = 0xFF;  // TOS: masked
-  store_be16(p + 10, h.ip.total_length);
-  store_be16(p + 12, h.ip.id);
-  store_be16(p + 14, h.ip.flags_fragment);
-  p[16] = 0xFF;  // TTL: masked
-  p[17] = h.ip.protocol;
-  p[18] = p[19] = 0xFF;  // header checksum: masked
-  store_be32(p + 20, h.ip.src);
-  store_be32(p + 24, h.ip.dst);
-  store_be16(p + 28, h.udp.src_port);
-  store_be16(p + 30, h.udp.dst_port);
-  store_be16(p + 32, h.udp.length);
-  p[34] = p[35] = 0xFF;  // UDP checksum: masked
+  store_word(p, 0xFFFFFFFFU);
+  store_word(p + 4, 0xFFFFFFFFU);
+  // version 4, IHL 5 | TOS masked | total length
+  store_word(p + 8, 0x45FF0000U | h.ip.total_length);
+  // identification | flags, fragment offset
+  store_word(p + 12, (std::uint32_t{h.ip.id} << 16) | h.ip.flags_fragment);
+  // TTL masked | protocol | header checksum masked
+  store_word(p + 16, 0xFF00FFFFU | (std::uint32_t{h.ip.protocol} << 16));
+  store_word(p + 20, h.ip.src);
+  store_word(p + 24, h.ip.dst);
+  // source port | destination port
+  store_word(p + 28, (std::uint32_t{h.udp.src_port} << 16) | h.udp.dst_port);
+  // length | checksum masked
+  store_word(p + 32, (std::uint32_t{h.udp.length} << 16) | 0xFFFFU);
 }
 
-}  // namespace
-
-std::uint32_t compute_icrc(const Ipv4UdpHeaders& h, ByteView body) noexcept {
-  if (body.size() >= kBthSize && body.size() - kBthSize <= kShortRest) {
-    // A short datagram (ACKs, a short call's packets) as one run of bytes: one pass of the CRC
-    // with one final reduction, and no byte-wise tail (issue 31). The register 0xFFFFFFFF
-    // followed by four 0xFF bytes (the first half of the masked LRH) is 0 (the CRC is linear:
-    // the bytes cancel the register), and zero bytes fed into a zero register leave it 0; so
-    // the CRC from 0xFFFFFFFF over pseudo-header + BTH + rest is the CRC from 0 over
-    // zeros + pseudo-header[4..] + BTH + rest, with as many zeros (0-15) as make that a whole
-    // number of 16-byte blocks. Built in place: all[4, 4 + zeros) zero, the pseudo-header at
-    // all[zeros] (its first four bytes, not fed, are then overwritten by the zeros).
-    const ByteView rest = body.subspan(kBthSize);
-    const std::size_t n = kHeadSize - 4 + rest.size();
-    const std::size_t zeros = (16 - n % 16) % 16;
-    std::array<std::uint8_t, 4 + 16 + kHeadSize + kShortRest> all;
-    std::uint8_t* const head = all.data() + zeros;
-    masked_prefix(h, head);
-    std::memcpy(head + kPrefixSize, body.data(), kBthSize);
-    head[kPrefixSize + 4] = 0xFF;  // BTH byte 4 (FECN, BECN, reserved) is variant: masked to ones
-    if (!rest.empty()) std::memcpy(head + kHeadSize, rest.data(), rest.size());
-    std::memset(all.data() + 4, 0, zeros);
-    return ~crc32_raw_update(0, ByteView(all.data() + 4, zeros + n));
-  }
-  std::array<std::uint8_t, kHeadSize> head;
-  masked_prefix(h, head.data());
-  if (body.size() < kBthSize) {
-    return ~crc32_raw_update(crc32_raw_update(0xFFFFFFFFU, ByteView(head).first(kPrefixSize)),
-                             body);
-  }
-  std::memcpy(head.data() + kPrefixSize, body.data(), kBthSize);
-  head[kPrefixSize + 4] = 0xFF;  // BTH byte 4 (FECN, BECN, reserved) is variant: masked to ones
-  return ~crc32_raw_update(crc32_raw_update(0xFFFFFFFFU, head), body.subspan(kBthSize));
-}
-
-void write_icrc(const Ipv4UdpHeaders& h, MutableByteView datagram) noexcept {
-  const std::size_t n = datagram.size() - kIcrcSize;
-  store_le32(datagram.data() + n, compute_icrc(h, datagram.first(n)));
-}
-
-bool verify_icrc(const Ipv4UdpHeaders& h, ByteView datagram) noexcept {
-  if (datagram.size() < kIcrcSize) return false;
-  const std::size_t n = datagram.size() - kIcrcSize;
-  return compute_icrc(h, datagram.first(n)) == load_le32(datagram.data() + n);
-}
-
-std::optional<std::uint16_t> recover_ipv4_id(const Ipv4UdpHeaders& h, ByteView datagram) noexcept {
-  if (datagram.size() < kIcrcSize) return std::nullopt;
-  Ipv4UdpHeaders zero_id = h;
-  zero_id.ip.id = 0;
-  const std::size_t n = datagram.size() - kIcrcSize;
-  std::uint32_t delta = compute_icrc(zero_id, datagram.first(n)) ^ load_le32(datagram.data() + n);
-  if (delta == 0) return 0;
-
+// The ID whose ICRC differs from ID 0's by `delta`, for a datagram of n bytes before its ICRC:
+// out of line, so that the common case above (ID 0) saves no registers for it (issue 31).
+[[gnu::noinline]] std::optional<std::uint16_t> solve_ipv4_id(std::size_t n,
+                                                             std::uint32_t delta) noexcept {
   // Column k: how flipping ID bit k changes the CRC. With init and final xor cancelling, that is
   // the raw CRC of the two ID bytes (bit k set) followed by every byte after the ID.
   const std::size_t bytes_after_id = kPrefixSize - kIdOffsetInPrefix - 2 + n;
@@ -129,6 +91,41 @@ std::optional<std::uint16_t> recover_ipv4_id(const Ipv4UdpHeaders& h, ByteView d
   }
   if (delta != 0) return std::nullopt;
   return id;
+}
+
+}  // namespace
+
+std::uint32_t compute_icrc(const Ipv4UdpHeaders& h, ByteView body) noexcept {
+  std::array<std::uint8_t, kHeadSize> head;
+  masked_prefix(h, head.data());
+  if (body.size() < kBthSize) {  // no whole BTH: not a packet, but its CRC is still defined
+    return ~crc32_raw_update(0xFFFFFFFFU, ByteView(head).first(kPrefixSize), body);
+  }
+  std::memcpy(head.data() + kPrefixSize, body.data(), kBthSize);
+  head[kPrefixSize + 4] = 0xFF;  // BTH byte 4 (FECN, BECN, reserved) is variant: masked to ones
+  return ~crc32_raw_update(0xFFFFFFFFU, head, body.subspan(kBthSize));
+}
+
+void write_icrc(const Ipv4UdpHeaders& h, MutableByteView datagram) noexcept {
+  const std::size_t n = datagram.size() - kIcrcSize;
+  store_le32(datagram.data() + n, compute_icrc(h, datagram.first(n)));
+}
+
+bool verify_icrc(const Ipv4UdpHeaders& h, ByteView datagram) noexcept {
+  if (datagram.size() < kIcrcSize) return false;
+  const std::size_t n = datagram.size() - kIcrcSize;
+  return compute_icrc(h, datagram.first(n)) == load_le32(datagram.data() + n);
+}
+
+std::optional<std::uint16_t> recover_ipv4_id(const Ipv4UdpHeaders& h, ByteView datagram) noexcept {
+  if (datagram.size() < kIcrcSize) return std::nullopt;
+  Ipv4UdpHeaders zero_id = h;
+  zero_id.ip.id = 0;
+  const std::size_t n = datagram.size() - kIcrcSize;
+  const std::uint32_t delta =
+      compute_icrc(zero_id, datagram.first(n)) ^ load_le32(datagram.data() + n);
+  if (delta == 0) return 0;
+  return solve_ipv4_id(n, delta);
 }
 
 }  // namespace naa::protocol

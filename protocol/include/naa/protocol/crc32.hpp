@@ -15,6 +15,11 @@ namespace naa::protocol {
 
 // Raw register update without the pre/post inversion: linear over GF(2) in (register, data).
 [[nodiscard]] std::uint32_t crc32_raw_update(std::uint32_t reg, ByteView data) noexcept;
+// The same over `head` then `data` without joining them: crc32_raw_update(crc32_raw_update(reg,
+// head), data), in one pass of carry-less folds when head is whole 16-byte blocks (the ICRC's
+// masked pseudo-header and BTH, then the rest of the datagram where it lies; issue 31).
+[[nodiscard]] std::uint32_t crc32_raw_update(std::uint32_t reg, ByteView head,
+                                             ByteView data) noexcept;
 
 // The raw register after feeding `zero_bytes` zero bytes into `reg`: reg * x^(8n) mod P.
 // O(log n) 32x32 matrix squarings, as in zlib's crc32_combine.
