@@ -67,11 +67,39 @@ module mr_table_sva
   logic [NumEntries-1:0] valid_q;
   logic [31:0]           rkey_q  [NumEntries];
   logic [23:0]           owner_q [NumEntries];
+
+  // The free-entry search over a table's valid bits: how many entries are free, and the lowest
+  // free index, counted as the entries below the lowest free one (the ones of free & -free,
+  // minus one); 0 if none is free. The block computes it otherwise (a count kept at each write,
+  // a one-hot to binary encoder). The shadow keeps the search of valid_q beside it, computed
+  // when valid_q is written (a_free's expectation): the same values as a search of valid_q at
+  // every edge, without two population counts per cycle (issue 31). Checker state: no coverage.
+  /*verilator coverage_off*/
+  function automatic logic [IdxW:0] count_free(logic [NumEntries-1:0] valid);
+    return (IdxW + 1)'($countones(~valid));
+  endfunction
+  function automatic logic [IdxW-1:0] lowest_free(logic [NumEntries-1:0] valid);
+    logic [NumEntries-1:0] free;
+    free = ~valid;
+    if (free == '0) return '0;
+    return IdxW'($countones((free & (~free + 1'b1)) - 1'b1));
+  endfunction
+  logic [IdxW:0]   free_count_q;   // count_free(valid_q)
+  logic [IdxW-1:0] lowest_free_q;  // lowest_free(valid_q)
+  /*verilator coverage_on*/
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      valid_q <= '0;
-    end else if (wr_valid_i) begin
-      valid_q[wr_index_i] <= wr_entry_valid_i;
+      valid_q       <= '0;
+      free_count_q  <= count_free('0);
+      lowest_free_q <= lowest_free('0);
+    end else if (wr_valid_i) begin : write
+      logic [NumEntries-1:0] valid_d;  // valid_q after this write
+      valid_d             = valid_q;
+      valid_d[wr_index_i] = wr_entry_valid_i;
+      valid_q       <= valid_d;
+      free_count_q  <= count_free(valid_d);
+      lowest_free_q <= lowest_free(valid_d);
     end
   end
   always_ff @(posedge clk_i) begin
@@ -91,9 +119,10 @@ module mr_table_sva
   // sampled variable (here the shadow's 32 keys and owners too) and keeps each $past in a
   // register of its own (issue 31). A `P |=> Q` registers `ok1 && P` at one edge (*_q) and
   // checks Q at the next edge where ok1 holds; a `$past(x)` is a copy of x taken at that first
-  // edge. The expected answers (first_checks(), the free search) are functions of the shadow
-  // computed at the edge only, where the concurrent version had nets that were evaluated again
-  // at every eval(). Checker state and code: no coverage (the covers below count as before).
+  // edge. The expected first check of a lookup is a function of the shadow called at the edge
+  // (first_checks()), the expected free search is kept with the shadow (above): the concurrent
+  // version had nets for them that were evaluated again at every eval(). Checker state and
+  // code: no coverage (the covers below count as before).
   /*verilator coverage_off*/
 
   // The first three checks of a lookup (README "Behaviour"), MrOk standing for "all passed".
@@ -104,19 +133,6 @@ module mr_table_sva
     if (rkey_q[index] != rkey) return MrKeyMismatch;
     if (owner_q[index] != qpn) return MrOwnerMismatch;
     return MrOk;
-  endfunction
-
-  // The free-entry search over the shadow: how many entries are free, and the lowest free
-  // index, counted as the entries below the lowest free one (the ones of free & -free, minus
-  // one); 0 if none is free. The block computes it otherwise (a one-hot to binary encoder).
-  function automatic logic [IdxW:0] shadow_free_count();
-    return (IdxW + 1)'($countones(~valid_q));
-  endfunction
-  function automatic logic [IdxW-1:0] shadow_lowest_free();
-    logic [NumEntries-1:0] free;
-    free = ~valid_q;
-    if (free == '0) return '0;
-    return IdxW'($countones((free & (~free + 1'b1)) - 1'b1));
   endfunction
 
   logic        looked_q;        // ok1 && lk_valid_i: the antecedents' of the lookup's |=>
@@ -197,15 +213,16 @@ module mr_table_sva
       else $error("mr_table_sva a_rd_entry: the read does not show the entry written");
     end
     if (ok0) begin
-      // !rd_entry_valid_o |-> every field 0
+      // !rd_entry_valid_o |-> {rd_rkey_o, rd_base_o, rd_length_o, rd_access_o,
+      // rd_owner_qpn_o} == '0 (field by field: no 155-bit concatenation to build)
       if (!rd_entry_valid_o) begin
-        a_rd_zero: assert ({rd_rkey_o, rd_base_o, rd_length_o, rd_access_o, rd_owner_qpn_o} == '0)
+        a_rd_zero: assert (rd_rkey_o == '0 && rd_base_o == '0 && rd_length_o == '0
+                           && rd_access_o == '0 && rd_owner_qpn_o == '0)
         else $error("mr_table_sva a_rd_zero: an invalid entry does not read 0");
       end
       // Free-entry search: this cycle's table, before its write (the shadow before the edge).
-      a_free: assert (free_count_o == shadow_free_count()
-                      && free_any_o == (shadow_free_count() != '0)
-                      && free_index_o == shadow_lowest_free())
+      a_free: assert (free_count_o == free_count_q && free_any_o == (free_count_q != '0)
+                      && free_index_o == lowest_free_q)
       else $error("mr_table_sva a_free: the free-entry search disagrees with the table");
     end
   end
