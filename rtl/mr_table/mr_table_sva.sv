@@ -156,65 +156,64 @@ module mr_table_sva
     end
   end
 
+  // The checks under ok1 (the `|=>`) and those under ok0 (the one-cycle properties), each
+  // group in one `if`: the same conditions as one `if (ok && P)` per property, tested once.
   always @(posedge clk_i) begin
-    // Lookup: the answer one cycle after the request (README "Timing"), none without one, MrOk
-    // while there is none, a status of the table, the checks in order.
-    // lk_valid_i |=> rsp_valid_o
-    if (ok1 && looked_q) begin
-      a_rsp_latency: assert (rsp_valid_o)
-      else $error("mr_table_sva a_rsp_latency: no answer the cycle after a lookup");
-    end
-    // !lk_valid_i |=> !rsp_valid_o
-    if (ok1 && lk_idle_q) begin
-      a_rsp_no_spurious: assert (!rsp_valid_o)
-      else $error("mr_table_sva a_rsp_no_spurious: an answer without a lookup");
+    if (ok1) begin
+      // Lookup: the answer one cycle after the request (README "Timing"), none without one, the
+      // checks in order.
+      if (looked_q) begin
+        // lk_valid_i |=> rsp_valid_o
+        a_rsp_latency: assert (rsp_valid_o)
+        else $error("mr_table_sva a_rsp_latency: no answer the cycle after a lookup");
+      end
+      // lk_valid_i && first3 != MrOk |=> rsp_status_o == $past(first3)
+      if (looked_q && first3_q != MrOk) begin
+        a_rsp_first_checks: assert (rsp_status_o == first3_q)
+        else $error("mr_table_sva a_rsp_first_checks: not the first failing of entry, key, owner");
+      end
+      // lk_valid_i && first3 == MrOk |=> rsp_status_o is MrOk, MrBounds or MrPermission
+      if (looked_q && first3_q == MrOk) begin
+        a_rsp_later_checks: assert (rsp_status_o == MrOk || rsp_status_o == MrBounds
+                                    || rsp_status_o == MrPermission)
+        else $error("mr_table_sva a_rsp_later_checks: entry, key and owner match, yet they failed");
+      end
+      // !lk_valid_i |=> !rsp_valid_o
+      if (lk_idle_q) begin
+        a_rsp_no_spurious: assert (!rsp_valid_o)
+        else $error("mr_table_sva a_rsp_no_spurious: an answer without a lookup");
+      end
+      // Read port: the entry one cycle after the request.
+      if (read_q) begin
+        // rd_valid_i |=> rd_valid_o
+        a_rd_latency: assert (rd_valid_o)
+        else $error("mr_table_sva a_rd_latency: no read result the cycle after a read");
+        // rd_valid_i |=> rd_entry_valid_o == $past(rd_exp_valid) && (!rd_entry_valid_o
+        //   || rd_rkey_o == $past(rd_exp_rkey) && rd_owner_qpn_o == $past(rd_exp_owner))
+        a_rd_entry: assert (rd_entry_valid_o == rd_exp_valid_q
+                            && (!rd_entry_valid_o || (rd_rkey_o == rd_exp_rkey_q
+                                                      && rd_owner_qpn_o == rd_exp_owner_q)))
+        else $error("mr_table_sva a_rd_entry: the read does not show the entry written");
+      end
+      // !rd_valid_i |=> !rd_valid_o
+      if (rd_idle_q) begin
+        a_rd_no_spurious: assert (!rd_valid_o)
+        else $error("mr_table_sva a_rd_no_spurious: a read result without a read");
+      end
     end
     if (ok0) begin
-      // !rsp_valid_o |-> rsp_status_o == MrOk
-      if (!rsp_valid_o) begin
+      if (rsp_valid_o) begin
+        // rsp_valid_o |-> rsp_status_o <= MrPermission: a status of the table
+        a_rsp_status: assert (rsp_status_o <= MrPermission)
+        else $error("mr_table_sva a_rsp_status: rsp_status_o is no mr_status_e value");
+      end else begin
+        // !rsp_valid_o |-> rsp_status_o == MrOk: MrOk while there is no answer
         a_rsp_idle_ok: assert (rsp_status_o == MrOk)
         else $error("mr_table_sva a_rsp_idle_ok: rsp_status_o is not ok while rsp_valid_o is low");
       end
-      // rsp_valid_o |-> rsp_status_o <= MrPermission
-      if (rsp_valid_o) begin
-        a_rsp_status: assert (rsp_status_o <= MrPermission)
-        else $error("mr_table_sva a_rsp_status: rsp_status_o is no mr_status_e value");
-      end
-    end
-    // lk_valid_i && first3 != MrOk |=> rsp_status_o == $past(first3)
-    if (ok1 && looked_q && first3_q != MrOk) begin
-      a_rsp_first_checks: assert (rsp_status_o == first3_q)
-      else $error("mr_table_sva a_rsp_first_checks: not the first failing of entry, key, owner");
-    end
-    // lk_valid_i && first3 == MrOk |=> rsp_status_o is MrOk, MrBounds or MrPermission
-    if (ok1 && looked_q && first3_q == MrOk) begin
-      a_rsp_later_checks: assert (rsp_status_o == MrOk || rsp_status_o == MrBounds
-                                  || rsp_status_o == MrPermission)
-      else $error("mr_table_sva a_rsp_later_checks: entry, key and owner match, yet they failed");
-    end
-
-    // Read port: the entry one cycle after the request; an invalid entry reads all 0.
-    // rd_valid_i |=> rd_valid_o
-    if (ok1 && read_q) begin
-      a_rd_latency: assert (rd_valid_o)
-      else $error("mr_table_sva a_rd_latency: no read result the cycle after a read");
-    end
-    // !rd_valid_i |=> !rd_valid_o
-    if (ok1 && rd_idle_q) begin
-      a_rd_no_spurious: assert (!rd_valid_o)
-      else $error("mr_table_sva a_rd_no_spurious: a read result without a read");
-    end
-    // rd_valid_i |=> rd_entry_valid_o == $past(rd_exp_valid) && (!rd_entry_valid_o
-    //   || rd_rkey_o == $past(rd_exp_rkey) && rd_owner_qpn_o == $past(rd_exp_owner))
-    if (ok1 && read_q) begin
-      a_rd_entry: assert (rd_entry_valid_o == rd_exp_valid_q
-                          && (!rd_entry_valid_o || (rd_rkey_o == rd_exp_rkey_q
-                                                    && rd_owner_qpn_o == rd_exp_owner_q)))
-      else $error("mr_table_sva a_rd_entry: the read does not show the entry written");
-    end
-    if (ok0) begin
       // !rd_entry_valid_o |-> {rd_rkey_o, rd_base_o, rd_length_o, rd_access_o,
-      // rd_owner_qpn_o} == '0 (field by field: no 155-bit concatenation to build)
+      // rd_owner_qpn_o} == '0: an invalid entry reads all 0 (field by field: no 155-bit
+      // concatenation to build)
       if (!rd_entry_valid_o) begin
         a_rd_zero: assert (rd_rkey_o == '0 && rd_base_o == '0 && rd_length_o == '0
                            && rd_access_o == '0 && rd_owner_qpn_o == '0)
