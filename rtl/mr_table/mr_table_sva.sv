@@ -135,7 +135,7 @@ module mr_table_sva
     return MrOk;
   endfunction
 
-  logic        looked_q;        // ok1 && lk_valid_i: the antecedents' of the lookup's |=>
+  logic        looked_q;        // ok1 && lk_valid_i: the lookup's |=> antecedents
   logic [2:0]  first3_q;        // $past(first3): the first failing check of that lookup
   logic        lk_idle_q;       // ok1 && !lk_valid_i: a_rsp_no_spurious'
   logic        read_q;          // ok1 && rd_valid_i: a_rd_latency's and a_rd_entry's
