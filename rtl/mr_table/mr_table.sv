@@ -78,8 +78,15 @@ module mr_table (
   // ---------------------------------------------------------------------------------------------
   // Entry storage. Only the valid bits are reset; the fields are written before they are read
   // (a lookup of an invalid entry reports MrNoEntry before looking at any field).
+  //
+  // Every computation from the inputs is a variable of the clocked process that uses it (none is
+  // a continuous assignment): the outputs are all registers, so nothing needs the logic before
+  // the edge, and Verilator 5.006 evaluates a process's variables at its edge only (and only in
+  // the branch taken), where it evaluates continuous logic from the inputs at every eval(), two
+  // per cycle, and again after each edge (issue 31, docs/rtl/simulation-cost.md). The same
+  // logic either way: synthesis builds the same gates from a variable as from a net.
   // ---------------------------------------------------------------------------------------------
-  logic [mr_table_pkg::NumEntries-1:0] valid_d, valid_q;
+  logic [mr_table_pkg::NumEntries-1:0] valid_q;
   logic [31:0]           rkey_q   [mr_table_pkg::NumEntries];
   logic [63:0]           base_q   [mr_table_pkg::NumEntries];
   logic [64:0]           end_q    [mr_table_pkg::NumEntries];  // min(base + length, 2^64)
@@ -87,33 +94,13 @@ module mr_table (
   logic [mr_table_pkg::AccessW-1:0]    access_q [mr_table_pkg::NumEntries];
   logic [23:0]           owner_q  [mr_table_pkg::NumEntries];
 
-  logic        program_en;
-  logic [64:0] wr_end_full, wr_end;
-
-  assign program_en  = wr_valid_i && wr_entry_valid_i;
-  assign wr_end_full = {1'b0, wr_base_i} + {33'd0, wr_length_i};
-  assign wr_end      = (wr_end_full > AddrSpaceEnd) ? AddrSpaceEnd : wr_end_full;
-
-  always_comb begin
-    valid_d = valid_q;
-    if (wr_valid_i) begin
-      valid_d[wr_index_i] = wr_entry_valid_i;
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      valid_q <= '0;
-    end else begin
-      valid_q <= valid_d;
-    end
-  end
-
   always_ff @(posedge clk_i) begin
-    if (program_en) begin
+    if (wr_valid_i && wr_entry_valid_i) begin : program_entry
+      logic [64:0] wr_end_full;  // base + length, 65 bits so that it cannot wrap
+      wr_end_full = {1'b0, wr_base_i} + {33'd0, wr_length_i};
       rkey_q[wr_index_i]   <= wr_rkey_i;
       base_q[wr_index_i]   <= wr_base_i;
-      end_q[wr_index_i]    <= wr_end;
+      end_q[wr_index_i]    <= (wr_end_full > AddrSpaceEnd) ? AddrSpaceEnd : wr_end_full;
       length_q[wr_index_i] <= wr_length_i;
       access_q[wr_index_i] <= wr_access_i;
       owner_q[wr_index_i]  <= wr_owner_qpn_i;
@@ -121,53 +108,46 @@ module mr_table (
   end
 
   // ---------------------------------------------------------------------------------------------
-  // Lookup: entry read, checks in priority order, registered result.
+  // Lookup: entry read, checks in priority order, registered result. The status of a cycle
+  // without a lookup is MrOk, so the port carries no stale value.
   // ---------------------------------------------------------------------------------------------
-  logic [mr_table_pkg::IdxW-1:0] lk_index;
-  logic [64:0]     lk_end;    // va + len, 65 bits so that it cannot wrap
-  logic            in_bounds;
-  mr_table_pkg::mr_status_e      status;
-
-  assign lk_index = lk_rkey_i[mr_table_pkg::IdxW-1:0];
-  assign lk_end   = {1'b0, lk_va_i} + {33'd0, lk_len_i};
-
-`ifdef NAA_MR_TABLE_BROKEN
-  // Deliberate bug: lets the access end one byte past the region.
-  assign in_bounds = (lk_va_i >= base_q[lk_index]) && (lk_end <= end_q[lk_index] + 65'd1);
-`else
-  assign in_bounds = (lk_va_i >= base_q[lk_index]) && (lk_end <= end_q[lk_index]);
-`endif
-
-  always_comb begin
-    if (!valid_q[lk_index]) begin
-      status = mr_table_pkg::MrNoEntry;
-    end else if (rkey_q[lk_index] != lk_rkey_i) begin
-      status = mr_table_pkg::MrKeyMismatch;
-    end else if (owner_q[lk_index] != lk_qpn_i) begin
-      status = mr_table_pkg::MrOwnerMismatch;
-    end else if (!in_bounds) begin
-      status = mr_table_pkg::MrBounds;
-    end else if ((access_q[lk_index] & lk_access_i) != lk_access_i) begin
-      status = mr_table_pkg::MrPermission;
-    end else begin
-      status = mr_table_pkg::MrOk;
-    end
-  end
-
-  logic       rsp_valid_d, rsp_valid_q;
-  mr_table_pkg::mr_status_e rsp_status_d, rsp_status_q;
-
-  // The status of a cycle without a lookup is MrOk, so the port carries no stale value.
-  assign rsp_valid_d  = lk_valid_i;
-  assign rsp_status_d = lk_valid_i ? status : mr_table_pkg::MrOk;
+  logic                     rsp_valid_q;
+  mr_table_pkg::mr_status_e rsp_status_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       rsp_valid_q  <= 1'b0;
       rsp_status_q <= mr_table_pkg::MrOk;
     end else begin
-      rsp_valid_q  <= rsp_valid_d;
-      rsp_status_q <= rsp_status_d;
+      rsp_valid_q <= lk_valid_i;
+      if (lk_valid_i) begin : lookup
+        logic [mr_table_pkg::IdxW-1:0] lk_index;
+        logic [64:0]                   lk_end;  // va + len, 65 bits so that it cannot wrap
+        logic                          in_bounds;
+        lk_index = lk_rkey_i[mr_table_pkg::IdxW-1:0];
+        lk_end   = {1'b0, lk_va_i} + {33'd0, lk_len_i};
+`ifdef NAA_MR_TABLE_BROKEN
+        // Deliberate bug: lets the access end one byte past the region.
+        in_bounds = (lk_va_i >= base_q[lk_index]) && (lk_end <= end_q[lk_index] + 65'd1);
+`else
+        in_bounds = (lk_va_i >= base_q[lk_index]) && (lk_end <= end_q[lk_index]);
+`endif
+        if (!valid_q[lk_index]) begin
+          rsp_status_q <= mr_table_pkg::MrNoEntry;
+        end else if (rkey_q[lk_index] != lk_rkey_i) begin
+          rsp_status_q <= mr_table_pkg::MrKeyMismatch;
+        end else if (owner_q[lk_index] != lk_qpn_i) begin
+          rsp_status_q <= mr_table_pkg::MrOwnerMismatch;
+        end else if (!in_bounds) begin
+          rsp_status_q <= mr_table_pkg::MrBounds;
+        end else if ((access_q[lk_index] & lk_access_i) != lk_access_i) begin
+          rsp_status_q <= mr_table_pkg::MrPermission;
+        end else begin
+          rsp_status_q <= mr_table_pkg::MrOk;
+        end
+      end else begin
+        rsp_status_q <= mr_table_pkg::MrOk;
+      end
     end
   end
 
@@ -182,9 +162,6 @@ module mr_table (
   logic [63:0]         rd_base_q;
   logic [mr_table_pkg::AccessW-1:0]  rd_access_q;
   logic [23:0]         rd_owner_q;
-  logic                rd_hit;
-
-  assign rd_hit = rd_valid_i && valid_q[rd_index_i];
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -196,13 +173,22 @@ module mr_table (
       rd_access_q      <= '0;
       rd_owner_q       <= '0;
     end else begin
-      rd_valid_q       <= rd_valid_i;
-      rd_entry_valid_q <= rd_hit;
-      rd_rkey_q        <= rd_hit ? rkey_q[rd_index_i] : '0;
-      rd_base_q        <= rd_hit ? base_q[rd_index_i] : '0;
-      rd_length_q      <= rd_hit ? length_q[rd_index_i] : '0;
-      rd_access_q      <= rd_hit ? access_q[rd_index_i] : '0;
-      rd_owner_q       <= rd_hit ? owner_q[rd_index_i] : '0;
+      rd_valid_q <= rd_valid_i;
+      if (rd_valid_i && valid_q[rd_index_i]) begin
+        rd_entry_valid_q <= 1'b1;
+        rd_rkey_q        <= rkey_q[rd_index_i];
+        rd_base_q        <= base_q[rd_index_i];
+        rd_length_q      <= length_q[rd_index_i];
+        rd_access_q      <= access_q[rd_index_i];
+        rd_owner_q       <= owner_q[rd_index_i];
+      end else begin
+        rd_entry_valid_q <= 1'b0;
+        rd_rkey_q        <= '0;
+        rd_base_q        <= '0;
+        rd_length_q      <= '0;
+        rd_access_q      <= '0;
+        rd_owner_q       <= '0;
+      end
     end
   end
 
@@ -215,32 +201,17 @@ module mr_table (
   assign rd_owner_qpn_o   = rd_owner_q;
 
   // ---------------------------------------------------------------------------------------------
-  // Free-entry search, registered (docs/rtl/synthesis.md: a population count of 32 valid bits in
-  // one cycle was 31 LUT levels). Each edge loads the search result for the table that edge
-  // leaves behind (valid_d), so during every cycle the registers describe the table as it is in
-  // that cycle, before the cycle's write: the same port behaviour as a combinational search of
-  // valid_q, without its depth, and no added latency. The count is kept incrementally (a write
-  // frees or takes at most one entry); the lowest free index is a priority encoder over valid_d.
-  // Reset: every entry free.
+  // Valid bits and the free-entry search, registered (docs/rtl/synthesis.md: a population count
+  // of 32 valid bits in one cycle was 31 LUT levels). Each edge loads the search result for the
+  // table that edge leaves behind (valid_d), so during every cycle the registers describe the
+  // table as it is in that cycle, before the cycle's write: the same port behaviour as a
+  // combinational search of valid_q, without its depth, and no added latency. The count is kept
+  // incrementally (a write frees or takes at most one entry); the lowest free index is a
+  // priority encoder over valid_d. Reset: every entry invalid, hence free.
   // ---------------------------------------------------------------------------------------------
   logic                            free_any_q;
-  logic [mr_table_pkg::IdxW-1:0]   free_index_d, free_index_q;
+  logic [mr_table_pkg::IdxW-1:0]   free_index_q;
   logic [mr_table_pkg::IdxW:0]     free_count_q;
-  logic                            wr_was_valid, wr_frees, wr_takes;
-
-  assign wr_was_valid = valid_q[wr_index_i];
-  assign wr_frees     = wr_valid_i && !wr_entry_valid_i && wr_was_valid;
-  assign wr_takes     = wr_valid_i && wr_entry_valid_i && !wr_was_valid;
-
-  // Lowest index with !valid_d (0 if none: free_any says so): isolate the lowest set bit of the
-  // free mask (x & -x, a carry chain), then OR together the indices of the set bit (one-hot to
-  // binary): bit k of the index is the OR of the one-hot bits whose index has bit k set, one
-  // AND with a constant mask and one OR-reduction per index bit. A loop that keeps the first hit
-  // is a chain through all 32 entries instead; a loop over the 32 entries per index bit is the
-  // same logic, but Verilator evaluates it bit by bit (~400 instructions per eval, issue 31).
-  logic [mr_table_pkg::NumEntries-1:0] free_d, lowest_free;
-  assign free_d      = ~valid_d;
-  assign lowest_free = free_d & (~free_d + 1'b1);
 
   // The entries whose index has bit k set.
   function automatic logic [mr_table_pkg::NumEntries-1:0] index_bit_mask(int unsigned k);
@@ -249,18 +220,39 @@ module mr_table (
     end
   endfunction
 
-  for (genvar k = 0; k < mr_table_pkg::IdxW; k++) begin : g_free_index
-    assign free_index_d[k] = |(lowest_free & index_bit_mask(k));
-  end
+  // The index of the one set bit of a one-hot vector (0 if none): bit k of the index is the OR
+  // of the one-hot bits whose index has bit k set, one AND with a constant mask and one
+  // OR-reduction per index bit. A loop that keeps the first hit is a chain through all 32
+  // entries instead; a loop over the 32 entries per index bit is the same logic, but Verilator
+  // evaluates it bit by bit (~400 instructions per eval, issue 31).
+  function automatic logic [mr_table_pkg::IdxW-1:0] one_hot_index(
+      logic [mr_table_pkg::NumEntries-1:0] one_hot);
+    for (int unsigned k = 0; k < mr_table_pkg::IdxW; k++) begin
+      one_hot_index[k] = |(one_hot & index_bit_mask(k));
+    end
+  endfunction
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
+      valid_q      <= '0;
       free_any_q   <= 1'b1;
       free_index_q <= '0;
       free_count_q <= (mr_table_pkg::IdxW + 1)'(mr_table_pkg::NumEntries);
-    end else begin
+    end else begin : next_table
+      logic [mr_table_pkg::NumEntries-1:0] valid_d, free_d, lowest_free;
+      logic                                wr_was_valid, wr_frees, wr_takes;
+      valid_d = valid_q;
+      if (wr_valid_i) valid_d[wr_index_i] = wr_entry_valid_i;
+      wr_was_valid = valid_q[wr_index_i];
+      wr_frees     = wr_valid_i && !wr_entry_valid_i && wr_was_valid;
+      wr_takes     = wr_valid_i && wr_entry_valid_i && !wr_was_valid;
+      // Lowest index with !valid_d (0 if none: free_any says so): isolate the lowest set bit of
+      // the free mask (x & -x, a carry chain), then its index.
+      free_d       = ~valid_d;
+      lowest_free  = free_d & (~free_d + 1'b1);
+      valid_q      <= valid_d;
       free_any_q   <= |free_d;
-      free_index_q <= free_index_d;
+      free_index_q <= one_hot_index(lowest_free);
       free_count_q <= free_count_q + {{mr_table_pkg::IdxW{1'b0}}, wr_frees}
                                    - {{mr_table_pkg::IdxW{1'b0}}, wr_takes};
     end
