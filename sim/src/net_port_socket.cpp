@@ -253,10 +253,18 @@ std::size_t NetPort::poll_receive_gro(std::size_t budget) {
   return n;
 }
 
+// Asked twice per datagram, mostly for the QP asked last: that answer without the map, and
+// without the register saves and stack frame the socket-opening path needs (issue 31). `last`
+// is only ever set with the listening socket open.
 std::uint16_t NetPort::source_port(std::uint32_t qpn) {
+  const Sockets::LastSender& last = sockets_->last;
+  if (last.valid && last.qpn == qpn) return last.port;
+  return source_port_lookup(qpn);
+}
+
+std::uint16_t NetPort::source_port_lookup(std::uint32_t qpn) {
   if (!sockets_->listen.is_open()) return protocol::roce_udp_source_port(qpn);  // no sockets
   Sockets::LastSender& last = sockets_->last;
-  if (last.valid && last.qpn == qpn) return last.port;
   const std::uint16_t port = protocol::roce_udp_source_port(qpn);
   auto it = sockets_->senders.find(port);
   if (it == sockets_->senders.end()) {

@@ -242,11 +242,17 @@ class StageQueue {
   // when the packet leaves the stage.
   sc_core::sc_time reserve(const Packet& p, sc_core::sc_time ready) {
     const sc_core::sc_time start = start_for(ready);
-    while (!ahead_.empty() && ahead_.front().start <= sim_now())
-      ahead_.pop_front();
-    if (start > ready) ahead_.push_back({ready, start});
-    booked_until_ = start + service_(stage_, p, start);
-    return booked_until_;
+    return book(ready, start, start + service_(stage_, p, start));
+  }
+  // reserve() for a caller that computed the packet's service time itself (and counted the
+  // stage's busy cycles, as the service function would have): the packet, ready at `ready`,
+  // starts at `start` (start_for(ready)) and leaves at `until`, which is returned. The same
+  // booking as reserve(), without the service function's second computation (issue 31).
+  // Inline, with the rare queueing behind a booking out of line (note_ahead).
+  sc_core::sc_time book(sc_core::sc_time ready, sc_core::sc_time start, sc_core::sc_time until) {
+    if (!ahead_.empty() || start > ready) note_ahead(ready, start);
+    booked_until_ = until;
+    return until;
   }
   // Consumer side: the next packet once its service time has passed.
   [[nodiscard]] Packet* next() {
@@ -292,6 +298,14 @@ class StageQueue {
     sc_core::sc_time ready, start;  // queued from ready to start
   };
   [[nodiscard]] std::size_t capacity() const { return capacity_; }
+  // book(): forgets the packets booked behind a booking that have started by now, and notes
+  // one that starts after it is ready.
+  [[gnu::noinline]] void note_ahead(sc_core::sc_time ready, sc_core::sc_time start) {
+    const sc_core::sc_time now = sim_now();
+    while (!ahead_.empty() && ahead_.front().start <= now)
+      ahead_.pop_front();
+    if (start > ready) ahead_.push_back({ready, start});
+  }
   [[nodiscard]] bool parked_empty() const { return idle_ && !recheck_ && fifo_.empty(); }
   // Serves p from max(now, ready, the end of a booking): one wait.
   inline Packet* serve_from(Packet* p, sc_core::sc_time ready) {
