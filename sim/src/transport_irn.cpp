@@ -248,7 +248,10 @@ void Transport::irn_execute_read(Qp& qp, const Qp::IrnPending& r) {
 
 void Transport::irn_send_ack(Qp& qp, std::uint32_t sack_psn) {
   Packet* p = ctx_.pool.get();
-  protocol::PacketHeaders h;
+  // Every IRN ACK has the same headers but for these fields: one kept PacketHeaders (the BTH's
+  // other fields at their defaults, only the AETH and SACK ETH ever engaged) instead of a new
+  // one zeroed per ACK (issue 31).
+  protocol::PacketHeaders& h = irn_ack_headers_;
   h.bth.opcode = op::kIrnAcknowledge;
   h.bth.dest_qpn = qp.peer_qpn;
   h.bth.psn = qp.irn_rx.cumulative();
