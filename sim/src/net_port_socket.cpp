@@ -364,6 +364,13 @@ std::size_t NetPort::build_tx_messages(std::size_t first, std::size_t end, bool 
 void NetPort::group_outbox_by_socket() {
   auto& outbox = sockets_->outbox;
   if (outbox.size() < 2) return;  // nothing to group (a short call's datagrams; issue 31)
+  // One socket only (one QP sending, a call's ACK and result): every range below would keep its
+  // order, so there is nothing to sort (issue 31).
+  const int first_fd = outbox.front().fd;
+  if (std::all_of(outbox.begin() + 1, outbox.end(),
+                  [first_fd](const Sockets::TxEntry& e) { return e.fd == first_fd; })) {
+    return;
+  }
   const int listen_fd = sockets_->listen.native_handle();
   auto by_fd = [](const Sockets::TxEntry& a, const Sockets::TxEntry& b) { return a.fd < b.fd; };
   auto keeps_place = [listen_fd](const Sockets::TxEntry& e) {
