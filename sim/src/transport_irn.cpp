@@ -357,7 +357,12 @@ void Transport::irn_send_packet(Qp& qp, std::uint32_t psn, bool urgent) {
     irn_send_read_response(qp, *w, psn, off, urgent);
     return;
   }
-  protocol::PacketHeaders h;
+  // One kept PacketHeaders (issue 31): the BTH fields and extension headers a data packet may
+  // carry are all set or cleared below; the others are never engaged.
+  protocol::PacketHeaders& h = irn_data_headers_;
+  h.reth.reset();
+  h.irn_eth.reset();
+  h.immediate.reset();
   const std::size_t begin = std::size_t{off} * qp.mtu;
   const std::size_t len =
       std::min<std::size_t>(qp.mtu, w->data.size() - std::min(begin, w->data.size()));

@@ -160,7 +160,10 @@ class Transport : public sc_core::sc_module,
   // A datagram RxPipe did not decode (a harness's put()): decoded here (rx_thread).
   [[gnu::noinline]] const protocol::PacketView* decode_fallback(const Packet& p);
   protocol::PacketView fallback_view_;
-  protocol::PacketHeaders irn_ack_headers_;   // irn_send_ack's, reused
+  // Headers kept between packets (issue 31), each used by one process only: the ACKs' by
+  // rx_thread (irn_responder), the data packets' by tx_thread (irn_send_next_packet).
+  protocol::PacketHeaders irn_ack_headers_;
+  protocol::PacketHeaders irn_data_headers_;
   std::vector<std::uint32_t> timer_fired_;    // cookies fired, handled by tx_thread
   std::vector<std::uint32_t> fired_scratch_;  // tx_thread's working copy of timer_fired_
   // Payload vectors of completed WQEs for the next posts (keep_payload_buffer).
