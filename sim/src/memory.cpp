@@ -250,12 +250,7 @@ bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, 
   return access(tlm::TLM_READ_COMMAND, addr, out, len, meter);
 }
 
-std::uint8_t* MemoryPort::direct(std::uint64_t addr, std::uint64_t len, bool write) {
-  // A read inside the kept range (a non-empty one, at most 4 GiB, as a request would be).
-  if (!write && read_dmi_ptr_ != nullptr && len != 0 && len <= 0xFFFFFFFFU &&
-      addr >= read_dmi_start_ && len - 1 <= read_dmi_end_ && addr <= read_dmi_end_ - (len - 1)) {
-    return read_dmi_ptr_ + (addr - read_dmi_start_);
-  }
+std::uint8_t* MemoryPort::direct_request(std::uint64_t addr, std::uint64_t len, bool write) {
   tlm::tlm_generic_payload& trans = trans_;
   trans.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   trans.set_address(addr);

@@ -51,9 +51,28 @@ struct Packet {
 class PacketPool {
  public:
   explicit PacketPool(std::size_t count);
-  [[nodiscard]] Packet* try_get();
-  [[nodiscard]] Packet* get();  // SC_THREAD context only
-  void put(Packet* p);
+  // Inline, a few per datagram (issue 31); the waits and notifications out of line.
+  [[nodiscard]] Packet* try_get() {
+    if (free_.empty()) {
+      ++exhausted_;
+      return nullptr;
+    }
+    Packet* p = free_.back();
+    free_.pop_back();
+    p->size = 0;
+    p->ip_id = 0;
+    p->src_qpn = 0;
+    return p;
+  }
+  [[nodiscard]] Packet* get() {  // SC_THREAD context only
+    if (free_.empty()) wait_for_free();
+    return try_get();
+  }
+  void put(Packet* p) {
+    if (p == nullptr) return;
+    free_.push_back(p);  // never reallocates: reserved for every packet
+    if (waiting_ != 0) notify_freed();
+  }
   // Return a buffer taken by try_get() and never used, without waking anyone (nobody can be
   // waiting: the pool was not empty). Lets the runner probe the socket without creating work.
   void unget(Packet* p) { free_.push_back(p); }
@@ -61,6 +80,8 @@ class PacketPool {
   [[nodiscard]] std::uint64_t exhausted() const { return exhausted_; }
 
  private:
+  void wait_for_free();  // get(): until a packet is free
+  void notify_freed();   // put() while get() waits
   std::vector<std::unique_ptr<Packet>> store_;
   std::vector<Packet*> free_;
   sc_core::sc_event freed_;  // notified only while get() waits (see Channel)

@@ -45,7 +45,15 @@ class MemoryPort {
   // cleared with the memory's regions like written bytes). The time of moving them is the
   // caller's to account with a timed access without data (KernelEngine: its kernels compute
   // on the regions in place; issue 31).
-  std::uint8_t* direct(std::uint64_t addr, std::uint64_t len, bool write);
+  // Inline for a read inside the kept read grant (below; a non-empty range of at most 4 GiB, as a
+  // request would be); anything else asks the target (direct_request, out of line; issue 31).
+  std::uint8_t* direct(std::uint64_t addr, std::uint64_t len, bool write) {
+    if (!write && read_dmi_ptr_ != nullptr && len != 0 && len <= 0xFFFFFFFFU &&
+        addr >= read_dmi_start_ && len - 1 <= read_dmi_end_ && addr <= read_dmi_end_ - (len - 1)) {
+      return read_dmi_ptr_ + (addr - read_dmi_start_);
+    }
+    return direct_request(addr, len, write);
+  }
   // read() without its (last) wait: the data is read now (as read() does at its start), the
   // access's time is accounted to the meter and returned in `wait` for the caller to wait, alone
   // or together with a time that follows it directly (KernelEngine: the load, then the kernel).
@@ -73,6 +81,7 @@ class MemoryPort {
   std::uint8_t* read_dmi_ptr_ = nullptr;
   std::uint64_t read_dmi_start_ = 0;
   std::uint64_t read_dmi_end_ = 0;
+  std::uint8_t* direct_request(std::uint64_t addr, std::uint64_t len, bool write);
   void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
     if (start <= read_dmi_end_ && end >= read_dmi_start_) read_dmi_ptr_ = nullptr;
   }
