@@ -63,7 +63,7 @@ struct Runner::Impl {
   // work, so "sim.work_cycles" leaves it out.
   sc_core::sc_time idle_advanced = sc_core::SC_ZERO_TIME;
   Clock::time_point wall_start;
-  // The wall time fire_due() read in this turn (set only while timers are pending).
+  // The wall time the runner's current turn started (Runner::run reads it once per turn).
   Clock::time_point turn_wall;
   std::vector<Timer> due;
   // Link model stream hold (docs/sim/timing.md "Link model"): the wall deadline of the current
@@ -112,13 +112,12 @@ struct Runner::Impl {
     naa->net().async_wait_readable([this] { wait_armed = false; });
   }
 
-  // Fires every timer whose simulated and wall-clock deadlines have both passed. With timers
-  // pending, the wall time it read is the turn's (turn_wall): the turn's decisions before its
-  // simulation step use it instead of reading the clock again (issue 31).
+  // Fires every timer whose simulated and wall-clock deadlines have both passed, at the wall
+  // time the turn started (turn_wall; issue 31: one clock read per turn for the turn's
+  // decisions before its simulation step; a deadline passed since then is seen next turn).
   void fire_due() {
     if (timers.empty()) return;
-    const auto now_wall = Clock::now();
-    turn_wall = now_wall;
+    const auto now_wall = turn_wall;
     const auto now_sim = sim_now();
     due.clear();
     auto it = std::remove_if(timers.begin(), timers.end(), [&](const Timer& t) {
@@ -139,7 +138,7 @@ struct Runner::Impl {
     if (timers.empty()) return std::nullopt;  // no clock read
     return next_sim_deadline_wall_passed(Clock::now());
   }
-  // The same at wall time `now_wall` (turn_wall: in the turn that read it, before its step).
+  // The same at wall time `now_wall` (turn_wall: in the turn, before its step).
   std::optional<sc_core::sc_time> next_sim_deadline_wall_passed(Clock::time_point now_wall) const {
     std::optional<sc_core::sc_time> best;
     for (const Timer& t : timers) {
@@ -306,8 +305,9 @@ int Runner::run() {
   bool may_have_input = true;
   while (!m.stop) {
     ++m.turns;
-    if (const auto t = Clock::now(); t - last_io_poll >= kIoPollInterval) {
-      last_io_poll = t;
+    m.turn_wall = Clock::now();
+    if (m.turn_wall - last_io_poll >= kIoPollInterval) {
+      last_io_poll = m.turn_wall;
       ++m.io_polls;
       m.io.poll();
     }
