@@ -56,32 +56,16 @@ PacketPool::PacketPool(std::size_t count) {
   }
 }
 
-Packet* PacketPool::try_get() {
-  if (free_.empty()) {
-    ++exhausted_;
-    return nullptr;
-  }
-  Packet* p = free_.back();
-  free_.pop_back();
-  p->size = 0;
-  p->ip_id = 0;
-  p->src_qpn = 0;
-  return p;
-}
-
-Packet* PacketPool::get() {
+void PacketPool::wait_for_free() {
   while (free_.empty()) {
     ++waiting_;
     sc_core::wait(freed_);
     --waiting_;
   }
-  return try_get();
 }
 
-void PacketPool::put(Packet* p) {
-  if (p == nullptr) return;
-  free_.push_back(p);
-  if (waiting_ != 0) freed_.notify(sc_core::SC_ZERO_TIME);
+void PacketPool::notify_freed() {
+  freed_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void Log::write(LogLevel l, std::string_view block, const std::string& message) const {

@@ -60,18 +60,28 @@ std::optional<HandlerEngine::Descriptor> HandlerEngine::descriptor(const Qp& qp)
   return std::nullopt;
 }
 
+// Both ask the directory once (issue 31: a WRITE's packet and a call's completion each asked it
+// two or three times): owns_calls() is "a descriptor and a stream input", streams() "a
+// descriptor and a stream input holding va" (such an input is a stream input).
 bool HandlerEngine::owns_calls(const Qp& qp) const {
-  if (!descriptor(qp)) return false;
   const auto& regions = directory->regions(qp.qpn);
-  return std::any_of(regions.begin(), regions.end(), is_stream_input);
+  bool has_descriptor = false, has_input = false;
+  for (const Region& r : regions) {
+    has_descriptor = has_descriptor || (r.flags & kDescriptorFlags) == kDescriptorFlags;
+    has_input = has_input || is_stream_input(r);
+  }
+  return has_descriptor && has_input;
 }
 
 bool HandlerEngine::streams(const Qp& qp, std::uint64_t va) const {
-  if (!owns_calls(qp)) return false;
-  for (const Region& r : directory->regions(qp.qpn)) {
-    if (is_stream_input(r) && va >= r.naa_address && va < r.naa_address + r.size) return true;
+  const auto& regions = directory->regions(qp.qpn);
+  bool has_descriptor = false, holds_va = false;
+  for (const Region& r : regions) {
+    has_descriptor = has_descriptor || (r.flags & kDescriptorFlags) == kDescriptorFlags;
+    holds_va =
+        holds_va || (is_stream_input(r) && va >= r.naa_address && va < r.naa_address + r.size);
   }
-  return false;
+  return has_descriptor && holds_va;
 }
 
 std::uint64_t HandlerEngine::buffered_bytes() const {

@@ -171,6 +171,19 @@ void Memory::report(std::ostream& os) const {
      << "memory.pages_resident=" << store_.pages() << '\n';
 }
 
+void MemoryPort::bind_memory(Memory& memory, tlm_utils::simple_target_socket<Memory>& target) {
+  socket.bind(target);
+  memory_ = &memory;
+}
+
+void MemoryPort::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  if (memory_ != nullptr) {
+    memory_->b_transport(trans, delay);
+  } else {
+    socket->b_transport(trans, delay);
+  }
+}
+
 bool MemoryPort::transport(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
                            std::uint64_t len, CycleMeter& meter, sc_core::sc_time& delay) {
   delay = sc_core::SC_ZERO_TIME;
@@ -184,7 +197,7 @@ bool MemoryPort::transport(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_
   trans.set_byte_enable_ptr(nullptr);
   trans.set_dmi_allowed(false);
   trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  socket->b_transport(trans, delay);
+  b_transport(trans, delay);
   const auto cycles = static_cast<std::uint64_t>(delay / meter.cycle() + 0.5);
   meter.account(cycles);
   return trans.is_response_ok();  // before any wait: another process may reuse trans_
@@ -250,12 +263,7 @@ bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, 
   return access(tlm::TLM_READ_COMMAND, addr, out, len, meter);
 }
 
-std::uint8_t* MemoryPort::direct(std::uint64_t addr, std::uint64_t len, bool write) {
-  // A read inside the kept range (a non-empty one, at most 4 GiB, as a request would be).
-  if (!write && read_dmi_ptr_ != nullptr && len != 0 && len <= 0xFFFFFFFFU &&
-      addr >= read_dmi_start_ && len - 1 <= read_dmi_end_ && addr <= read_dmi_end_ - (len - 1)) {
-    return read_dmi_ptr_ + (addr - read_dmi_start_);
-  }
+std::uint8_t* MemoryPort::direct_request(std::uint64_t addr, std::uint64_t len, bool write) {
   tlm::tlm_generic_payload& trans = trans_;
   trans.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   trans.set_address(addr);

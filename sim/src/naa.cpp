@@ -88,7 +88,7 @@ void Naa::bind_ports() {
   transport_->messages(*mrsp_);
   transport_->calls(*kernels_);
   transport_->access(*mr_ports_);
-  transport_->mem.socket.bind(mem_->socket);
+  transport_->mem.bind_memory(*mem_, mem_->socket);
 
   mrsp_->sends(*transport_);
   mrsp_->receives(*transport_);
@@ -101,13 +101,13 @@ void Naa::bind_ports() {
   // One TLM target, several initiators: each initiator socket binds to the target socket. The
   // simple_target_socket accepts one binding, so the kernel engine reaches memory through its
   // own socket on a second target port (see Memory).
-  kernels_->mem.socket.bind(mem_->kernel_socket);
+  kernels_->mem.bind_memory(*mem_, mem_->kernel_socket);
 
   // Streaming handlers (docs/sim/handler_engine.md): STREAM regions' payload and their calls.
   transport_->streams(*handlers_);
   handlers_->directory(*mrsp_);
   handlers_->sends(*transport_);
-  handlers_->mem.socket.bind(mem_->handler_socket);
+  handlers_->mem.bind_memory(*mem_, mem_->handler_socket);
 
   tx_->addresses(*net_);
   tx_->to_net(*net_);

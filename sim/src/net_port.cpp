@@ -84,23 +84,28 @@ bool NetPort::inject_at(protocol::ByteView datagram, std::uint32_t peer_ip, std:
   p->peer_port = peer_port;
   p->local_ip = local_ip;
   p->ip_id = 0;
-  stamp_arrival(*p, handed_over);
+  stamp_arrival_at(*p, handed_over);
   ++rx_datagrams_;
   rx_bytes_ += p->size;
   rx_admit(p);
   return true;
 }
 
-void NetPort::stamp_arrival(Packet& p, std::optional<sc_core::sc_time> handed_over) {
+void NetPort::stamp_arrival_at(Packet& p, sc_core::sc_time handed_over) {
+  const sc_core::sc_time now = std::max(sim_now(), stamp_floor_);
+  if (!rx_link_.enabled()) {
+    p.arrival = handed_over > now ? handed_over : now;
+    return;
+  }
+  p.arrival = rx_link_.send(std::max(now, handed_over), p.size).arrival;
+}
+
+void NetPort::stamp_arrival(Packet& p) {
   // Not before the runner's stamp floor: it may read datagrams before the simulation step that
   // first lets simulated time follow the wall time it waited (Runner::run).
   const sc_core::sc_time now = std::max(sim_now(), stamp_floor_);
   if (!rx_link_.enabled()) {
-    p.arrival = handed_over && *handed_over > now ? *handed_over : now;
-    return;
-  }
-  if (handed_over) {
-    p.arrival = rx_link_.send(std::max(now, *handed_over), p.size).arrival;
+    p.arrival = now;
     return;
   }
   // In a stream the datagram follows the previous one on the wire even if the model has run a
@@ -168,12 +173,6 @@ sc_core::sc_time NetPort::rx_service(void* self, const Packet& p, sc_core::sc_ti
          port->rx_meter_.times(stage);
 }
 
-sc_core::sc_time NetPort::rx_time(const Packet& p, sc_core::sc_time start) const {
-  const std::uint64_t stage =
-      SimConfig::stage_cycles(p.size, ctx_.cfg.width, ctx_.cfg.netport_latency);
-  return (p.arrival > start ? p.arrival - start : sc_core::SC_ZERO_TIME) + rx_meter_.times(stage);
-}
-
 void NetPort::rx_admit(Packet* p) {
   // The port stage's work on a datagram without faults is to hand it to RxPipe (impair::pass
   // with an inactive injector and nothing held), so while the stage and RxPipe are idle the
@@ -182,9 +181,14 @@ void NetPort::rx_admit(Packet* p) {
   const sc_core::sc_time now = sim_now();
   if (!rx_fault_.active() && rx_held_.empty() && p->size < kRefillMinBytes && rx_in_.can_book()) {
     const sc_core::sc_time start = rx_in_.start_for(now);
-    const sc_core::sc_time done = start + rx_time(*p, start);
+    // The stage's time computed once: for the hand-over and for the booking (issue 31).
+    const std::uint64_t stage =
+        SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency);
+    // rx_service's time: the rest of the link, then the port stage.
+    const sc_core::sc_time done = std::max(start, p->arrival) + rx_meter_.times(stage);
     if (to_rx->accepts_at(done)) {
-      (void)rx_in_.reserve(*p, now);
+      rx_meter_.account(stage);  // counted busy, as rx_service() would
+      (void)rx_in_.book(now, start, done);
       to_rx->put_at(p, done);
       return;
     }

@@ -253,10 +253,18 @@ std::size_t NetPort::poll_receive_gro(std::size_t budget) {
   return n;
 }
 
+// Asked twice per datagram, mostly for the QP asked last: that answer without the map, and
+// without the register saves and stack frame the socket-opening path needs (issue 31). `last`
+// is only ever set with the listening socket open.
 std::uint16_t NetPort::source_port(std::uint32_t qpn) {
+  const Sockets::LastSender& last = sockets_->last;
+  if (last.valid && last.qpn == qpn) return last.port;
+  return source_port_lookup(qpn);
+}
+
+std::uint16_t NetPort::source_port_lookup(std::uint32_t qpn) {
   if (!sockets_->listen.is_open()) return protocol::roce_udp_source_port(qpn);  // no sockets
   Sockets::LastSender& last = sockets_->last;
-  if (last.valid && last.qpn == qpn) return last.port;
   const std::uint16_t port = protocol::roce_udp_source_port(qpn);
   auto it = sockets_->senders.find(port);
   if (it == sockets_->senders.end()) {
@@ -356,6 +364,13 @@ std::size_t NetPort::build_tx_messages(std::size_t first, std::size_t end, bool 
 void NetPort::group_outbox_by_socket() {
   auto& outbox = sockets_->outbox;
   if (outbox.size() < 2) return;  // nothing to group (a short call's datagrams; issue 31)
+  // One socket only (one QP sending, a call's ACK and result): every range below would keep its
+  // order, so there is nothing to sort (issue 31).
+  const int first_fd = outbox.front().fd;
+  if (std::all_of(outbox.begin() + 1, outbox.end(),
+                  [first_fd](const Sockets::TxEntry& e) { return e.fd == first_fd; })) {
+    return;
+  }
   const int listen_fd = sockets_->listen.native_handle();
   auto by_fd = [](const Sockets::TxEntry& a, const Sockets::TxEntry& b) { return a.fd < b.fd; };
   auto keeps_place = [listen_fd](const Sockets::TxEntry& e) {

@@ -63,6 +63,8 @@ struct Runner::Impl {
   // work, so "sim.work_cycles" leaves it out.
   sc_core::sc_time idle_advanced = sc_core::SC_ZERO_TIME;
   Clock::time_point wall_start;
+  // The wall time the runner's current turn started (Runner::run reads it once per turn).
+  Clock::time_point turn_wall;
   std::vector<Timer> due;
   // Link model stream hold (docs/sim/timing.md "Link model"): the wall deadline of the current
   // wait at the stream horizon, and the datagram count it was set at.
@@ -110,10 +112,12 @@ struct Runner::Impl {
     naa->net().async_wait_readable([this] { wait_armed = false; });
   }
 
-  // Fires every timer whose simulated and wall-clock deadlines have both passed.
+  // Fires every timer whose simulated and wall-clock deadlines have both passed, at the wall
+  // time the turn started (turn_wall; issue 31: one clock read per turn for the turn's
+  // decisions before its simulation step; a deadline passed since then is seen next turn).
   void fire_due() {
     if (timers.empty()) return;
-    const auto now_wall = Clock::now();
+    const auto now_wall = turn_wall;
     const auto now_sim = sim_now();
     due.clear();
     auto it = std::remove_if(timers.begin(), timers.end(), [&](const Timer& t) {
@@ -131,8 +135,12 @@ struct Runner::Impl {
   // The earliest simulated deadline among timers whose wall deadline has passed (they may fire
   // as soon as simulated time gets there), or nullopt.
   std::optional<sc_core::sc_time> next_sim_deadline_wall_passed() const {
+    if (timers.empty()) return std::nullopt;  // no clock read
+    return next_sim_deadline_wall_passed(Clock::now());
+  }
+  // The same at wall time `now_wall` (turn_wall: in the turn, before its step).
+  std::optional<sc_core::sc_time> next_sim_deadline_wall_passed(Clock::time_point now_wall) const {
     std::optional<sc_core::sc_time> best;
-    const auto now_wall = Clock::now();
     for (const Timer& t : timers) {
       if (t.wall_deadline <= now_wall && (!best || t.sim_deadline < *best)) best = t.sim_deadline;
     }
@@ -150,7 +158,8 @@ struct Runner::Impl {
   // A datagram sent or read since the last look opens the poll window anew.
   void note_activity() {
     if (opts.poll_us == 0) return;
-    poll_window.note(naa->net().rx_datagram_count() + naa->net().tx_datagram_count(), Clock::now());
+    const std::uint64_t datagrams = naa->net().rx_datagram_count() + naa->net().tx_datagram_count();
+    if (poll_window.moved(datagrams)) poll_window.note(datagrams, Clock::now());  // else no read
   }
 
   // Before blocking (issue 19): the peer's next datagram often comes sooner than a blocking
@@ -296,8 +305,9 @@ int Runner::run() {
   bool may_have_input = true;
   while (!m.stop) {
     ++m.turns;
-    if (const auto t = Clock::now(); t - last_io_poll >= kIoPollInterval) {
-      last_io_poll = t;
+    m.turn_wall = Clock::now();
+    if (m.turn_wall - last_io_poll >= kIoPollInterval) {
+      last_io_poll = m.turn_wall;
       ++m.io_polls;
       m.io.poll();
     }
@@ -324,7 +334,7 @@ int Runner::run() {
       // and the loop would spin without simulated time ever moving.
       sc_core::sc_time step = std::max(kMaxChunk, sc_core::sc_time_to_pending_activity());
       sc_core::sc_starvation_policy policy = sc_core::SC_EXIT_ON_STARVATION;
-      if (const auto dl = m.next_sim_deadline_wall_passed(); dl && *dl < now + step) {
+      if (const auto dl = m.next_sim_deadline_wall_passed(m.turn_wall); dl && *dl < now + step) {
         if (*dl <= now) continue;  // due now: fire_due() takes it on the next turn
         // Simulated time must reach the deadline even if the model has no event before it.
         step = *dl - now;
@@ -341,7 +351,7 @@ int Runner::run() {
       continue;
     }
     // Idle. A timer whose wall deadline passed only waits for simulated time: advance to it.
-    if (const auto dl = m.next_sim_deadline_wall_passed()) {
+    if (const auto dl = m.next_sim_deadline_wall_passed(m.turn_wall)) {
       if (*dl <= now) continue;  // due now: fire_due() takes it on the next turn
       sc_core::sc_time step = *dl - now;
       if (horizon && *horizon < now + step) step = *horizon - now;

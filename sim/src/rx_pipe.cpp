@@ -51,10 +51,13 @@ sc_core::sc_time RxPipe::service(void* self, const Packet& p, sc_core::sc_time /
 
 void RxPipe::put_at(Packet* p, sc_core::sc_time ready) {
   if (!checks_ && !tap->capturing() && in_.can_book_at(ready)) {
-    const sc_core::sc_time done = ready + meter_.times(SimConfig::stage_cycles(
-                                              p->size, ctx_.cfg.width, ctx_.cfg.rxpipe_latency));
+    // The stage's time computed once: for the hand-over and for the booking (issue 31).
+    const std::uint64_t cycles =
+        SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.rxpipe_latency);
+    const sc_core::sc_time done = ready + meter_.times(cycles);
     if (to_transport->accepts_at(done) && passes_to_transport(*p)) {
-      (void)in_.reserve(*p, ready);  // the stage's time, counted busy
+      meter_.account(cycles);  // the stage's time, counted busy (as service() would)
+      (void)in_.book(ready, ready, done);
       // What thread() counts for a datagram it hands to the Transport (its tap records nothing).
       ++packets_;
       if (p->ip_id != 0) ++nonzero_ip_id_;

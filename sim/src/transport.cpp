@@ -35,6 +35,7 @@ std::uint32_t Transport::qp_index(const Qp& qp) const {
 }
 
 void Transport::init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) {
+  qp_scan_end_ = std::max<std::size_t>(qp_scan_end_, qp_index(qp) + 1);
   qp.epsn = recv_psn;
   qp.msn = 0;
   qp.nak_sequence_sent = false;
@@ -95,13 +96,8 @@ void Transport::rx_thread() {
     // put and wakes once, when the datagram is through; issue 31).
     Packet* p = in_.next();
     // RxPipe validated and decoded it; a datagram from elsewhere (a test harness) is decoded here
-    // (into `own`, made only then: issue 31).
-    std::optional<protocol::PacketView> own;
-    const protocol::PacketView* v = &p->view;
-    if (!p->decoded) {
-      const auto r = protocol::decode_packet(p->bytes());
-      v = r ? &own.emplace(*r) : nullptr;
-    }
+    // (out of line, into a member: no view is built or zeroed per packet; issue 31).
+    const protocol::PacketView* v = p->decoded ? &p->view : decode_fallback(*p);
     p->decoded = false;
     ++rx_packets_;
     Qp* qp = v ? ctx_.find_qp(v->headers.bth.dest_qpn) : nullptr;
@@ -133,6 +129,13 @@ void Transport::rx_thread() {
     }
     ctx_.pool.put(p);
   }
+}
+
+const protocol::PacketView* Transport::decode_fallback(const Packet& p) {
+  const auto r = protocol::decode_packet(p.bytes());
+  if (!r) return nullptr;
+  fallback_view_ = *r;
+  return &fallback_view_;
 }
 
 void Transport::qp_error(Qp& qp, const char* why) {
@@ -194,17 +197,19 @@ void Transport::tx_thread() {
       return (!qp.reads.empty() && send_read_response(qp)) ||
              (qp.irn ? irn_send_next_packet(qp) : send_next_packet(qp));
     };
+    // QPs from qp_scan_end_ on were never initialised, so none is in RTS: the same QPs are
+    // looked at in the same order as over the whole table.
     bool sent = false;
     Qp* const first = ctx_.qps.data();
-    Qp* const end = first + ctx_.qps.size();
+    Qp* const end = first + std::min(qp_scan_end_, ctx_.qps.size());
     Qp* const from = ctx_.qps.empty() ? first : first + rr_ % ctx_.qps.size();
-    for (Qp* q = from; q != end && !sent; ++q) {
+    for (Qp* q = from; q < end && !sent; ++q) {
       if (q->state == QpState::rts && send_one(*q)) {
         sent = true;
         rr_ = static_cast<std::size_t>(q - first) + 1;
       }
     }
-    for (Qp* q = first; q != from && !sent; ++q) {
+    for (Qp* q = first; q != std::min(from, end) && !sent; ++q) {
       if (q->state == QpState::rts && send_one(*q)) {
         sent = true;
         rr_ = static_cast<std::size_t>(q - first) + 1;

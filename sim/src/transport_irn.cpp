@@ -248,7 +248,10 @@ void Transport::irn_execute_read(Qp& qp, const Qp::IrnPending& r) {
 
 void Transport::irn_send_ack(Qp& qp, std::uint32_t sack_psn) {
   Packet* p = ctx_.pool.get();
-  protocol::PacketHeaders h;
+  // Every IRN ACK has the same headers but for these fields: one kept PacketHeaders (the BTH's
+  // other fields at their defaults, only the AETH and SACK ETH ever engaged) instead of a new
+  // one zeroed per ACK (issue 31).
+  protocol::PacketHeaders& h = irn_ack_headers_;
   h.bth.opcode = op::kIrnAcknowledge;
   h.bth.dest_qpn = qp.peer_qpn;
   h.bth.psn = qp.irn_rx.cumulative();
@@ -354,7 +357,12 @@ void Transport::irn_send_packet(Qp& qp, std::uint32_t psn, bool urgent) {
     irn_send_read_response(qp, *w, psn, off, urgent);
     return;
   }
-  protocol::PacketHeaders h;
+  // One kept PacketHeaders (issue 31): the BTH fields and extension headers a data packet may
+  // carry are all set or cleared below; the others are never engaged.
+  protocol::PacketHeaders& h = irn_data_headers_;
+  h.reth.reset();
+  h.irn_eth.reset();
+  h.immediate.reset();
   const std::size_t begin = std::size_t{off} * qp.mtu;
   const std::size_t len =
       std::min<std::size_t>(qp.mtu, w->data.size() - std::min(begin, w->data.size()));

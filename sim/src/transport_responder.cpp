@@ -203,7 +203,7 @@ bool Transport::post_write(std::uint64_t addr, const std::uint8_t* data, std::ui
   trans.set_dmi_allowed(false);
   trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  mem.socket->b_transport(trans, delay);
+  mem.b_transport(trans, delay);
   write_done_ = sim_now() + delay;
   return trans.is_response_ok();
 }

@@ -22,10 +22,13 @@ sc_core::sc_time TxPipe::service(void* self, const Packet& p, sc_core::sc_time /
 void TxPipe::put(Packet* p) {
   const sc_core::sc_time now = sim_now();
   if (in_.can_book_at(now)) {
-    const sc_core::sc_time done = now + meter_.times(SimConfig::stage_cycles(
-                                            p->size, ctx_.cfg.width, ctx_.cfg.txpipe_latency));
+    // The stage's time computed once: for the hand-over and for the booking (issue 31).
+    const std::uint64_t cycles =
+        SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.txpipe_latency);
+    const sc_core::sc_time done = now + meter_.times(cycles);
     if (to_net->accepts_at(done)) {
-      (void)in_.reserve(*p, now);  // the stage's time, counted busy
+      meter_.account(cycles);  // the stage's time, counted busy (as service() would)
+      (void)in_.book(now, now, done);
       finish(p);
       to_net->put_at(p, done);
       return;

@@ -49,3 +49,21 @@ TEST_CASE("poll window: --poll-us 0 never polls", "[sim][runner]") {
   w.note(5, t0);
   CHECK_FALSE(w.open(t0));
 }
+
+TEST_CASE("poll window: moved() says exactly when note() would reopen it", "[sim][runner]") {
+  // The runner reads the wall clock for note() only when moved() (issue 31): the two must agree,
+  // or a datagram would leave the window shut (or a wait poll that should block).
+  PollWindow w(microseconds(50));
+  CHECK_FALSE(w.moved(0));  // nothing read or sent yet
+  CHECK(w.moved(1));
+  w.note(1, t0);
+  CHECK_FALSE(w.moved(1));
+  w.note(1, t0 + microseconds(100));  // not moved: the window stays as it was
+  CHECK_FALSE(w.open(t0 + microseconds(60)));
+  CHECK(w.moved(2));
+  w.note(2, t0 + microseconds(100));
+  CHECK(w.open(t0 + microseconds(149)));
+  CHECK_FALSE(w.moved(2));
+  PollWindow off(microseconds(0));
+  CHECK_FALSE(off.moved(7));  // --poll-us 0: never reopened, so never a clock read
+}

@@ -51,9 +51,28 @@ struct Packet {
 class PacketPool {
  public:
   explicit PacketPool(std::size_t count);
-  [[nodiscard]] Packet* try_get();
-  [[nodiscard]] Packet* get();  // SC_THREAD context only
-  void put(Packet* p);
+  // Inline, a few per datagram (issue 31); the waits and notifications out of line.
+  [[nodiscard]] Packet* try_get() {
+    if (free_.empty()) {
+      ++exhausted_;
+      return nullptr;
+    }
+    Packet* p = free_.back();
+    free_.pop_back();
+    p->size = 0;
+    p->ip_id = 0;
+    p->src_qpn = 0;
+    return p;
+  }
+  [[nodiscard]] Packet* get() {  // SC_THREAD context only
+    if (free_.empty()) wait_for_free();
+    return try_get();
+  }
+  void put(Packet* p) {
+    if (p == nullptr) return;
+    free_.push_back(p);  // never reallocates: reserved for every packet
+    if (waiting_ != 0) notify_freed();
+  }
   // Return a buffer taken by try_get() and never used, without waking anyone (nobody can be
   // waiting: the pool was not empty). Lets the runner probe the socket without creating work.
   void unget(Packet* p) { free_.push_back(p); }
@@ -61,6 +80,8 @@ class PacketPool {
   [[nodiscard]] std::uint64_t exhausted() const { return exhausted_; }
 
  private:
+  void wait_for_free();  // get(): until a packet is free
+  void notify_freed();   // put() while get() waits
   std::vector<std::unique_ptr<Packet>> store_;
   std::vector<Packet*> free_;
   sc_core::sc_event freed_;  // notified only while get() waits (see Channel)
@@ -242,11 +263,17 @@ class StageQueue {
   // when the packet leaves the stage.
   sc_core::sc_time reserve(const Packet& p, sc_core::sc_time ready) {
     const sc_core::sc_time start = start_for(ready);
-    while (!ahead_.empty() && ahead_.front().start <= sim_now())
-      ahead_.pop_front();
-    if (start > ready) ahead_.push_back({ready, start});
-    booked_until_ = start + service_(stage_, p, start);
-    return booked_until_;
+    return book(ready, start, start + service_(stage_, p, start));
+  }
+  // reserve() for a caller that computed the packet's service time itself (and counted the
+  // stage's busy cycles, as the service function would have): the packet, ready at `ready`,
+  // starts at `start` (start_for(ready)) and leaves at `until`, which is returned. The same
+  // booking as reserve(), without the service function's second computation (issue 31).
+  // Inline, with the rare queueing behind a booking out of line (note_ahead).
+  sc_core::sc_time book(sc_core::sc_time ready, sc_core::sc_time start, sc_core::sc_time until) {
+    if (!ahead_.empty() || start > ready) note_ahead(ready, start);
+    booked_until_ = until;
+    return until;
   }
   // Consumer side: the next packet once its service time has passed.
   [[nodiscard]] Packet* next() {
@@ -292,6 +319,14 @@ class StageQueue {
     sc_core::sc_time ready, start;  // queued from ready to start
   };
   [[nodiscard]] std::size_t capacity() const { return capacity_; }
+  // book(): forgets the packets booked behind a booking that have started by now, and notes
+  // one that starts after it is ready.
+  [[gnu::noinline]] void note_ahead(sc_core::sc_time ready, sc_core::sc_time start) {
+    const sc_core::sc_time now = sim_now();
+    while (!ahead_.empty() && ahead_.front().start <= now)
+      ahead_.pop_front();
+    if (start > ready) ahead_.push_back({ready, start});
+  }
   [[nodiscard]] bool parked_empty() const { return idle_ && !recheck_ && fifo_.empty(); }
   // Serves p from max(now, ready, the end of a booking): one wait.
   inline Packet* serve_from(Packet* p, sc_core::sc_time ready) {

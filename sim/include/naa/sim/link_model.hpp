@@ -44,6 +44,11 @@ class LinkModel {
     if (!enabled()) return sc_core::SC_ZERO_TIME;
     if (datagram_bytes == kept_bytes_[0]) return kept_time_[0];
     if (datagram_bytes == kept_bytes_[1]) return kept_time_[1];
+    return compute_serialisation(datagram_bytes);
+  }
+  // serialisation() of a size not kept: computed and kept. Out of line, so that send()'s usual
+  // path (a kept size) needs no stack frame of its own (issue 31).
+  [[gnu::noinline]] sc_core::sc_time compute_serialisation(std::size_t datagram_bytes) const {
     const double ps = static_cast<double>(ethernet_wire_bytes(datagram_bytes)) * 8000.0 / gbps_;
     const sc_core::sc_time t = ps_time(static_cast<std::uint64_t>(ps + 0.5));
     kept_bytes_[kept_next_] = datagram_bytes;

@@ -71,6 +71,7 @@ class Memory : public sc_core::sc_module, public MemoryScrub {
   void report(std::ostream& os) const;
 
  private:
+  friend class MemoryPort;  // calls b_transport directly when bound to it (bind_memory)
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
   // DMI: the whole memory, read and write. The request's address and length are the range the

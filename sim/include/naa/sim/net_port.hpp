@@ -151,6 +151,8 @@ class NetPort : public sc_core::sc_module,
 
  private:
   struct Sockets;
+  // source_port() for a QP other than the last one asked (the map, and the socket's opening).
+  [[gnu::noinline]] std::uint16_t source_port_lookup(std::uint32_t qpn);
   using HeldQueue = impair::HeldQueue<Packet*, sc_core::sc_time>;
   void rx_thread();
   void tx_thread();
@@ -179,8 +181,6 @@ class NetPort : public sc_core::sc_module,
   void tx_emit(Packet* p, sc_core::sc_time at);
   // A received datagram into the port stage (or past it, straight to RxPipe: rx_admit()).
   void rx_admit(Packet* p);
-  // The receive stage's time for a datagram taken at `start` (rx_service without the count).
-  [[nodiscard]] sc_core::sc_time rx_time(const Packet& p, sc_core::sc_time start) const;
   void tx_wire_thread();
   struct WireFrame {
     Packet* packet = nullptr;
@@ -194,9 +194,11 @@ class NetPort : public sc_core::sc_module,
   template <class Release>
   void wait_with_held(Channel<Packet*>& in, HeldQueue& held, Release release);
   Packet* copy_of(const Packet& p);  // nullptr if the pool is empty
-  // Stamps a received datagram with its simulated arrival (the link model, or now); with
-  // `handed_over` (in-memory input) the link starts there instead of at the stream's pace.
-  void stamp_arrival(Packet& p, std::optional<sc_core::sc_time> handed_over = std::nullopt);
+  // Stamps a received datagram with its simulated arrival (the link model, or now).
+  void stamp_arrival(Packet& p);
+  // The same for in-memory input handed to the link at `handed_over`: the link starts there
+  // instead of at the stream's pace (no stream hold).
+  void stamp_arrival_at(Packet& p, sc_core::sc_time handed_over);
 
   ModelContext& ctx_;
   std::unique_ptr<Sockets> sockets_;

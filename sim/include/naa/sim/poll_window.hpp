@@ -27,6 +27,10 @@ class PollWindow {
     seen_ = datagrams;
     until_ = now + length_;
   }
+  // Whether note(datagrams, ...) would reopen the window (the caller reads the clock only then).
+  [[nodiscard]] bool moved(std::uint64_t datagrams) const {
+    return length_.count() != 0 && datagrams != seen_;
+  }
   // Whether a wait starting at `now` polls first.
   [[nodiscard]] bool open(Clock::time_point now) const { return now < until_; }
   // The end of the poll: the window's end or `limit`, whichever is first.

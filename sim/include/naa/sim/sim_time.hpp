@@ -14,10 +14,17 @@
 
 namespace naa::sim {
 
+// sc_get_curr_simcontext() for a context not made yet: out of line, so that sim_now() is two loads
+// (GCC often kept the inline accessor, with its creating path, out of line: a call per read).
+[[gnu::noinline]] inline sc_core::sc_simcontext* sim_context_made() {
+  return sc_core::sc_get_curr_simcontext();
+}
+
 // The current simulated time, as sc_core::sc_time_stamp() returns it (that is a library call
 // around these same two inline accessors; issue 31: ~25 per nop call in naa-sim).
 [[nodiscard]] inline const sc_core::sc_time& sim_now() {
-  return sc_core::sc_get_curr_simcontext()->time_stamp();
+  sc_core::sc_simcontext* const context = sc_core::sc_curr_simcontext;
+  return (context != nullptr ? context : sim_context_made())->time_stamp();
 }
 
 // Whether the time resolution is 1 ps (SystemC's default; the resolution is fixed once the first

@@ -152,7 +152,18 @@ class Transport : public sc_core::sc_module,
   tlm::tlm_generic_payload post_trans_;  // post_write's (issue 31: one allocation per write)
   sc_core::sc_event tx_work_;
   CycleMeter rx_meter_, tx_meter_;
-  std::size_t rr_ = 0;                        // round-robin position of the tx scheduler
+  std::size_t rr_ = 0;  // round-robin position of the tx scheduler
+  // One past the highest QP index init_qp() has seen (never lowered): every QP that reaches RTS
+  // was initialised there first (the CM's REQ, MRSP's peer QPs), so the scheduler's scan stops
+  // here instead of at the table's end (issue 31).
+  std::size_t qp_scan_end_ = 0;
+  // A datagram RxPipe did not decode (a harness's put()): decoded here (rx_thread).
+  [[gnu::noinline]] const protocol::PacketView* decode_fallback(const Packet& p);
+  protocol::PacketView fallback_view_;
+  // Headers kept between packets (issue 31), each used by one process only: the ACKs' by
+  // rx_thread (irn_responder), the data packets' by tx_thread (irn_send_next_packet).
+  protocol::PacketHeaders irn_ack_headers_;
+  protocol::PacketHeaders irn_data_headers_;
   std::vector<std::uint32_t> timer_fired_;    // cookies fired, handled by tx_thread
   std::vector<std::uint32_t> fired_scratch_;  // tx_thread's working copy of timer_fired_
   // Payload vectors of completed WQEs for the next posts (keep_payload_buffer).
