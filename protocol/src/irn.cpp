@@ -231,8 +231,7 @@ IrnSendWindow::AckEffect IrnSendWindow::on_ack(std::uint32_t cumulative,
   return e;
 }
 
-std::optional<std::uint32_t> IrnSendWindow::take_retransmit() noexcept {
-  if (!recovery_) return std::nullopt;
+std::optional<std::uint32_t> IrnSendWindow::take_retransmit_in_recovery() noexcept {
   for (std::uint32_t psn = psn_after(scan_, una_) ? scan_ : una_; psn_after(lost_below_, psn);
        psn = psn_add(psn, 1)) {
     std::uint8_t& s = slots_[slot(psn)];
