@@ -80,10 +80,12 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
   // copy of the directory's entries (issue 31).
   const std::vector<Region>& regions = directory->regions(qp.qpn);
   const std::size_t count = regions.size();
-  std::vector<KernelRegion>& kr = cv.regions;
-  std::vector<WriteBackTarget>& targets = cv.targets;
-  kr.resize(count);
-  targets.resize(count);
+  cv.regions.resize(count);
+  cv.targets.resize(count);
+  // As spans: their storage and size stay fixed for the call (the lane's vectors change only
+  // between calls), so they are not read back from the vectors after each wait (issue 31).
+  const std::span<KernelRegion> kr{cv.regions};
+  const std::span<const WriteBackTarget> targets{cv.targets};
   for (std::size_t i = 0; i < count; ++i) {
     const Region& r = regions[i];
     kr[i] = KernelRegion{.flags = r.flags,
@@ -91,7 +93,7 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
                          .size = r.size,
                          .bytes = {},
                          .result_length = r.size};
-    targets[i] = WriteBackTarget{r.naa_address, r.host_va, r.host_rkey};
+    cv.targets[i] = WriteBackTarget{r.naa_address, r.host_va, r.host_rkey};
   }
   KernelCall kc{fn, call->user, kr};
   std::uint32_t rc = 0;
