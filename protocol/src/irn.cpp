@@ -62,10 +62,6 @@ std::optional<CapabilityBlock> find_capability_block(ByteView private_data,
   return *b;
 }
 
-std::uint64_t irn_timeout_ns(const CapabilityBlock& b, std::uint32_t in_flight) noexcept {
-  return local_ack_timeout_ns(in_flight <= b.low_threshold ? b.rto_low : b.rto_high);
-}
-
 std::uint32_t irn_slot_count(std::uint32_t cap) noexcept {
   return std::bit_ceil(std::max<std::uint32_t>(cap, 1));
 }

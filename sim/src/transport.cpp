@@ -30,10 +30,6 @@ Transport::Transport(sc_core::sc_module_name name, ModelContext& ctx)
   SC_THREAD(tx_thread);
 }
 
-std::uint32_t Transport::qp_index(const Qp& qp) const {
-  return static_cast<std::uint32_t>(&qp - ctx_.qps.data());
-}
-
 void Transport::init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) {
   qp_scan_end_ = std::max<std::size_t>(qp_scan_end_, qp_index(qp) + 1);
   qp.epsn = recv_psn;

@@ -204,7 +204,10 @@ class IrnSendWindow {
 // The retransmit timeout the requester arms: RTO_low while at most N packets are in flight
 // (callers pass IrnSendWindow::unsacked(): a SACKed packet can no longer trigger recovery), so a
 // lost tail (no later packet to SACK it) is recovered quickly; RTO_high otherwise (IRN 3.1.1).
-[[nodiscard]] std::uint64_t irn_timeout_ns(const CapabilityBlock& b,
-                                           std::uint32_t in_flight) noexcept;
+// Inline: the requester computes it on every packet that arms the timer (issue 31).
+[[nodiscard]] constexpr std::uint64_t irn_timeout_ns(const CapabilityBlock& b,
+                                                     std::uint32_t in_flight) noexcept {
+  return local_ack_timeout_ns(in_flight <= b.low_threshold ? b.rto_low : b.rto_high);
+}
 
 }  // namespace naa::protocol
