@@ -443,9 +443,11 @@ void Transport::irn_send_read_response(Qp& qp, const SendWqe& w, std::uint32_t p
 
 void Transport::irn_arm_retransmit(Qp& qp) {
   const std::uint32_t cookie = qp_index(qp) << kCookieShift | kCookieRetransmit;
-  const std::uint32_t in_flight = qp.irn_tx.in_flight();
-  const std::uint64_t ns = protocol::irn_timeout_ns(qp.irn_caps, qp.irn_tx.unsacked());
-  if (ns == 0 || in_flight == 0) {
+  // Nothing in flight (the ACK of a call's last packet): the timer goes without counting the
+  // unSACKed PSNs (issue 31).
+  const std::uint64_t ns =
+      qp.irn_tx.in_flight() == 0 ? 0 : protocol::irn_timeout_ns(qp.irn_caps, qp.irn_tx.unsacked());
+  if (ns == 0) {
     ctx_.timers.cancel(*this, cookie);
     qp.timer_armed = false;
     return;
