@@ -198,7 +198,8 @@ void Transport::tx_thread() {
     bool sent = false;
     Qp* const first = ctx_.qps.data();
     Qp* const end = first + std::min(qp_scan_end_, ctx_.qps.size());
-    Qp* const from = ctx_.qps.empty() ? first : first + rr_ % ctx_.qps.size();
+    // rr_ is 0 or one past a QP index, so at most the table's size: rr_ % n without a division.
+    Qp* const from = rr_ < ctx_.qps.size() ? first + rr_ : first;
     for (Qp* q = from; q < end && !sent; ++q) {
       if (q->state == QpState::rts && send_one(*q)) {
         sent = true;
