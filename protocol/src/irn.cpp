@@ -62,10 +62,6 @@ std::optional<CapabilityBlock> find_capability_block(ByteView private_data,
   return *b;
 }
 
-std::uint64_t irn_timeout_ns(const CapabilityBlock& b, std::uint32_t in_flight) noexcept {
-  return local_ack_timeout_ns(in_flight <= b.low_threshold ? b.rto_low : b.rto_high);
-}
-
 std::uint32_t irn_slot_count(std::uint32_t cap) noexcept {
   return std::bit_ceil(std::max<std::uint32_t>(cap, 1));
 }
@@ -231,8 +227,7 @@ IrnSendWindow::AckEffect IrnSendWindow::on_ack(std::uint32_t cumulative,
   return e;
 }
 
-std::optional<std::uint32_t> IrnSendWindow::take_retransmit() noexcept {
-  if (!recovery_) return std::nullopt;
+std::optional<std::uint32_t> IrnSendWindow::take_retransmit_in_recovery() noexcept {
   for (std::uint32_t psn = psn_after(scan_, una_) ? scan_ : una_; psn_after(lost_below_, psn);
        psn = psn_add(psn, 1)) {
     std::uint8_t& s = slots_[slot(psn)];

@@ -74,17 +74,26 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
   auto still_valid = [&] { return qp.generation == generation && qp.state == QpState::rts; };
 
   CallVectors& cv = call_vectors_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
-  // A copy (the directory may change while the call waits), into the lane's own vector: no
-  // allocation per call once it has held as many regions (issue 31).
-  cv.directory = directory->regions(qp.qpn);
-  const std::vector<Region>& regions = cv.directory;
-  std::vector<KernelRegion>& kr = cv.regions;
-  kr.assign(regions.size(), KernelRegion{});
-  for (std::size_t i = 0; i < regions.size(); ++i) {
-    kr[i].flags = regions[i].flags;
-    kr[i].naa_address = regions[i].naa_address;
-    kr[i].size = regions[i].size;
-    kr[i].result_length = regions[i].size;
+  // The directory may change while the call waits (a new 0x01 request replaces the regions):
+  // what the call uses after its first wait is taken now, into the lane's own vectors (no
+  // allocation per call once they have held as many regions). Only the fields it needs, not a
+  // copy of the directory's entries (issue 31).
+  const std::vector<Region>& regions = directory->regions(qp.qpn);
+  const std::size_t count = regions.size();
+  cv.regions.resize(count);
+  cv.targets.resize(count);
+  // As spans: their storage and size stay fixed for the call (the lane's vectors change only
+  // between calls), so they are not read back from the vectors after each wait (issue 31).
+  const std::span<KernelRegion> kr{cv.regions};
+  const std::span<const WriteBackTarget> targets{cv.targets};
+  for (std::size_t i = 0; i < count; ++i) {
+    const Region& r = regions[i];
+    kr[i] = KernelRegion{.flags = r.flags,
+                         .naa_address = r.naa_address,
+                         .size = r.size,
+                         .bytes = {},
+                         .result_length = r.size};
+    cv.targets[i] = WriteBackTarget{r.naa_address, r.host_va, r.host_rkey};
   }
   KernelCall kc{fn, call->user, kr};
   std::uint32_t rc = 0;
@@ -187,14 +196,14 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
   // Write-back (PROTOCOL.md 5.2): each OUTPUT region in 0x01 order to its host address and rkey,
   // the last as WRITE_WITH_IMM with SE; a zero-length WRITE_WITH_IMM if there is nothing to send.
   const std::uint32_t result_imm = protocol::encode_result_immediate(fn, rc & 0xFFFFFFU);
-  std::vector<std::size_t>& outs = cv.outs;
-  outs.clear();
+  // The last OUTPUT region carries the immediate (none: a zero-length WRITE_WITH_IMM).
+  std::size_t last_out = kr.size();
   if (rc == 0) {
     for (std::size_t i = 0; i < kr.size(); ++i) {
-      if (kr[i].is_output() && !kr[i].is_internal()) outs.push_back(i);
+      if (kr[i].is_output() && !kr[i].is_internal()) last_out = i;
     }
   }
-  if (outs.empty()) {
+  if (last_out == kr.size()) {
     SendWqe w;
     w.op = SendWqe::Op::write;
     w.imm = result_imm;
@@ -202,20 +211,21 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
     sends->post_send(qp, std::move(w));
     return;
   }
-  for (std::size_t n = 0; n < outs.size(); ++n) {
-    const std::size_t i = outs[n];
+  for (std::size_t i = 0; i <= last_out; ++i) {
+    if (!kr[i].is_output() || kr[i].is_internal()) continue;
+    const WriteBackTarget& t = targets[i];
     SendWqe w;
     w.op = SendWqe::Op::write;
-    w.remote_va = regions[i].host_va;
-    w.rkey = regions[i].host_rkey;
+    w.remote_va = t.host_va;
+    w.rkey = t.host_rkey;
     const std::uint32_t len = std::min(kr[i].result_length, kr[i].size);
     // The payload is a snapshot of the region as stored (retransmissions resend it): one copy
     // out of the memory, without zero-filling the vector first.
-    const std::uint8_t* const at = mem.direct(regions[i].naa_address, len, false);
+    const std::uint8_t* const at = mem.direct(t.naa_address, len, false);
     if (at == nullptr) model_fatal(name(), "region outside the memory");
     w.data = sends->take_payload_buffer();  // a completed write-back's vector, if one was kept
     w.data.assign(at, at + len);
-    if (n + 1 == outs.size()) {
+    if (i == last_out) {
       w.imm = result_imm;
       w.solicited = true;
     }

@@ -30,10 +30,6 @@ Transport::Transport(sc_core::sc_module_name name, ModelContext& ctx)
   SC_THREAD(tx_thread);
 }
 
-std::uint32_t Transport::qp_index(const Qp& qp) const {
-  return static_cast<std::uint32_t>(&qp - ctx_.qps.data());
-}
-
 void Transport::init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) {
   qp_scan_end_ = std::max<std::size_t>(qp_scan_end_, qp_index(qp) + 1);
   qp.epsn = recv_psn;
@@ -202,7 +198,8 @@ void Transport::tx_thread() {
     bool sent = false;
     Qp* const first = ctx_.qps.data();
     Qp* const end = first + std::min(qp_scan_end_, ctx_.qps.size());
-    Qp* const from = ctx_.qps.empty() ? first : first + rr_ % ctx_.qps.size();
+    // rr_ is 0 or one past a QP index, so at most the table's size: rr_ % n without a division.
+    Qp* const from = rr_ < ctx_.qps.size() ? first + rr_ : first;
     for (Qp* q = from; q < end && !sent; ++q) {
       if (q->state == QpState::rts && send_one(*q)) {
         sent = true;

@@ -120,7 +120,9 @@ void Transport::irn_responder(Qp& qp, const protocol::PacketView& v) {
     if (v.headers.immediate) {
       // A call may wait in irn_pending for its gap: accept a second only when the lane has room
       // for both. Otherwise drop (counted); the requester's timer sends it again.
+      // (Empty in the common case: no deque iteration then; issue 31.)
       const bool other_pending =
+          !qp.irn_pending.empty() &&
           std::any_of(qp.irn_pending.begin(), qp.irn_pending.end(),
                       [](const Qp::IrnPending& p) { return !p.send && p.imm.has_value(); });
       if (!calls->can_accept(qp) || other_pending) {
@@ -164,15 +166,16 @@ void Transport::irn_responder(Qp& qp, const protocol::PacketView& v) {
   }
   if (info.ends_message()) {
     if (v.headers.irn_eth && !done.read) done.recv_sn = v.headers.irn_eth->recv_wqe_sn;
-    // Keep irn_pending in PSN order (the last packets may arrive in any order).
-    auto at =
-        std::find_if(qp.irn_pending.begin(), qp.irn_pending.end(),
-                     [&](const Qp::IrnPending& p) { return protocol::psn_after(p.psn, psn); });
-    // At the end as push_back: std::deque::insert at begin() == end() pushes at the front,
-    // allocating a node per message when the deque empties between messages (issue 31).
-    if (at == qp.irn_pending.end()) {
+    // Keep irn_pending in PSN order (the last packets may arrive in any order). At the end as
+    // push_back: std::deque::insert at begin() == end() pushes at the front, allocating a node
+    // per message when the deque empties between messages (issue 31). In order (empty, or
+    // after the last one: the common case) without a search.
+    if (qp.irn_pending.empty() || !protocol::psn_after(qp.irn_pending.back().psn, psn)) {
       qp.irn_pending.push_back(done);
     } else {
+      auto at =
+          std::find_if(qp.irn_pending.begin(), qp.irn_pending.end(),
+                       [&](const Qp::IrnPending& p) { return protocol::psn_after(p.psn, psn); });
       qp.irn_pending.insert(at, done);
     }
   }
@@ -180,7 +183,7 @@ void Transport::irn_responder(Qp& qp, const protocol::PacketView& v) {
   const std::uint32_t gen = qp.generation;
   qp.irn_rx.advance([&](std::uint32_t p, bool last) {
     if (!last) return;
-    std::erase(qp.irn_stream_headers, p);
+    if (!qp.irn_stream_headers.empty()) std::erase(qp.irn_stream_headers, p);
     if (qp.generation == gen && qp.state != QpState::error) irn_complete(qp, p);
   });
   if (qp.generation != gen || qp.state == QpState::free || qp.state == QpState::error) return;
@@ -440,9 +443,11 @@ void Transport::irn_send_read_response(Qp& qp, const SendWqe& w, std::uint32_t p
 
 void Transport::irn_arm_retransmit(Qp& qp) {
   const std::uint32_t cookie = qp_index(qp) << kCookieShift | kCookieRetransmit;
-  const std::uint32_t in_flight = qp.irn_tx.in_flight();
-  const std::uint64_t ns = protocol::irn_timeout_ns(qp.irn_caps, qp.irn_tx.unsacked());
-  if (ns == 0 || in_flight == 0) {
+  // Nothing in flight (the ACK of a call's last packet): the timer goes without counting the
+  // unSACKed PSNs (issue 31).
+  const std::uint64_t ns =
+      qp.irn_tx.in_flight() == 0 ? 0 : protocol::irn_timeout_ns(qp.irn_caps, qp.irn_tx.unsacked());
+  if (ns == 0) {
     ctx_.timers.cancel(*this, cookie);
     qp.timer_armed = false;
     return;

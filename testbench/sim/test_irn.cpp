@@ -405,3 +405,52 @@ TEST_CASE(
   CHECK(naa.stat("transport.nak_sent.remote_access") == 1);
   CHECK(peer.icrc_failures() == 0);
 }
+
+TEST_CASE(
+    "IRN: a call whose packet overtakes the WRITE before it completes after it, and the next "
+    "call still completes",
+    "[irn][sim]") {
+  // The responder keeps the messages waiting for their gap in PSN order (irn_pending): the
+  // call's WRITE_ONLY_IMM at PSN s+1 arrives before the plain WRITE at s, so its entry must be
+  // queued after the WRITE's, not appended (a broken order completes neither the WRITE's entry
+  // nor any later call).
+  SimAndPeer rig({"--seed", "7"});
+  auto& [naa, peer] = rig;
+  Connection c;
+  TestPeer::ConnectOptions o;
+  o.irn_offer = offer();
+  REQUIRE(peer.connect(c, o) == 0);
+  REQUIRE(c.irn);
+  const auto regions =
+      irn_mrsp(peer, c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0, 1024, c)});
+  REQUIRE(regions.size() == 1);
+  const std::uint64_t va = regions[0].naa_address;
+  const std::uint32_t rkey = regions[0].rkey;
+  const std::uint32_t add1 = p::encode_call_immediate(1, 0);
+  const std::vector<std::uint8_t> in = pattern(1024, 5);
+  const std::uint32_t write_psn = c.send_psn, call_psn = p::psn_add(c.send_psn, 1);
+
+  irn_write_packet(peer, c, call_psn, va, rkey, {}, 0, add1, 1);  // the call first: a gap
+  CHECK(peer.wait_for([&] {
+    return std::any_of(c.acks.begin(), c.acks.end(),
+                       [&](const AckRecord& a) { return a.syndrome == p::kNakPsnSequenceError; });
+  }));
+  CHECK(naa.stat("kernel.dispatches") == 0);
+  irn_write_packet(peer, c, write_psn, va, rkey, in, 0, std::nullopt, 0);  // fills it
+  auto done = peer.wait_completion(c);
+  REQUIRE(done);
+  CHECK(done->imm == std::optional<std::uint32_t>(0));
+  CHECK(naa.stat("kernel.dispatches") == 1);
+  CHECK(std::vector<std::uint8_t>(c.host_mem.begin(), c.host_mem.begin() + 1024) == plus(in, 1));
+
+  // The next call, in order, runs too: nothing of the first two is left queued before it.
+  c.send_psn = p::psn_add(call_psn, 1);
+  irn_write_packet(peer, c, c.send_psn, va, rkey, {}, 0, add1, 2);
+  done = peer.wait_completion(c);
+  REQUIRE(done);
+  CHECK(done->imm == std::optional<std::uint32_t>(0));
+  CHECK(naa.stat("kernel.dispatches") == 2);
+  CHECK(std::vector<std::uint8_t>(c.host_mem.begin(), c.host_mem.begin() + 1024) == plus(in, 2));
+  CHECK(naa.stat("transport.nak_sent.invalid_request") == 0);
+  CHECK(peer.icrc_failures() == 0);
+}

@@ -150,7 +150,11 @@ class IrnSendWindow {
   AckEffect on_ack(std::uint32_t cumulative, const SackEth& sack) noexcept;
   // The next PSN to retransmit in loss recovery (lowest unSACKed below the highest SACKed, or
   // below next() after a timeout, not yet retransmitted in this recovery); marks it.
-  [[nodiscard]] std::optional<std::uint32_t> take_retransmit() noexcept;
+  // Inline: outside recovery (every packet of a loss-free run) it is one test (issue 31).
+  [[nodiscard]] std::optional<std::uint32_t> take_retransmit() noexcept {
+    if (!recovery_) return std::nullopt;
+    return take_retransmit_in_recovery();
+  }
   // The retransmit timer fired: the oldest unacknowledged PSN, and every PSN the SACKs show lost,
   // become eligible once more; if it fires again while since the first expiry only
   // retransmissions were answered, every PSN in flight that is not acknowledged and not SACKed
@@ -171,6 +175,7 @@ class IrnSendWindow {
   [[nodiscard]] bool outstanding(std::uint32_t psn) const noexcept {
     return psn_diff(psn, una_) < in_flight();
   }
+  [[nodiscard]] std::optional<std::uint32_t> take_retransmit_in_recovery() noexcept;
   void mark_sacked(std::uint32_t psn) noexcept;
   void clear_retransmitted() noexcept;
   void resent(std::uint32_t psn) noexcept;  // bookkeeping of a retransmission of `psn`
@@ -199,7 +204,10 @@ class IrnSendWindow {
 // The retransmit timeout the requester arms: RTO_low while at most N packets are in flight
 // (callers pass IrnSendWindow::unsacked(): a SACKed packet can no longer trigger recovery), so a
 // lost tail (no later packet to SACK it) is recovered quickly; RTO_high otherwise (IRN 3.1.1).
-[[nodiscard]] std::uint64_t irn_timeout_ns(const CapabilityBlock& b,
-                                           std::uint32_t in_flight) noexcept;
+// Inline: the requester computes it on every packet that arms the timer (issue 31).
+[[nodiscard]] constexpr std::uint64_t irn_timeout_ns(const CapabilityBlock& b,
+                                                     std::uint32_t in_flight) noexcept {
+  return local_ack_timeout_ns(in_flight <= b.low_threshold ? b.rto_low : b.rto_high);
+}
 
 }  // namespace naa::protocol

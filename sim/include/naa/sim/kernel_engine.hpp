@@ -67,10 +67,15 @@ class KernelEngine : public sc_core::sc_module, public CallQueue, public Connect
   std::vector<std::vector<LoadBuffer>> scratch_;
   // Per lane: run_call's working vectors, kept from call to call (issue 31: three allocations
   // per call before). Lanes run concurrently (each waits inside run_call), so one set per lane.
+  // Where a region's result goes (from the directory at the call's start).
+  struct WriteBackTarget {
+    std::uint64_t naa_address = 0;
+    std::uint64_t host_va = 0;
+    std::uint32_t host_rkey = 0;
+  };
   struct CallVectors {
-    std::vector<Region> directory;  // the call's regions as the directory had them
     std::vector<KernelRegion> regions;
-    std::vector<std::size_t> outs;
+    std::vector<WriteBackTarget> targets;  // per region, in the same order
   };
   std::vector<CallVectors> call_vectors_;
   CycleMeter meter_;

@@ -128,7 +128,9 @@ class Transport : public sc_core::sc_module,
                       protocol::ByteView payload);
   void irn_on_timeout(Qp& qp);
   void irn_arm_retransmit(Qp& qp);
-  [[nodiscard]] std::uint32_t qp_index(const Qp& qp) const;
+  [[nodiscard]] std::uint32_t qp_index(const Qp& qp) const {  // inline: per packet (issue 31)
+    return static_cast<std::uint32_t>(&qp - ctx_.qps.data());
+  }
   // Packets of a message of `len` bytes at this MTU (a zero-length message takes one).
   [[nodiscard]] static std::uint32_t packets_for(std::size_t len, std::uint32_t mtu);
 
