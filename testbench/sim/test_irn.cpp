@@ -89,6 +89,22 @@ std::vector<p::MrspAdvertisementEntry> irn_mrsp(TestPeer& peer, Connection& c,
   return out;
 }
 
+// A connection that negotiated IRN, with one INPUT|OUTPUT region of `bytes` registered over it.
+struct IrnRegion {
+  std::uint64_t va = 0;
+  std::uint32_t rkey = 0;
+};
+IrnRegion connect_with_region(TestPeer& peer, Connection& c, std::uint32_t bytes) {
+  TestPeer::ConnectOptions o;
+  o.irn_offer = offer();
+  REQUIRE(peer.connect(c, o) == 0);
+  REQUIRE(c.irn);
+  const auto regions =
+      irn_mrsp(peer, c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0, bytes, c)});
+  REQUIRE(regions.size() == 1);
+  return {regions[0].naa_address, regions[0].rkey};
+}
+
 std::vector<std::uint8_t> plus(std::vector<std::uint8_t> v, std::uint8_t k) {
   for (auto& x : v)
     x = static_cast<std::uint8_t>(x + k);
@@ -192,15 +208,7 @@ TEST_CASE(
   SimAndPeer rig({"--seed", "3"});
   auto& [naa, peer] = rig;
   Connection c;
-  TestPeer::ConnectOptions o;
-  o.irn_offer = offer();
-  REQUIRE(peer.connect(c, o) == 0);
-  REQUIRE(c.irn);
-  const auto regions =
-      irn_mrsp(peer, c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0, 3072, c)});
-  REQUIRE(regions.size() == 1);
-  const std::uint64_t va = regions[0].naa_address;
-  const std::uint32_t rkey = regions[0].rkey;
+  const auto [va, rkey] = connect_with_region(peer, c, 3072);
   const std::uint32_t add1 = p::encode_call_immediate(1, 0);
 
   // Call 1: three packets; FIRST and LAST_IMM arrive, MIDDLE is "late".
@@ -342,15 +350,7 @@ TEST_CASE(
   SimAndPeer rig({"--seed", "5"});
   auto& [naa, peer] = rig;
   Connection c;
-  TestPeer::ConnectOptions o;
-  o.irn_offer = offer();
-  REQUIRE(peer.connect(c, o) == 0);
-  REQUIRE(c.irn);
-  const auto regions =
-      irn_mrsp(peer, c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0, 3072, c)});
-  REQUIRE(regions.size() == 1);
-  const std::uint64_t va = regions[0].naa_address;
-  const std::uint32_t rkey = regions[0].rkey;
+  const auto [va, rkey] = connect_with_region(peer, c, 3072);
   const std::uint32_t naa_psn = c.epsn;  // the NAA's next PSN: its MRSP answer came before
 
   const std::vector<std::uint8_t> bytes = pattern(1000, 42);
@@ -417,15 +417,7 @@ TEST_CASE(
   SimAndPeer rig({"--seed", "7"});
   auto& [naa, peer] = rig;
   Connection c;
-  TestPeer::ConnectOptions o;
-  o.irn_offer = offer();
-  REQUIRE(peer.connect(c, o) == 0);
-  REQUIRE(c.irn);
-  const auto regions =
-      irn_mrsp(peer, c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0, 1024, c)});
-  REQUIRE(regions.size() == 1);
-  const std::uint64_t va = regions[0].naa_address;
-  const std::uint32_t rkey = regions[0].rkey;
+  const auto [va, rkey] = connect_with_region(peer, c, 1024);
   const std::uint32_t add1 = p::encode_call_immediate(1, 0);
   const std::vector<std::uint8_t> in = pattern(1024, 5);
   const std::uint32_t write_psn = c.send_psn, call_psn = p::psn_add(c.send_psn, 1);
