@@ -237,6 +237,13 @@ class StageQueue {
     if (!parked_empty() || chained_ != nullptr || booked_until_ > ready) return false;
     return in_service_ == nullptr || in_service_end_ <= ready;
   }
+  // accepts_at() and put_at() in one: hands `p` over if the stage would take it at once, else
+  // returns false and leaves it with the caller (a block's PacketSink::try_put_at, issue 31).
+  [[nodiscard]] bool try_put_at(Packet* p, sc_core::sc_time ready) {
+    if (!accepts_at(ready)) return false;
+    put_at(p, ready);
+    return true;
+  }
   void put_at(Packet* p, sc_core::sc_time ready) {
     if (in_service_ == nullptr) {
       (void)start_if_idle(p, ready, sim_now());
