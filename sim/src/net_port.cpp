@@ -201,7 +201,12 @@ bool NetPort::try_put_at(Packet* p, sc_core::sc_time ready) {
   // it), the datagram crosses the stage here and goes onto the wire at the time the stage would
   // have put it there; otherwise the stage's process takes it at `ready` (issue 31).
   if (tx_wire_.idle_now() && tx_in_.can_book_at(ready)) {
-    tx_emit(p, tx_in_.reserve(*p, ready));
+    // tx_service's time computed here, without the call through the stage's function pointer.
+    const std::uint64_t stage =
+        SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency);
+    tx_meter_.account(stage);  // counted busy, as tx_service() would
+    const sc_core::sc_time start = tx_in_.start_for(ready);
+    tx_emit(p, tx_in_.book(ready, start, start + tx_meter_.times(stage)));
     return true;
   }
   return tx_in_.try_put_at(p, ready);

@@ -170,8 +170,19 @@ class CycleMeter {
   // exact in a double (below 2^53 units of the time resolution), which is always the case here.
   // The times of short counts are kept once computed (a stage's time for a short packet; issue
   // 31: from_value is a library call); a zero entry is one not computed yet.
+  // Inline: the kept time; its computation out of line (issue 31: the compiler had made the
+  // whole function a call at some callers).
   [[nodiscard]] sc_core::sc_time times(std::uint64_t n) const {
-    if (n < kKept && known_[n] != sc_core::SC_ZERO_TIME) return known_[n];
+    if (n < kKept && known_[n] != sc_core::SC_ZERO_TIME) [[likely]]
+      return known_[n];
+    return compute_times(n);
+  }
+  void account(std::uint64_t cycles) { busy_ += cycles; }  // time waited elsewhere
+  [[nodiscard]] std::uint64_t busy_cycles() const { return busy_; }
+  [[nodiscard]] sc_core::sc_time cycle() const { return cycle_; }
+
+ private:
+  [[gnu::noinline]] sc_core::sc_time compute_times(std::uint64_t n) const {
     const std::uint64_t v = cycle_.value();
     const sc_core::sc_time t = v != 0 && n < (std::uint64_t{1} << 53) / v
                                    ? sc_core::sc_time::from_value(v * n)
@@ -179,11 +190,6 @@ class CycleMeter {
     if (n < kKept) known_[n] = t;
     return t;
   }
-  void account(std::uint64_t cycles) { busy_ += cycles; }  // time waited elsewhere
-  [[nodiscard]] std::uint64_t busy_cycles() const { return busy_; }
-  [[nodiscard]] sc_core::sc_time cycle() const { return cycle_; }
-
- private:
   sc_core::sc_time cycle_;
   std::uint64_t busy_ = 0;
   static constexpr std::uint64_t kKept = 64;
