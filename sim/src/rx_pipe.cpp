@@ -50,8 +50,9 @@ sc_core::sc_time RxPipe::service(void* self, const Packet& p, sc_core::sc_time /
 }
 
 bool RxPipe::try_put_at(Packet* p, sc_core::sc_time ready) {
-  if (!in_.accepts_at(ready)) return false;
-  if (!checks_ && !tap->capturing() && in_.can_book_at(ready) && passes_to_transport(*p)) {
+  // Idle at `ready` (can_book_at implies accepts_at): one look at the stage for the common case.
+  if (!in_.can_book_at(ready)) return in_.try_put_at(p, ready);
+  if (!checks_ && !tap->capturing() && passes_to_transport(*p)) {
     // The stage's time computed once: for the hand-over and for the booking (issue 31).
     const std::uint64_t cycles =
         SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.rxpipe_latency);
