@@ -322,14 +322,47 @@ class StageQueue {
     if (ahead_.empty()) return fifo_.size();
     const sc_core::sc_time now = sim_now();
     std::size_t n = fifo_.size();
-    for (const Ahead& a : ahead_)
+    for (std::size_t i = 0; i < ahead_.count(); ++i) {
+      const Ahead& a = ahead_.at(i);
       if (a.ready <= now && now < a.start) ++n;
+    }
     return n;
   }
 
  private:
   struct Ahead {
     sc_core::sc_time ready, start;  // queued from ready to start
+  };
+  // The packets booked behind a booking, oldest first: a ring that doubles when full (a deque
+  // allocated and freed a node every few bookings; issue 31). Rarely holds more than a few; it
+  // starts small so that the unit test's short FIFOs (sim_stage_queue) make it grow too.
+  class AheadRing {
+   public:
+    [[nodiscard]] bool empty() const { return count_ == 0; }
+    [[nodiscard]] std::size_t count() const { return count_; }
+    [[nodiscard]] const Ahead& front() const { return items_[head_]; }
+    [[nodiscard]] const Ahead& at(std::size_t i) const { return items_[(head_ + i) & mask_]; }
+    void pop_front() {
+      head_ = (head_ + 1) & mask_;
+      --count_;
+    }
+    void push_back(Ahead a) {
+      if (count_ == items_.size()) grow();
+      items_[(head_ + count_) & mask_] = a;
+      ++count_;
+    }
+
+   private:
+    [[gnu::noinline]] void grow() {
+      std::vector<Ahead> bigger(items_.empty() ? 2 : items_.size() * 2);
+      for (std::size_t i = 0; i < count_; ++i)
+        bigger[i] = at(i);
+      items_ = std::move(bigger);
+      head_ = 0;
+      mask_ = items_.size() - 1;
+    }
+    std::vector<Ahead> items_;  // a power of two long
+    std::size_t head_ = 0, count_ = 0, mask_ = 0;
   };
   [[nodiscard]] std::size_t capacity() const { return capacity_; }
   // book(): forgets the packets booked behind a booking that have started by now, and notes
@@ -392,7 +425,7 @@ class StageQueue {
   Packet* chained_ = nullptr;  // put_at() behind in_service_; its FIFO slot is held
   sc_core::sc_time chained_ready_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time booked_until_ = sc_core::SC_ZERO_TIME;  // reserve(): busy with a passing packet
-  std::deque<Ahead> ahead_;  // reserve(): booked behind a booking, not started yet
+  AheadRing ahead_;  // reserve(): booked behind a booking, not started yet
   sc_core::sc_event served_;
 };
 
