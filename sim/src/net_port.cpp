@@ -186,29 +186,30 @@ void NetPort::rx_admit(Packet* p) {
         SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency);
     // rx_service's time: the rest of the link, then the port stage.
     const sc_core::sc_time done = std::max(start, p->arrival) + rx_meter_.times(stage);
-    if (to_rx->accepts_at(done)) {
+    if (to_rx->try_put_at(p, done)) {
       rx_meter_.account(stage);  // counted busy, as rx_service() would
       (void)rx_in_.book(now, start, done);
-      to_rx->put_at(p, done);
       return;
     }
   }
   (void)rx_in_.try_put(p);
 }
 
-bool NetPort::accepts_at(sc_core::sc_time ready) const {
-  return !tx_fault_.active() && tx_held_.empty() && tx_in_.accepts_at(ready);
-}
-
-void NetPort::put_at(Packet* p, sc_core::sc_time ready) {
+bool NetPort::try_put_at(Packet* p, sc_core::sc_time ready) {
+  if (tx_fault_.active() || !tx_held_.empty()) return false;
   // Without faults the port stage's work is tx_emit: with the wire idle too (nothing queued for
   // it), the datagram crosses the stage here and goes onto the wire at the time the stage would
   // have put it there; otherwise the stage's process takes it at `ready` (issue 31).
   if (tx_wire_.idle_now() && tx_in_.can_book_at(ready)) {
-    tx_emit(p, tx_in_.reserve(*p, ready));
-    return;
+    // tx_service's time computed here, without the call through the stage's function pointer.
+    const std::uint64_t stage =
+        SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency);
+    tx_meter_.account(stage);  // counted busy, as tx_service() would
+    const sc_core::sc_time start = tx_in_.start_for(ready);
+    tx_emit(p, tx_in_.book(ready, start, start + tx_meter_.times(stage)));
+    return true;
   }
-  tx_in_.put_at(p, ready);
+  return tx_in_.try_put_at(p, ready);
 }
 
 sc_core::sc_time NetPort::tx_service(void* self, const Packet& p, sc_core::sc_time /*start*/) {

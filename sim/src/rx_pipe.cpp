@@ -49,13 +49,15 @@ sc_core::sc_time RxPipe::service(void* self, const Packet& p, sc_core::sc_time /
   return stage->meter_.times(cycles);
 }
 
-void RxPipe::put_at(Packet* p, sc_core::sc_time ready) {
-  if (!checks_ && !tap->capturing() && in_.can_book_at(ready)) {
+bool RxPipe::try_put_at(Packet* p, sc_core::sc_time ready) {
+  // Idle at `ready` (can_book_at implies accepts_at): one look at the stage for the common case.
+  if (!in_.can_book_at(ready)) return in_.try_put_at(p, ready);
+  if (!checks_ && !tap->capturing() && passes_to_transport(*p)) {
     // The stage's time computed once: for the hand-over and for the booking (issue 31).
     const std::uint64_t cycles =
         SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.rxpipe_latency);
     const sc_core::sc_time done = ready + meter_.times(cycles);
-    if (to_transport->accepts_at(done) && passes_to_transport(*p)) {
+    if (to_transport->try_put_at(p, done)) {
       meter_.account(cycles);  // the stage's time, counted busy (as service() would)
       (void)in_.book(ready, ready, done);
       // What thread() counts for a datagram it hands to the Transport (its tap records nothing).
@@ -63,11 +65,12 @@ void RxPipe::put_at(Packet* p, sc_core::sc_time ready) {
       if (p->ip_id != 0) ++nonzero_ip_id_;
       ++accepted_;
       ++to_transport_;
-      to_transport->put_at(p, done);
-      return;
+      return true;
     }
+    // Not taken: thread() checks and decodes it again from the bytes, as for any datagram.
   }
   in_.put_at(p, ready);
+  return true;
 }
 
 bool RxPipe::passes_to_transport(Packet& p) const {

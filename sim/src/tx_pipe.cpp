@@ -26,31 +26,32 @@ void TxPipe::put(Packet* p) {
     const std::uint64_t cycles =
         SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.txpipe_latency);
     const sc_core::sc_time done = now + meter_.times(cycles);
-    if (to_net->accepts_at(done)) {
+    // The ICRC first: the port may put the packet on the wire at once. A packet it does not
+    // take goes through the stage's process, which writes the same ICRC again.
+    finish_icrc(p);
+    if (to_net->try_put_at(p, done)) {
       meter_.account(cycles);  // the stage's time, counted busy (as service() would)
       (void)in_.book(now, now, done);
-      finish(p);
-      to_net->put_at(p, done);
+      count(p);
       return;
     }
   }
   in_.put(p);
 }
 
-void TxPipe::finish(Packet* p) {
+void TxPipe::finish_icrc(Packet* p) {
   // The ICRC covers the IPv4/UDP headers that will really be on the wire: our address, the
   // QP's actual source port (4791 if its own could not be bound), ID 0 (PROTOCOL.md 1 and 2).
   const auto h =
       icrc_headers(addresses->local_ip(), addresses->source_port(p->src_qpn), p->peer_ip, p->size);
   protocol::write_icrc(h, {p->data.data(), p->size});
-  ++packets_;
-  bytes_ += p->size;
 }
 
 void TxPipe::thread() {
   for (;;) {
     Packet* p = in_.next();  // after the stage's time (StageQueue)
-    finish(p);
+    finish_icrc(p);
+    count(p);
     to_net->put(p);
   }
 }

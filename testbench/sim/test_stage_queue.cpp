@@ -133,10 +133,10 @@ SC_MODULE(Pair) {
 // stage): in the reference each stage's process takes every packet (StageQueue put + next, as
 // the Pair above checks against get + spend); the new pair books the first stage from the
 // producer when it may (StageQueue::reserve: its process does not wake) and hands the packet to
-// the second with its time (put_at, chained behind a packet in service). The producer never blocks
-// (try_put, as the runner injects); a packet that finds the first stage's FIFO full is dropped in
-// both. The second stage is sometimes held downstream, so the first one waits on its FIFO
-// (back-pressure).
+// the second with its time (try_put_at, chained behind a packet in service). The producer never
+// blocks (try_put, as the runner injects); a packet that finds the first stage's FIFO full is
+// dropped in both. The second stage is sometimes held downstream, so the first one waits on its
+// FIFO (back-pressure).
 SC_MODULE(Chain) {
   SC_HAS_PROCESS(Chain);
   Chain(sc_core::sc_module_name n, const s::SimConfig& cfg, std::vector<Step> steps)
@@ -183,9 +183,8 @@ SC_MODULE(Chain) {
       if (new_a_.full()) {
         new_dropped.push_back(p->src_qpn);
       } else if (const sc_time done = new_a_.start_for(now) + meter_.times(cycles_a(*p));
-                 new_a_.can_book() && new_b_.accepts_at(done)) {
+                 new_a_.can_book() && new_b_.try_put_at(p, done)) {
         (void)new_a_.reserve(*p, now);
-        new_b_.put_at(p, done);
         ++passed_by_call;
       } else if (!new_a_.try_put(p)) {
         new_dropped.push_back(p->src_qpn);
@@ -235,6 +234,55 @@ SC_MODULE(Chain) {
   std::size_t passed_by_call = 0;
 };
 
+// Many packets booked behind one another (StageQueue::reserve while the stage is still booked,
+// as NetPort's receive stage books a read's datagrams): each counts as queued (size()) from when
+// it is ready until it starts, also when more are booked after some have started.
+SC_MODULE(Backlog) {
+  SC_HAS_PROCESS(Backlog);
+  Backlog(sc_core::sc_module_name n, const s::SimConfig& cfg)
+      : sc_module(n), meter_(cfg), q_(32, this, &Backlog::service), packets_(24) {
+    SC_THREAD(stage);
+    SC_THREAD(producer);
+  }
+  static sc_time service(void* self, const s::Packet& /*p*/, sc_time /*start*/) {
+    return static_cast<Backlog*>(self)->meter_.times(10);
+  }
+  void stage() {
+    for (;;)
+      (void)q_.next();  // parked: nothing is put, every packet is booked
+  }
+  void producer() {
+    wait(meter_.times(1));  // the stage's process is parked by now
+    const sc_time t0 = sc_core::sc_time_stamp();
+    const sc_time service_time = meter_.times(10);
+    for (std::size_t i = 0; i < 10; ++i) {
+      bookable = bookable && q_.can_book();
+      starts.push_back(q_.reserve(packets_[i], t0) - service_time);
+      sizes.push_back(q_.size());  // 0, 1, .., 9: the first started at once
+    }
+    // Just after packet k started: 9 - k still queued.
+    for (std::size_t k = 1; k <= 5; ++k) {
+      wait(t0 + service_time * static_cast<double>(k) + meter_.times(1) - sc_core::sc_time_stamp());
+      sizes.push_back(q_.size());
+    }
+    // Six more behind the rest (the started ones are forgotten first): 4 + 6 queued.
+    const sc_time now = sc_core::sc_time_stamp();
+    for (std::size_t i = 10; i < 16; ++i) {
+      bookable = bookable && q_.can_book();
+      starts.push_back(q_.reserve(packets_[i], now) - service_time);
+    }
+    sizes.push_back(q_.size());
+    wait(service_time * 20.0);
+    sizes.push_back(q_.size());  // all started
+  }
+  s::CycleMeter meter_;
+  s::StageQueue q_;
+  std::vector<s::Packet> packets_;
+  bool bookable = true;
+  std::vector<sc_time> starts;
+  std::vector<std::size_t> sizes;
+};
+
 }  // namespace
 
 TEST_CASE("StageQueue and ReadyQueue give the times of get + spend and get + wait",
@@ -263,7 +311,16 @@ TEST_CASE("StageQueue and ReadyQueue give the times of get + spend and get + wai
     chain_steps.push_back(st);
   }
   Chain chain("chain", cfg, chain_steps);
+  Backlog backlog("backlog", cfg);
   sc_core::sc_start(sc_time(1, sc_core::SC_SEC));
+
+  // Sixteen bookings behind one another: back to back, each queued until it starts.
+  CHECK(backlog.bookable);
+  REQUIRE(backlog.starts.size() == 16);
+  for (std::size_t i = 1; i < backlog.starts.size(); ++i)
+    CHECK(backlog.starts[i] == backlog.starts[i - 1] + backlog.meter_.times(10));
+  CHECK(backlog.sizes ==
+        std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 8, 7, 6, 5, 4, 10, 0});
 
   // Two stages crossed by a call when idle, chained behind a packet in service, booked behind a
   // booking: the times, order, drops (a full FIFO counts the booked packets) of the reference.

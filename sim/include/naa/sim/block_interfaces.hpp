@@ -32,11 +32,12 @@ namespace naa::sim {
 class PacketSink : public virtual sc_core::sc_interface {
  public:
   virtual void put(Packet* p) = 0;
-  // A stage crossed without its process (StageQueue, issue 31): whether the block's input stage
-  // would start a packet ready at `ready` (not before now) at once; if so, put_at() hands it
-  // over with that time. Blocks without such a stage say no.
-  [[nodiscard]] virtual bool accepts_at(sc_core::sc_time /*ready*/) const { return false; }
-  virtual void put_at(Packet* p, sc_core::sc_time /*ready*/) { put(p); }
+  // A stage crossed without its process (StageQueue, issue 31): if the block's input stage would
+  // start a packet ready at `ready` (not before now) at once, takes it with that time and returns
+  // true; else returns false and the caller keeps the packet. One virtual call and one check per
+  // hand-over (it was accepts_at() then put_at(), each checking). Blocks without such a stage
+  // say no.
+  [[nodiscard]] virtual bool try_put_at(Packet* /*p*/, sc_core::sc_time /*ready*/) { return false; }
 };
 
 // Counts a datagram dropped for a protocol error under RxPipe's drop statistics. Users: NetPort

@@ -170,8 +170,19 @@ class CycleMeter {
   // exact in a double (below 2^53 units of the time resolution), which is always the case here.
   // The times of short counts are kept once computed (a stage's time for a short packet; issue
   // 31: from_value is a library call); a zero entry is one not computed yet.
+  // Inline: the kept time; its computation out of line (issue 31: the compiler had made the
+  // whole function a call at some callers).
   [[nodiscard]] sc_core::sc_time times(std::uint64_t n) const {
-    if (n < kKept && known_[n] != sc_core::SC_ZERO_TIME) return known_[n];
+    if (n < kKept && known_[n] != sc_core::SC_ZERO_TIME) [[likely]]
+      return known_[n];
+    return compute_times(n);
+  }
+  void account(std::uint64_t cycles) { busy_ += cycles; }  // time waited elsewhere
+  [[nodiscard]] std::uint64_t busy_cycles() const { return busy_; }
+  [[nodiscard]] sc_core::sc_time cycle() const { return cycle_; }
+
+ private:
+  [[gnu::noinline]] sc_core::sc_time compute_times(std::uint64_t n) const {
     const std::uint64_t v = cycle_.value();
     const sc_core::sc_time t = v != 0 && n < (std::uint64_t{1} << 53) / v
                                    ? sc_core::sc_time::from_value(v * n)
@@ -179,11 +190,6 @@ class CycleMeter {
     if (n < kKept) known_[n] = t;
     return t;
   }
-  void account(std::uint64_t cycles) { busy_ += cycles; }  // time waited elsewhere
-  [[nodiscard]] std::uint64_t busy_cycles() const { return busy_; }
-  [[nodiscard]] sc_core::sc_time cycle() const { return cycle_; }
-
- private:
   sc_core::sc_time cycle_;
   std::uint64_t busy_ = 0;
   static constexpr std::uint64_t kKept = 64;
@@ -236,6 +242,13 @@ class StageQueue {
   [[nodiscard]] bool accepts_at(sc_core::sc_time ready) const {
     if (!parked_empty() || chained_ != nullptr || booked_until_ > ready) return false;
     return in_service_ == nullptr || in_service_end_ <= ready;
+  }
+  // accepts_at() and put_at() in one: hands `p` over if the stage would take it at once, else
+  // returns false and leaves it with the caller (a block's PacketSink::try_put_at, issue 31).
+  [[nodiscard]] bool try_put_at(Packet* p, sc_core::sc_time ready) {
+    if (!accepts_at(ready)) return false;
+    put_at(p, ready);
+    return true;
   }
   void put_at(Packet* p, sc_core::sc_time ready) {
     if (in_service_ == nullptr) {
@@ -309,14 +322,47 @@ class StageQueue {
     if (ahead_.empty()) return fifo_.size();
     const sc_core::sc_time now = sim_now();
     std::size_t n = fifo_.size();
-    for (const Ahead& a : ahead_)
+    for (std::size_t i = 0; i < ahead_.count(); ++i) {
+      const Ahead& a = ahead_.at(i);
       if (a.ready <= now && now < a.start) ++n;
+    }
     return n;
   }
 
  private:
   struct Ahead {
     sc_core::sc_time ready, start;  // queued from ready to start
+  };
+  // The packets booked behind a booking, oldest first: a ring that doubles when full (a deque
+  // allocated and freed a node every few bookings; issue 31). Rarely holds more than a few; it
+  // starts small so that the unit test's short FIFOs (sim_stage_queue) make it grow too.
+  class AheadRing {
+   public:
+    [[nodiscard]] bool empty() const { return count_ == 0; }
+    [[nodiscard]] std::size_t count() const { return count_; }
+    [[nodiscard]] const Ahead& front() const { return items_[head_]; }
+    [[nodiscard]] const Ahead& at(std::size_t i) const { return items_[(head_ + i) & mask_]; }
+    void pop_front() {
+      head_ = (head_ + 1) & mask_;
+      --count_;
+    }
+    void push_back(Ahead a) {
+      if (count_ == items_.size()) grow();
+      items_[(head_ + count_) & mask_] = a;
+      ++count_;
+    }
+
+   private:
+    [[gnu::noinline]] void grow() {
+      std::vector<Ahead> bigger(items_.empty() ? 2 : items_.size() * 2);
+      for (std::size_t i = 0; i < count_; ++i)
+        bigger[i] = at(i);
+      items_ = std::move(bigger);
+      head_ = 0;
+      mask_ = items_.size() - 1;
+    }
+    std::vector<Ahead> items_;  // a power of two long
+    std::size_t head_ = 0, count_ = 0, mask_ = 0;
   };
   [[nodiscard]] std::size_t capacity() const { return capacity_; }
   // book(): forgets the packets booked behind a booking that have started by now, and notes
@@ -379,7 +425,7 @@ class StageQueue {
   Packet* chained_ = nullptr;  // put_at() behind in_service_; its FIFO slot is held
   sc_core::sc_time chained_ready_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time booked_until_ = sc_core::SC_ZERO_TIME;  // reserve(): busy with a passing packet
-  std::deque<Ahead> ahead_;  // reserve(): booked behind a booking, not started yet
+  AheadRing ahead_;  // reserve(): booked behind a booking, not started yet
   sc_core::sc_event served_;
 };
 

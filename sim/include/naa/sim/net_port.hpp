@@ -100,8 +100,7 @@ class NetPort : public sc_core::sc_module,
   void put(Packet* p) override { tx_in_.put(p); }
   // Without tx faults and with the port stage idle: TxPipe hands a datagram over with the time
   // it is ready, and it crosses the port stage without its process (StageQueue, issue 31).
-  [[nodiscard]] bool accepts_at(sc_core::sc_time ready) const override;
-  void put_at(Packet* p, sc_core::sc_time ready) override;
+  [[nodiscard]] bool try_put_at(Packet* p, sc_core::sc_time ready) override;
   // RxPipe reports each received datagram with its recovered IPv4 ID for the tap.
   void tap_rx(const Packet& p) override;
   [[nodiscard]] bool capturing() const override { return pcap_.is_open(); }

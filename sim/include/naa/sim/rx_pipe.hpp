@@ -48,13 +48,11 @@ class RxPipe : public sc_core::sc_module, public PacketSink, public ProtocolErro
   sc_core::sc_port<PacketSink> to_transport{"to_transport"};  // RC QPs: Transport
 
   void put(Packet* p) override { in_.put(p); }
-  [[nodiscard]] bool accepts_at(sc_core::sc_time ready) const override {
-    return in_.accepts_at(ready);
-  }
-  // NetPort hands a datagram over with the time it leaves the port stage. Without a capture and
-  // with the model's checks, RxPipe's work reads only the datagram: when it and the Transport's
-  // stage are idle, a datagram for the Transport crosses RxPipe here (issue 31).
-  void put_at(Packet* p, sc_core::sc_time ready) override;
+  // NetPort hands a datagram over with the time it leaves the port stage, if the stage would
+  // take it at once. Without a capture and with the model's checks, RxPipe's work reads only the
+  // datagram: when it and the Transport's stage are idle, a datagram for the Transport crosses
+  // RxPipe here (issue 31).
+  [[nodiscard]] bool try_put_at(Packet* p, sc_core::sc_time ready) override;
   void count_protocol_error(protocol::Error e) override {
     errors_.add(static_cast<std::size_t>(e));
   }

@@ -69,10 +69,9 @@ class Transport : public sc_core::sc_module,
 
   void put(Packet* p) override { in_.put(p); }
   // RxPipe hands a datagram over with the time it leaves RxPipe (StageQueue, issue 31).
-  [[nodiscard]] bool accepts_at(sc_core::sc_time ready) const override {
-    return in_.accepts_at(ready);
+  [[nodiscard]] bool try_put_at(Packet* p, sc_core::sc_time ready) override {
+    return in_.try_put_at(p, ready);
   }
-  void put_at(Packet* p, sc_core::sc_time ready) override { in_.put_at(p, ready); }
   // A freshly allocated QP: PSN spaces from the CM (send = the REQ's starting PSN, receive = the
   // REP's, PROTOCOL.md 4).
   void init_qp(Qp& qp, std::uint32_t send_psn, std::uint32_t recv_psn) override;

@@ -29,7 +29,11 @@ class TxPipe : public sc_core::sc_module, public PacketSink {
 
  private:
   void thread();
-  void finish(Packet* p);  // the stage's work: the ICRC
+  void finish_icrc(Packet* p);  // the stage's work: the ICRC
+  void count(const Packet* p) {
+    ++packets_;
+    bytes_ += p->size;
+  }
   static sc_core::sc_time service(void* self, const Packet& p,
                                   sc_core::sc_time start);  // StageQueue
   ModelContext& ctx_;
