@@ -165,8 +165,7 @@ void NetPort::wait_with_held(Channel<Packet*>& in, HeldQueue& held, Release rele
 // link (it is there once its last bit has arrived), then the port stage (counted busy).
 sc_core::sc_time NetPort::rx_service(void* self, const Packet& p, sc_core::sc_time start) {
   auto* port = static_cast<NetPort*>(self);
-  const std::uint64_t stage =
-      SimConfig::stage_cycles(p.size, port->ctx_.cfg.width, port->ctx_.cfg.netport_latency);
+  const std::uint64_t stage = port->port_cycles(p);
   port->rx_meter_.account(stage);
   if (start == sc_core::SC_ZERO_TIME) start = sim_now();
   return (p.arrival > start ? p.arrival - start : sc_core::SC_ZERO_TIME) +
@@ -182,8 +181,7 @@ void NetPort::rx_admit(Packet* p) {
   if (!rx_fault_.active() && rx_held_.empty() && p->size < kRefillMinBytes && rx_in_.can_book()) {
     const sc_core::sc_time start = rx_in_.start_for(now);
     // The stage's time computed once: for the hand-over and for the booking (issue 31).
-    const std::uint64_t stage =
-        SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency);
+    const std::uint64_t stage = port_cycles(*p);
     // rx_service's time: the rest of the link, then the port stage.
     const sc_core::sc_time done = std::max(start, p->arrival) + rx_meter_.times(stage);
     if (to_rx->try_put_at(p, done)) {
@@ -202,8 +200,7 @@ bool NetPort::try_put_at(Packet* p, sc_core::sc_time ready) {
   // have put it there; otherwise the stage's process takes it at `ready` (issue 31).
   if (tx_wire_.idle_now() && tx_in_.can_book_at(ready)) {
     // tx_service's time computed here, without the call through the stage's function pointer.
-    const std::uint64_t stage =
-        SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.netport_latency);
+    const std::uint64_t stage = port_cycles(*p);
     tx_meter_.account(stage);  // counted busy, as tx_service() would
     const sc_core::sc_time start = tx_in_.start_for(ready);
     tx_emit(p, tx_in_.book(ready, start, start + tx_meter_.times(stage)));
@@ -214,8 +211,7 @@ bool NetPort::try_put_at(Packet* p, sc_core::sc_time ready) {
 
 sc_core::sc_time NetPort::tx_service(void* self, const Packet& p, sc_core::sc_time /*start*/) {
   auto* port = static_cast<NetPort*>(self);
-  const std::uint64_t stage =
-      SimConfig::stage_cycles(p.size, port->ctx_.cfg.width, port->ctx_.cfg.netport_latency);
+  const std::uint64_t stage = port->port_cycles(p);
   port->tx_meter_.account(stage);
   return port->tx_meter_.times(stage);
 }

@@ -43,8 +43,7 @@ RxPipe::RxPipe(sc_core::sc_module_name name, ModelContext& ctx, std::unique_ptr<
 
 sc_core::sc_time RxPipe::service(void* self, const Packet& p, sc_core::sc_time /*start*/) {
   auto* stage = static_cast<RxPipe*>(self);
-  const std::uint64_t cycles =
-      SimConfig::stage_cycles(p.size, stage->ctx_.cfg.width, stage->ctx_.cfg.rxpipe_latency);
+  const std::uint64_t cycles = stage->stage_cycles(p);
   stage->meter_.account(cycles);
   return stage->meter_.times(cycles);
 }
@@ -54,8 +53,7 @@ bool RxPipe::try_put_at(Packet* p, sc_core::sc_time ready) {
   if (!in_.can_book_at(ready)) return in_.try_put_at(p, ready);
   if (!checks_ && !tap->capturing() && passes_to_transport(*p)) {
     // The stage's time computed once: for the hand-over and for the booking (issue 31).
-    const std::uint64_t cycles =
-        SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.rxpipe_latency);
+    const std::uint64_t cycles = stage_cycles(*p);
     const sc_core::sc_time done = ready + meter_.times(cycles);
     if (to_transport->try_put_at(p, done)) {
       meter_.account(cycles);  // the stage's time, counted busy (as service() would)

@@ -13,8 +13,7 @@ TxPipe::TxPipe(sc_core::sc_module_name name, ModelContext& ctx)
 
 sc_core::sc_time TxPipe::service(void* self, const Packet& p, sc_core::sc_time /*start*/) {
   auto* stage = static_cast<TxPipe*>(self);
-  const std::uint64_t cycles =
-      SimConfig::stage_cycles(p.size, stage->ctx_.cfg.width, stage->ctx_.cfg.txpipe_latency);
+  const std::uint64_t cycles = stage->stage_cycles(p);
   stage->meter_.account(cycles);
   return stage->meter_.times(cycles);
 }
@@ -23,8 +22,7 @@ void TxPipe::put(Packet* p) {
   const sc_core::sc_time now = sim_now();
   if (in_.can_book_at(now)) {
     // The stage's time computed once: for the hand-over and for the booking (issue 31).
-    const std::uint64_t cycles =
-        SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.txpipe_latency);
+    const std::uint64_t cycles = stage_cycles(*p);
     const sc_core::sc_time done = now + meter_.times(cycles);
     // The ICRC first: the port may put the packet on the wire at once. A packet it does not
     // take goes through the stage's process, which writes the same ICRC again.

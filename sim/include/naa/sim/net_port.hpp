@@ -157,6 +157,11 @@ class NetPort : public sc_core::sc_module,
   void tx_thread();
   // StageQueue services: a stage's time for a datagram from when it takes it (metered).
   static sc_core::sc_time rx_service(void* self, const Packet& p, sc_core::sc_time start);
+  // The port stage's cycles for a datagram, either way: the stage's service functions and the
+  // hand-overs that cross the stage by a call use this one formula.
+  [[nodiscard]] std::uint64_t port_cycles(const Packet& p) const {
+    return SimConfig::stage_cycles(p.size, ctx_.cfg.width, ctx_.cfg.netport_latency);
+  }
   static sc_core::sc_time tx_service(void* self, const Packet& p, sc_core::sc_time start);
   bool queue_datagram(Packet* p, std::uint16_t src_port);  // into the sendmmsg batch
   // flush_tx's sendmmsg messages for the outbox's datagrams first .. end (with `gso`, runs

@@ -66,6 +66,10 @@ class RxPipe : public sc_core::sc_module, public PacketSink, public ProtocolErro
   [[nodiscard]] bool passes_to_transport(Packet& p) const;
   // The stage's busy time for a datagram (StageQueue).
   static sc_core::sc_time service(void* self, const Packet& p, sc_core::sc_time start);
+  // The stage's cycles for a datagram: service() and try_put_at()'s crossing use this formula.
+  [[nodiscard]] std::uint64_t stage_cycles(const Packet& p) const {
+    return SimConfig::stage_cycles(p.size, ctx_.cfg.width, ctx_.cfg.rxpipe_latency);
+  }
   // The checks' verdicts: the block's (checks_) if there is one, else the protocol library's.
   using Verdict = std::optional<protocol::Error>;  // nullopt: passed
   [[nodiscard]] Verdict icrc_verdict(const Packet& p, const protocol::Ipv4UdpHeaders& h,

@@ -34,6 +34,10 @@ class TxPipe : public sc_core::sc_module, public PacketSink {
     ++packets_;
     bytes_ += p->size;
   }
+  // The stage's cycles for a packet: service() and put()'s crossing use this one formula.
+  [[nodiscard]] std::uint64_t stage_cycles(const Packet& p) const {
+    return SimConfig::stage_cycles(p.size, ctx_.cfg.width, ctx_.cfg.txpipe_latency);
+  }
   static sc_core::sc_time service(void* self, const Packet& p,
                                   sc_core::sc_time start);  // StageQueue
   ModelContext& ctx_;
