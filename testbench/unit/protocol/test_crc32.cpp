@@ -37,6 +37,14 @@ std::uint32_t bytewise_table(std::uint32_t c, const std::uint8_t* p, std::size_t
   return c;
 }
 
+// n bytes from the test's generator (the seeded inputs of both cases).
+std::vector<std::uint8_t> random_bytes(std::mt19937_64& rng, std::size_t n) {
+  std::vector<std::uint8_t> v(n);
+  for (auto& b : v)
+    b = static_cast<std::uint8_t>(rng());
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("CRC-32 paths equal the bitwise and byte-table references", "[crc32]") {
@@ -44,9 +52,7 @@ TEST_CASE("CRC-32 paths equal the bitwise and byte-table references", "[crc32]")
   INFO("seed " << seed << " (NAA_TEST_SEED=" << naa::testbench::test_seed() << "), clmul "
                << naa::protocol::detail::crc32_has_clmul());
   std::mt19937_64 rng(seed);
-  std::vector<std::uint8_t> buf(4200);
-  for (auto& b : buf)
-    b = static_cast<std::uint8_t>(rng());
+  const std::vector<std::uint8_t> buf = random_bytes(rng, 4200);
   auto check = [&](std::size_t off, std::size_t n) {
     const auto reg = static_cast<std::uint32_t>(rng());
     const std::uint8_t* p = buf.data() + off;
@@ -93,9 +99,7 @@ TEST_CASE("CRC-32 over a head and the data after it equals one pass over both", 
   INFO("seed " << seed << " (NAA_TEST_SEED=" << naa::testbench::test_seed() << "), clmul "
                << naa::protocol::detail::crc32_has_clmul());
   std::mt19937_64 rng(seed);
-  std::vector<std::uint8_t> buf(4200);
-  for (auto& b : buf)
-    b = static_cast<std::uint8_t>(rng());
+  const std::vector<std::uint8_t> buf = random_bytes(rng, 4200);
   std::vector<std::uint8_t> joined;
   auto check = [&](std::size_t head_len, std::size_t off, std::size_t n) {
     const auto reg = static_cast<std::uint32_t>(rng());
