@@ -285,6 +285,20 @@ void NetPort::tx_emit(Packet* p, sc_core::sc_time at) {
     f.end = slot.end;
     f.arrival = slot.arrival;
   }
+  // Issue 31: with only the socket reading a frame at its end (no tap, no capture), a frame that
+  // finds the wire idle goes to the socket side now, held there until simulated time reaches its
+  // end (flush_tx), and the wire counts as busy until then: the wire's process is not woken. An
+  // event without a process marks the end, so the runner's steps reach it as they did.
+  if (wire_direct() && tx_wire_.try_book(f.end)) {
+    ++tx_wire_direct_;
+    if (const sc_core::sc_time now = sim_now(); f.end > now) {
+      wire_hold_ = p;
+      wire_hold_end_ = f.end;
+      wire_end_.notify(f.end - now);
+    }
+    if (!tx_send_once(p)) ctx_.pool.put(p);
+    return;
+  }
   tx_wire_.put(f, f.end);
 }
 
@@ -358,6 +372,7 @@ void NetPort::report(std::ostream& os) const {
   if (tx_gso_datagrams_ != 0) os << "net_port.tx_gso_datagrams=" << tx_gso_datagrams_ << '\n';
   if (tx_gso_refused_ != 0) os << "net_port.tx_gso_refused=" << tx_gso_refused_ << '\n';
   if (rx_gro_datagrams_ != 0) os << "net_port.rx_gro_datagrams=" << rx_gro_datagrams_ << '\n';
+  if (tx_wire_direct_ != 0) os << "net_port.tx_wire_direct=" << tx_wire_direct_ << '\n';
   rx_fault_.report(os, "net_port.fault_rx.");
   tx_fault_.report(os, "net_port.fault_tx.");
 }

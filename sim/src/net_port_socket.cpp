@@ -400,10 +400,30 @@ void NetPort::group_outbox_by_socket() {
 // sent; a receiver behind a socket (the host library, naa-sim) never sees the ID and recovers
 // the one the ICRC was written with (protocol::recover_ipv4_id). A GSO message that fails is
 // sent again datagram by datagram; if the kernel refused GSO itself, GSO stays off for the port.
+bool NetPort::sockets_listening() const {
+  return sockets_->listen.is_open();
+}
+
 void NetPort::flush_tx() {
   Sockets& so = *sockets_;
   auto& outbox = so.outbox;
   if (outbox.empty()) return;  // the runner flushes after every turn, mostly with nothing queued
+  // A frame whose last bit has not left yet (tx_emit's direct hand-over, issue 31) stays: it is
+  // the outbox's last datagram (every later frame is queued at its own, later end), and a step
+  // that reaches its end sends it (the runner flushes after every step).
+  std::optional<Sockets::TxEntry> held;
+  if (wire_hold_ != nullptr) {
+    if (sim_now() < wire_hold_end_ && outbox.back().packet == wire_hold_) {
+      held = outbox.back();
+      outbox.pop_back();
+      if (outbox.empty()) {
+        outbox.push_back(*held);
+        return;
+      }
+    } else {
+      wire_hold_ = nullptr;
+    }
+  }
   group_outbox_by_socket();
   std::size_t i = 0;
   std::size_t plain_end = 0;  // a failed GSO message's datagrams (before it) go one by one
@@ -462,6 +482,7 @@ void NetPort::flush_tx() {
     }
   }
   outbox.clear();
+  if (held) outbox.push_back(*held);
 }
 
 }  // namespace naa::sim

@@ -56,6 +56,8 @@ TEST_CASE("connect - MRSP - add1 call - disconnect", "[sim]") {
   CHECK(NaaSim::stat_in(s, "kernel.dispatches") == 1);
   // The kernel computed on the region in the memory itself (issue 31), with no copy of it.
   CHECK(NaaSim::stat_in(s, "activity.kernel.private_copy_bytes") == 0);
+  // Without a capture the frames went to the socket without the wire's process (issue 31).
+  CHECK(NaaSim::stat_in(s, "net_port.tx_wire_direct") > 0);
   CHECK(NaaSim::stat_in(s, "cm.connections") == 0);
   CHECK(NaaSim::stat_in(s, "rx_pipe.drops") == 0);
   CHECK(naa.stop() == 0);
@@ -304,6 +306,8 @@ TEST_CASE("the pcap of a full session verifies and decodes in tshark without err
     auto& [naa, peer] = rig;
     full_session(peer, 3);  // MTU 1024: multi-packet messages both ways
     CHECK(peer.icrc_failures() == 0);
+    // A capture records each frame at its end: the wire's process hands every frame on.
+    CHECK(NaaSim::stat_in(naa.stats_text(), "net_port.tx_wire_direct") == 0);
     CHECK(naa.stop() == 0);  // flushes the pcap
   }
   // Our own check first: every frame's ICRC verifies with the IPv4 headers in the capture.

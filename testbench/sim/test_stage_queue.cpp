@@ -48,7 +48,10 @@ SC_MODULE(Pair) {
         ref_in_(2),
         new_in_(2, this, &Pair::new_service),
         ref_wire_(2),
-        new_wire_(2) {
+        new_wire_(2),
+        dir_meter_(cfg),
+        dir_in_(2),
+        dir_wire_(2) {
     packets_.resize(steps_.size());
     for (std::size_t i = 0; i < steps_.size(); ++i) {
       packets_[i].size = steps_[i].size;
@@ -59,13 +62,16 @@ SC_MODULE(Pair) {
     SC_THREAD(new_stage);
     SC_THREAD(ref_reader);
     SC_THREAD(new_reader);
+    SC_THREAD(dir_stage);
+    SC_THREAD(dir_reader);
   }
 
   void producer() {
     for (std::size_t i = 0; i < steps_.size(); ++i) {
       if (steps_[i].gap != 0) wait(ref_meter_.cycle() * static_cast<double>(steps_[i].gap));
-      ref_in_.put(&packets_[i]);  // both block while full: back-pressure on the same producer
+      ref_in_.put(&packets_[i]);  // all block while full: back-pressure on the same producer
       new_in_.put(&packets_[i]);
+      dir_in_.put(&packets_[i]);
     }
   }
   void ref_stage() {
@@ -99,6 +105,29 @@ SC_MODULE(Pair) {
       new_wire_out.emplace_back(f.p->src_qpn, sc_core::sc_time_stamp());
     }
   }
+  // NetPort's wire without its process (tx_emit): a frame that finds the reader idle is handed
+  // on by the producer at once (recorded with its due time) and books the queue until then.
+  void dir_stage() {
+    for (;;) {
+      s::Packet* p = dir_in_.get();
+      dir_meter_.spend(service_of(*p));
+      dir_out.emplace_back(p->src_qpn, sc_core::sc_time_stamp());
+      wait_downstream(*p);
+      const sc_time due = sc_core::sc_time_stamp() + due_after(*p);
+      if (dir_wire_.try_book(due)) {
+        ++dir_booked;
+        dir_wire_out.emplace_back(p->src_qpn, due);
+      } else {
+        dir_wire_.put(Frame{p, due}, due);
+      }
+    }
+  }
+  void dir_reader() {
+    for (;;) {
+      const Frame f = dir_wire_.next();
+      dir_wire_out.emplace_back(f.p->src_qpn, sc_core::sc_time_stamp());
+    }
+  }
 
   struct Frame {
     s::Packet* p = nullptr;
@@ -126,7 +155,12 @@ SC_MODULE(Pair) {
   s::StageQueue new_in_;
   s::Channel<Frame> ref_wire_;
   s::ReadyQueue<Frame> new_wire_;
+  s::CycleMeter dir_meter_;
+  s::Channel<s::Packet*> dir_in_;
+  s::ReadyQueue<Frame> dir_wire_;
+  std::size_t dir_booked = 0;
   std::vector<std::pair<std::uint32_t, sc_time>> ref_out, new_out, ref_wire_out, new_wire_out;
+  std::vector<std::pair<std::uint32_t, sc_time>> dir_out, dir_wire_out;
 };
 
 // Two stages in a row (NetPort's receive stage into RxPipe, TxPipe into NetPort's transmit
@@ -362,6 +396,12 @@ TEST_CASE("StageQueue and ReadyQueue give the times of get + spend and get + wai
   REQUIRE(pair.new_out == pair.ref_out);
   REQUIRE(pair.ref_wire_out.size() == steps.size());
   REQUIRE(pair.new_wire_out == pair.ref_wire_out);
+  // The wire without its process where a frame finds it idle (ReadyQueue::try_book): the same
+  // times, order and back-pressure (the stage in front of it leaves at the same times).
+  REQUIRE(pair.dir_out == pair.ref_out);
+  REQUIRE(pair.dir_wire_out == pair.ref_wire_out);
+  CHECK(pair.dir_booked > 100);                 // frames handed on without the reader
+  CHECK(pair.dir_booked < steps.size() - 100);  // and through it (queued behind a booking too)
   CHECK(pair.new_meter_.busy_cycles() == pair.ref_meter_.busy_cycles());
   // The traffic did exercise both paths: some packets met an idle stage, some a busy one.
   std::size_t idle_starts = 0;

@@ -433,16 +433,36 @@ class StageQueue {
 // wire: a frame is handed on when its last bit has left). The reader gets each item at
 // max(its due time, when the reader asks), in order; back-pressure as Channel. As StageQueue: an
 // idle reader is woken once, at the due time, instead of once for the item and once more at
-// its time (issue 31).
+// its time (issue 31). An item whose handing-on the producer can do itself (try_book) does not
+// wake the reader at all: the queue only counts as busy until its due time.
 template <class T>
 class ReadyQueue {
  public:
   explicit ReadyQueue(std::size_t capacity) : fifo_(capacity) {}
-  // Nothing queued or handed over, the reader waiting in next(): a put() now is the next item.
-  [[nodiscard]] bool idle_now() const { return idle_ && !ready_ && fifo_.empty(); }
+  // Nothing queued, booked or handed over, the reader waiting in next(): a put() now is the next
+  // item.
+  [[nodiscard]] bool idle_now() const {
+    return idle_ && !ready_ && fifo_.empty() && booked_until_ <= sim_now();
+  }
+  // The item the caller is about to put, due at `due`, would reach an idle reader with nothing
+  // before it: true if so, and the caller hands it on itself (now, without the reader's
+  // activation; issue 31) while the queue counts as busy until `due`, exactly as a reader
+  // waiting for that item's time would be. False (nothing changed): put() it.
+  [[nodiscard]] bool try_book(sc_core::sc_time due) {
+    if (!idle_now()) return false;
+    booked_until_ = due;
+    return true;
+  }
   void put(T v, sc_core::sc_time due) {
     if (idle_ && !ready_ && fifo_.empty()) {
       const sc_core::sc_time now = sim_now();
+      if (booked_until_ > now) {
+        // The reader would still be waiting for the booked item's time: this item waits in the
+        // FIFO (a slot, as behind an item in hand) and the reader takes it at the booking's end.
+        fifo_.put(Item{std::move(v), due});
+        served_.notify(booked_until_ - now);
+        return;
+      }
       held_ = std::move(v);
       ready_ = true;
       served_.notify(due > now ? due - now : sc_core::SC_ZERO_TIME);
@@ -453,11 +473,13 @@ class ReadyQueue {
   [[nodiscard]] T next() {
     if (fifo_.empty()) {
       idle_ = true;
-      while (!ready_)
+      while (!ready_ && fifo_.empty())
         sc_core::wait(served_);
       idle_ = false;
-      ready_ = false;
-      return std::move(held_);
+      if (ready_) {
+        ready_ = false;
+        return std::move(held_);
+      }
     }
     Item it = fifo_.get();
     if (const sc_core::sc_time now = sim_now(); it.due > now) {
@@ -475,6 +497,7 @@ class ReadyQueue {
   bool idle_ = false;   // the reader waits in next() with nothing queued
   bool ready_ = false;  // held_ was handed over by put(); the reader takes it when served_
   T held_{};
+  sc_core::sc_time booked_until_ = sc_core::SC_ZERO_TIME;  // try_book(): an item handed on early
   sc_core::sc_event served_;
 };
 

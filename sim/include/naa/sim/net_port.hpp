@@ -193,6 +193,12 @@ class NetPort : public sc_core::sc_module,
   };
   static constexpr std::size_t kTxWireFrames = 4;  // frames the MAC holds for the wire
   bool tx_send_once(Packet* p);
+  // tx_emit may hand a frame to the socket side itself (issue 31): only the socket reads it at
+  // its end (a tap or a capture records it then, with that time).
+  [[nodiscard]] bool wire_direct() const {
+    return !tx_tap_ && !pcap_.is_open() && sockets_listening();
+  }
+  [[nodiscard]] bool sockets_listening() const;
   // Waits until `in` has data or the earliest held datagram is due; releases due ones via
   // `release`. Returns when `in` has data.
   template <class Release>
@@ -232,6 +238,13 @@ class NetPort : public sc_core::sc_module,
   bool tx_gso_ = true;
   std::size_t rx_batch_hint_ = 4;  // datagrams the next recvmmsg asks for (poll_receive)
   sc_core::sc_time stamp_floor_ = sc_core::SC_ZERO_TIME;  // set_stamp_floor()
+  // A frame handed to the socket side before its last bit left (tx_emit, issue 31): flush_tx
+  // keeps it until simulated time reaches wire_hold_end_; wire_end_ (no process waits on it)
+  // keeps the model active until then, as the wire's process did.
+  Packet* wire_hold_ = nullptr;
+  sc_core::sc_time wire_hold_end_ = sc_core::SC_ZERO_TIME;
+  sc_core::sc_event wire_end_;
+  std::uint64_t tx_wire_direct_ = 0;  // frames handed on by tx_emit itself (activity.*)
 };
 
 }  // namespace naa::sim

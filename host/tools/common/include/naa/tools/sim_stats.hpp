@@ -31,7 +31,8 @@ namespace naa::tools {
 }
 
 // Families of counters naa-sim prints only once non-zero (ReasonCounters::report in
-// sim/include/naa/sim/common.hpp, CmAgent::report's REJ reasons, NetPort's UDP GSO counters):
+// sim/include/naa/sim/common.hpp, CmAgent::report's REJ reasons, NetPort's UDP GSO counters and
+// its frames handed to the socket without the wire's process):
 // absent means 0.
 [[nodiscard]] inline bool sim_stat_sparse(const std::string& key) {
   // mrsp.error_4..7, mrsp.installs, mrsp.images_installed and handler.images_*: the handler-
@@ -39,7 +40,7 @@ namespace naa::tools {
   for (const char* family :
        {"cm.rej_sent.reason_", "mr_table.result.", "rx_pipe.drop.", "transport.nak_sent.",
         "transport.drop.", "mrsp.error_", "mrsp.installs", "mrsp.images_", "handler.images_",
-        "hpu.fn", "net_port.tx_gso_"}) {
+        "hpu.fn", "net_port.tx_gso_", "net_port.tx_wire_direct"}) {
     if (key.rfind(family, 0) == 0) return true;
   }
   return false;
