@@ -13,7 +13,7 @@ namespace naa::sim {
 KernelEngine::KernelEngine(sc_core::sc_module_name name, ModelContext& ctx, KernelRegistry registry)
     : sc_module(name), mem("mem"), ctx_(ctx), registry_(std::move(registry)), meter_(ctx.cfg) {
   for (std::size_t i = 0; i < ctx.qps.size(); ++i) {
-    lanes_.push_back(std::make_unique<Channel<Call>>(ctx.cfg.call_queue_depth));
+    lanes_.push_back(std::make_unique<ReadyQueue<Call>>(ctx.cfg.call_queue_depth));
     scratch_.emplace_back();
     call_vectors_.emplace_back();
     sc_core::sc_spawn_options opts;
@@ -26,8 +26,25 @@ bool KernelEngine::can_accept(const Qp& qp) const {
 }
 
 void KernelEngine::post_call(Qp& qp, std::uint32_t imm) {
-  (void)lanes_.at(static_cast<std::size_t>(&qp - ctx_.qps.data()))
-      ->try_put(Call{qp.generation, imm});
+  ReadyQueue<Call>& lane = *lanes_.at(static_cast<std::size_t>(&qp - ctx_.qps.data()));
+  if (lane.full()) return;  // the Transport asked can_accept() first
+  const sc_core::sc_time now = sim_now();
+  // An idle lane would wake one delta cycle from now, check the QP and wait the kernel latency.
+  // When nothing else can run before it (no other process runnable now, no delta notification
+  // pending: the poster's own activation is all that runs first, and the Transport changes no
+  // QP state after posting), its check sees what the post sees: made here, the lane wakes once,
+  // when the latency has passed (issue 31). Otherwise it wakes as it did.
+  if (ctx_.cfg.kernel_latency != 0 && lane.idle_now() &&
+      !sc_core::sc_pending_activity_at_current_time()) {
+    ++accepted_at_post_;
+    if (qp.state != QpState::rts) {
+      ++stale_;  // what the lane would have found
+      return;
+    }
+    lane.put(Call{qp.generation, imm, true}, now + meter_.times(ctx_.cfg.kernel_latency));
+    return;
+  }
+  lane.put(Call{qp.generation, imm, false}, now);
 }
 
 void KernelEngine::release(Qp& /*qp*/) {
@@ -44,13 +61,13 @@ std::span<std::uint8_t> KernelEngine::LoadBuffer::take(std::uint64_t n) {
 
 void KernelEngine::lane(std::size_t index) {
   for (;;) {
-    const Call c = lanes_[index]->get();
+    const Call c = lanes_[index]->next();
     Qp& qp = ctx_.qps[index];
-    if (qp.generation != c.generation || qp.state != QpState::rts) {
+    if (!c.accepted && (qp.generation != c.generation || qp.state != QpState::rts)) {
       ++stale_;
       continue;
     }
-    run_call(qp, c.generation, c.imm);
+    run_call(qp, c.generation, c.imm, c.accepted);
     // The connection has gone: its buffers are not needed again (a new one starts empty).
     if (qp.generation != c.generation || qp.state != QpState::rts) {
       scratch_[index].clear();
@@ -59,8 +76,13 @@ void KernelEngine::lane(std::size_t index) {
   }
 }
 
-void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm) {
-  meter_.spend(ctx_.cfg.kernel_latency);
+void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm,
+                            bool latency_passed) {
+  if (latency_passed) {
+    meter_.account(ctx_.cfg.kernel_latency);  // waited before the lane woke (post_call)
+  } else {
+    meter_.spend(ctx_.cfg.kernel_latency);
+  }
   const auto call = protocol::decode_call_immediate(imm);
   if (!call) {
     ++bad_immediate_;  // bit 7 clear or function code 0: not a call
@@ -244,7 +266,8 @@ void KernelEngine::report(std::ostream& os) const {
      << "kernel.bad_immediate=" << bad_immediate_ << '\n'
      << "kernel.stale_calls=" << stale_ << '\n'
      << "kernel.bytes_processed=" << bytes_processed_ << '\n'
-     << "activity.kernel.private_copy_bytes=" << private_copy_bytes_ << '\n';
+     << "activity.kernel.private_copy_bytes=" << private_copy_bytes_ << '\n'
+     << "activity.kernel.accepted_at_post=" << accepted_at_post_ << '\n';
   for (std::size_t fn = 1; fn < per_fn_.size(); ++fn) {
     if (per_fn_[fn] == 0) continue;
     const Kernel* k = registry_.find(static_cast<std::uint8_t>(fn));

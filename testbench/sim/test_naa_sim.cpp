@@ -56,6 +56,8 @@ TEST_CASE("connect - MRSP - add1 call - disconnect", "[sim]") {
   CHECK(NaaSim::stat_in(s, "kernel.dispatches") == 1);
   // The kernel computed on the region in the memory itself (issue 31), with no copy of it.
   CHECK(NaaSim::stat_in(s, "activity.kernel.private_copy_bytes") == 0);
+  // The idle lane did not wake for the call's check: post_call made it (issue 31).
+  CHECK(NaaSim::stat_in(s, "activity.kernel.accepted_at_post") == 1);
   // Without a capture the frames went to the socket without the wire's process (issue 31).
   CHECK(NaaSim::stat_in(s, "net_port.tx_wire_direct") > 0);
   CHECK(NaaSim::stat_in(s, "cm.connections") == 0);

@@ -448,6 +448,7 @@ class ReadyQueue {
   // before it: true if so, and the caller hands it on itself (now, without the reader's
   // activation; issue 31) while the queue counts as busy until `due`, exactly as a reader
   // waiting for that item's time would be. False (nothing changed): put() it.
+  [[nodiscard]] bool full() const { return fifo_.full(); }
   [[nodiscard]] bool try_book(sc_core::sc_time due) {
     if (!idle_now()) return false;
     booked_until_ = due;

@@ -48,13 +48,17 @@ class KernelEngine : public sc_core::sc_module, public CallQueue, public Connect
   struct Call {
     std::uint32_t generation = 0;
     std::uint32_t imm = 0;
+    // Accepted by post_call for an idle lane, and due when the kernel latency has passed: the
+    // lane's check was made then, and the latency is not waited again (issue 31).
+    bool accepted = false;
   };
   void lane(std::size_t index);
-  void run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm);
+  void run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm, bool latency_passed);
 
   ModelContext& ctx_;
   KernelRegistry registry_;
-  std::vector<std::unique_ptr<Channel<Call>>> lanes_;
+  // Per QP, its calls in order: each due when posted, or (accepted) after the kernel latency.
+  std::vector<std::unique_ptr<ReadyQueue<Call>>> lanes_;
   // A private copy of a region, for a kernel that must not compute in place (KernelEngine::
   // run_call): grows without zero-filling what the copy overwrites (std::vector would).
   struct LoadBuffer {
@@ -85,6 +89,9 @@ class KernelEngine : public sc_core::sc_module, public CallQueue, public Connect
   // Bytes copied into private copies (activity.kernel.private_copy_bytes): 0 while every kernel
   // computes in place. A count of the simulator's work, not of the modelled hardware's.
   std::uint64_t private_copy_bytes_ = 0;
+  // Calls post_call accepted (or found stale) for an idle lane, which then did not wake for the
+  // check (issue 31; activity.*: outside the simulated-time digest).
+  std::uint64_t accepted_at_post_ = 0;
   std::array<std::uint64_t, 128> per_fn_{};
 };
 
