@@ -102,7 +102,7 @@ void masked_prefix(const Ipv4UdpHeaders& h, std::uint8_t* p) noexcept {
 // from four 0xFF bytes, which cancel it: from a zero register the stream is the pseudo-header's
 // bytes 4-35 (two blocks) and then the body, whose first block is the BTH and 4 more bytes
 // (BTH byte 4 masked). The body's last partial block is read from its last 16 bytes.
-// kZeroId: the ICRC with the IPv4 ID taken as 0 (recover_ipv4_id), without a copy of `h`.
+// IcrcUse::delta takes the IPv4 ID as 0 (recover_ipv4_id), without a copy of `h`.
 //
 // The two pseudo-header blocks are byte shuffles of `h` itself (16 bytes from offset 2, and 16
 // from offset 12, past the padding after tos) into big-endian order, with the masked and
@@ -115,13 +115,21 @@ static_assert(offsetof(Ipv4UdpHeaders, ip) == 0 && offsetof(Ipv4Header, total_le
               offsetof(UdpHeader, length) == 4 && sizeof(Ipv4UdpHeaders) == 28 &&
               std::endian::native == std::endian::little);
 
-template <bool kZeroId>
-NAA_CLMUL_TARGET std::uint32_t icrc_clmul(const Ipv4UdpHeaders& h, const std::uint8_t* body,
+// What icrc_clmul does with the ICRC: the caller's wrapper is then a jump, with no registers
+// saved around a call (issue 31: ~15 instructions per datagram).
+enum class IcrcUse {
+  compute,  // return it
+  write,    // store it in the 4 bytes after the body
+  delta,    // with the ID taken as 0: return it xor the 4 bytes after the body
+};
+
+template <IcrcUse kUse>
+NAA_CLMUL_TARGET std::uint32_t icrc_clmul(const Ipv4UdpHeaders& h, std::uint8_t* body,
                                           std::size_t n) noexcept {
   using namespace clmul;  // NOLINT: the folding steps (crc32_clmul.hpp)
   const auto* raw = reinterpret_cast<const std::uint8_t*>(&h);  // NOLINT: h's bytes
-  constexpr char kZ = static_cast<char>(0x80);  // a shuffle control byte yielding zero
-  constexpr char kId = kZeroId ? kZ : 0;        // the ID's bytes kept, or zeroed
+  constexpr char kZ = static_cast<char>(0x80);           // a shuffle control byte yielding zero
+  constexpr char kId = kUse == IcrcUse::delta ? kZ : 0;  // the ID's bytes kept, or zeroed
   // Pseudo-header bytes 4-19: LRH 0xFF x 4 | 0x45, TOS | total length | ID | flags, fragment |
   // TTL | protocol | header checksum; from h's bytes 2-17 (total length at 0, ID at 2, flags at
   // 4, protocol at 7).
@@ -141,16 +149,35 @@ NAA_CLMUL_TARGET std::uint32_t icrc_clmul(const Ipv4UdpHeaders& h, const std::ui
   std::size_t rest = n - 16;
   x = fold_blocks(x, p, rest);
   if (rest != 0) x = fold_tail(x, load_block(body + n - 16), rest);
-  return ~reduce(x);
+  const std::uint32_t icrc = ~reduce(x);
+  if constexpr (kUse == IcrcUse::write) store_le32(body + n, icrc);
+  if constexpr (kUse == IcrcUse::delta) return icrc ^ load_le32(body + n);
+  return icrc;
 }
 #endif
+
+// recover_ipv4_id's ICRC with ID 0 xor the received one, without CLMUL or for bodies under 16
+// bytes: out of line, so that the common case saves no registers for its copy of h.
+[[gnu::noinline]] std::uint32_t icrc_delta_with_id0(const Ipv4UdpHeaders& h, ByteView datagram,
+                                                    std::size_t n) noexcept {
+  Ipv4UdpHeaders zero_id = h;
+  zero_id.ip.id = 0;
+  return compute_icrc(zero_id, datagram.first(n)) ^ load_le32(datagram.data() + n);
+}
+
+// write_icrc without CLMUL or for bodies under 16 bytes: out of line, as above.
+[[gnu::noinline]] void write_icrc_portable(const Ipv4UdpHeaders& h, MutableByteView datagram,
+                                           std::size_t n) noexcept {
+  store_le32(datagram.data() + n, compute_icrc(h, datagram.first(n)));
+}
 
 }  // namespace
 
 std::uint32_t compute_icrc(const Ipv4UdpHeaders& h, ByteView body) noexcept {
 #ifdef NAA_CRC32_CLMUL
   if (body.size() >= 16 && clmul::cpu_has_clmul()) {
-    return icrc_clmul<false>(h, body.data(), body.size());
+    // Not written to (IcrcUse::compute).
+    return icrc_clmul<IcrcUse::compute>(h, const_cast<std::uint8_t*>(body.data()), body.size());
   }
 #endif
   std::array<std::uint8_t, kHeadSize> head;
@@ -165,7 +192,13 @@ std::uint32_t compute_icrc(const Ipv4UdpHeaders& h, ByteView body) noexcept {
 
 void write_icrc(const Ipv4UdpHeaders& h, MutableByteView datagram) noexcept {
   const std::size_t n = datagram.size() - kIcrcSize;
-  store_le32(datagram.data() + n, compute_icrc(h, datagram.first(n)));
+#ifdef NAA_CRC32_CLMUL
+  if (n >= 16 && clmul::cpu_has_clmul()) {
+    (void)icrc_clmul<IcrcUse::write>(h, datagram.data(), n);
+    return;
+  }
+#endif
+  write_icrc_portable(h, datagram, n);
 }
 
 bool verify_icrc(const Ipv4UdpHeaders& h, ByteView datagram) noexcept {
@@ -177,18 +210,16 @@ bool verify_icrc(const Ipv4UdpHeaders& h, ByteView datagram) noexcept {
 std::optional<std::uint16_t> recover_ipv4_id(const Ipv4UdpHeaders& h, ByteView datagram) noexcept {
   if (datagram.size() < kIcrcSize) return std::nullopt;
   const std::size_t n = datagram.size() - kIcrcSize;
-  std::uint32_t icrc_id0;
+  std::uint32_t delta;
 #ifdef NAA_CRC32_CLMUL
   if (n >= 16 && clmul::cpu_has_clmul()) {
-    icrc_id0 = icrc_clmul<true>(h, datagram.data(), n);  // no copy of h with ID 0
+    // Not written to (IcrcUse::delta).
+    delta = icrc_clmul<IcrcUse::delta>(h, const_cast<std::uint8_t*>(datagram.data()), n);
   } else
 #endif
   {
-    Ipv4UdpHeaders zero_id = h;
-    zero_id.ip.id = 0;
-    icrc_id0 = compute_icrc(zero_id, datagram.first(n));
+    delta = icrc_delta_with_id0(h, datagram, n);
   }
-  const std::uint32_t delta = icrc_id0 ^ load_le32(datagram.data() + n);
   if (delta == 0) return 0;
   return solve_ipv4_id(n, delta);
 }
