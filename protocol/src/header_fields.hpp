@@ -90,22 +90,24 @@ inline void write_reth(const Reth& h, std::uint8_t* p) noexcept {
 }
 
 // ---- AETH, 4 bytes: syndrome(8) | MSN(24) ----
+// A 24-bit field after an 8-bit one is read and written as their 32-bit word (issue 31: three
+// byte loads or stores and their shifts each otherwise).
 [[nodiscard]] inline Aeth read_aeth(const std::uint8_t* p) noexcept {
-  return Aeth{p[0], load_be24(p + 1)};
+  const std::uint32_t w = load_be32(p);
+  return Aeth{static_cast<std::uint8_t>(w >> 24), w & kMax24};
 }
 inline void write_aeth(const Aeth& h, std::uint8_t* p) noexcept {  // msn <= kMax24
-  p[0] = h.syndrome;
-  store_be24(p + 1, h.msn);
+  store_be32(p, (std::uint32_t{h.syndrome} << 24) | h.msn);
 }
 
 // ---- DETH, 8 bytes: Q_Key(32) | reserved(8) | source QP(24) ----
 [[nodiscard]] inline Deth read_deth(const std::uint8_t* p) noexcept {
-  return Deth{load_be32(p), p[4], load_be24(p + 5)};
+  const std::uint32_t w = load_be32(p + 4);
+  return Deth{load_be32(p), static_cast<std::uint8_t>(w >> 24), w & kMax24};
 }
 inline void write_deth(const Deth& h, std::uint8_t* p) noexcept {  // src_qpn <= kMax24
   store_be32(p, h.qkey);
-  p[4] = h.reserved;
-  store_be24(p + 5, h.src_qpn);
+  store_be32(p + 4, (std::uint32_t{h.reserved} << 24) | h.src_qpn);
 }
 
 // ---- AtomicETH, 28 bytes: VA(64) | R_Key(32) | swap or add(64) | compare(64) ----
@@ -138,11 +140,11 @@ inline void write_irn_eth(const IrnEth& h, std::uint8_t* p) noexcept {
 
 // ---- SackETH, 8 bytes: reserved(8) | SACK PSN(24) | bitmap(32) ----
 [[nodiscard]] inline SackEth read_sack_eth(const std::uint8_t* p) noexcept {
-  return SackEth{p[0], load_be24(p + 1), load_be32(p + 4)};
+  const std::uint32_t w = load_be32(p);
+  return SackEth{static_cast<std::uint8_t>(w >> 24), w & kMax24, load_be32(p + 4)};
 }
 inline void write_sack_eth(const SackEth& h, std::uint8_t* p) noexcept {  // sack_psn <= kMax24
-  p[0] = h.reserved;
-  store_be24(p + 1, h.sack_psn);
+  store_be32(p, (std::uint32_t{h.reserved} << 24) | h.sack_psn);
   store_be32(p + 4, h.bitmap);
 }
 
