@@ -90,6 +90,17 @@ inline void write_reth(const Reth& h, std::uint8_t* p) noexcept {
 }
 
 // ---- AETH, 4 bytes: syndrome(8) | MSN(24) ----
+// One big-endian word as one store: store_be32's byte stores of a word built from two fields are
+// not always merged back by the compiler (issue 31: the AETH and SackETH as eight byte stores).
+inline void store_word(std::uint8_t* p, std::uint32_t v) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap32(v);
+  std::memcpy(p, &v, sizeof v);
+#else
+  store_be32(p, v);
+#endif
+}
+
 // A 24-bit field after an 8-bit one is read and written as their 32-bit word (issue 31: three
 // byte loads or stores and their shifts each otherwise).
 [[nodiscard]] inline Aeth read_aeth(const std::uint8_t* p) noexcept {
@@ -97,7 +108,7 @@ inline void write_reth(const Reth& h, std::uint8_t* p) noexcept {
   return Aeth{static_cast<std::uint8_t>(w >> 24), w & kMax24};
 }
 inline void write_aeth(const Aeth& h, std::uint8_t* p) noexcept {  // msn <= kMax24
-  store_be32(p, (std::uint32_t{h.syndrome} << 24) | h.msn);
+  store_word(p, (std::uint32_t{h.syndrome} << 24) | h.msn);
 }
 
 // ---- DETH, 8 bytes: Q_Key(32) | reserved(8) | source QP(24) ----
@@ -107,7 +118,7 @@ inline void write_aeth(const Aeth& h, std::uint8_t* p) noexcept {  // msn <= kMa
 }
 inline void write_deth(const Deth& h, std::uint8_t* p) noexcept {  // src_qpn <= kMax24
   store_be32(p, h.qkey);
-  store_be32(p + 4, (std::uint32_t{h.reserved} << 24) | h.src_qpn);
+  store_word(p + 4, (std::uint32_t{h.reserved} << 24) | h.src_qpn);
 }
 
 // ---- AtomicETH, 28 bytes: VA(64) | R_Key(32) | swap or add(64) | compare(64) ----
@@ -144,7 +155,7 @@ inline void write_irn_eth(const IrnEth& h, std::uint8_t* p) noexcept {
   return SackEth{static_cast<std::uint8_t>(w >> 24), w & kMax24, load_be32(p + 4)};
 }
 inline void write_sack_eth(const SackEth& h, std::uint8_t* p) noexcept {  // sack_psn <= kMax24
-  store_be32(p, (std::uint32_t{h.reserved} << 24) | h.sack_psn);
+  store_word(p, (std::uint32_t{h.reserved} << 24) | h.sack_psn);
   store_be32(p + 4, h.bitmap);
 }
 
