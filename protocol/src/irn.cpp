@@ -162,6 +162,30 @@ void IrnSendWindow::clear_retransmitted() noexcept {
 
 IrnSendWindow::AckEffect IrnSendWindow::on_ack(std::uint32_t cumulative,
                                                const SackEth& sack) noexcept {
+  const std::uint32_t new_una = psn_add(cumulative, 1);
+  if (new_una != next_ || recovery_ || probing_) return on_ack_general(cumulative, sack);
+  // Everything sent is acknowledged, outside recovery and probing (every ACK of a loss-free run
+  // with one packet in flight, as a nop call's; issue 31: ~70 instructions less per ACK). Of
+  // on_ack_general's steps only these change anything: nothing is outstanding after una moves,
+  // so the SACK PSN and the bitmap mark nothing and the retransmission it may answer shows no
+  // earlier one lost (no PSN in flight to scan).
+  AckEffect e;
+  if (psn_after(new_una, una_)) {
+    e.newly_acked = psn_diff(new_una, una_);
+    una_ = new_una;
+  }
+  if (psn_after(una_, lost_below_)) lost_below_ = una_;
+  if (psn_after(una_, scan_)) scan_ = una_;
+  if (psn_after(lost_below_, una_)) {
+    recovery_ = true;
+    recovery_point_ = next_;
+    scan_ = una_;
+  }
+  return e;
+}
+
+IrnSendWindow::AckEffect IrnSendWindow::on_ack_general(std::uint32_t cumulative,
+                                                       const SackEth& sack) noexcept {
   AckEffect e;
   const std::uint32_t new_una = psn_add(cumulative, 1);
   // new_una must lie in [una - 2^23, next]: anything else names PSNs never sent.

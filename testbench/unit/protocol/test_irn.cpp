@@ -378,3 +378,51 @@ TEST_CASE("IRN windows: a cap that is not a power of two keeps its PSNs apart ac
   }
   CHECK(s.unsacked() == cap - 1);
 }
+
+TEST_CASE("selective repeat: on_ack's shortcut leaves the window the general rule leaves",
+          "[irn]") {
+  // on_ack() takes a shortcut for an ACK of everything sent outside recovery (issue 31); two
+  // windows, one acknowledged by on_ack() and one by on_ack_general(), go through the same
+  // random sends, ACKs (cumulative and SACK PSNs around the window, random bitmaps), timeouts
+  // and retransmissions, across the 24-bit PSN wrap, and must stay equal.
+  const auto seed = naa::testbench::seed_for("irn on_ack shortcut");
+  INFO("seed " << seed << " (NAA_TEST_SEED=" << naa::testbench::test_seed() << ")");
+  std::mt19937_64 rng(seed);
+  std::size_t shortcuts = 0;
+  for (int run = 0; run < 200; ++run) {
+    IrnSendWindow a;
+    IrnSendWindow b;
+    const auto first = static_cast<std::uint32_t>(kMax24 - rng() % 64);
+    const auto cap = static_cast<std::uint32_t>(1 + rng() % 40);
+    a.reset(first, cap);
+    b.reset(first, cap);
+    for (int step = 0; step < 300; ++step) {
+      const auto op = rng() % 10;
+      if (op < 4) {
+        if (a.can_send_new()) {
+          a.sent_new();
+          b.sent_new();
+        }
+      } else if (op < 8) {
+        // Mostly an ACK of everything sent (the shortcut's case), else one near the window.
+        const std::uint32_t cumulative =
+            rng() % 2 == 0 ? psn_add(a.next(), kMax24)
+                           : psn_add(a.una(), static_cast<std::uint32_t>(kMax24 - 2 + rng() % 8));
+        const SackEth sack{0, psn_add(a.una(), static_cast<std::uint32_t>(rng() % 8)),
+                           rng() % 3 == 0 ? static_cast<std::uint32_t>(rng()) : 0U};
+        if (psn_add(cumulative, 1) == a.next() && !a.in_recovery()) ++shortcuts;
+        const auto ea = a.on_ack(cumulative, sack);
+        const auto eb = b.on_ack_general(cumulative, sack);
+        REQUIRE(ea.valid == eb.valid);
+        REQUIRE(ea.newly_acked == eb.newly_acked);
+      } else if (op == 8) {
+        a.on_timeout();
+        b.on_timeout();
+      } else {
+        REQUIRE(a.take_retransmit() == b.take_retransmit());
+      }
+      REQUIRE(a == b);
+    }
+  }
+  CHECK(shortcuts > 1000);
+}
