@@ -110,108 +110,108 @@ module mr_table (
   // ---------------------------------------------------------------------------------------------
   // Lookup: entry read, checks in priority order, registered result. The status of a cycle
   // without a lookup is MrOk, so the port carries no stale value.
+  //
+  // The output ports are the registers themselves (here and below), not copies of *_q
+  // variables: Verilator 5.006 copies every such variable to its port after each edge (13
+  // copies per edge, issue 31). The same flops in synthesis.
   // ---------------------------------------------------------------------------------------------
-  logic                     rsp_valid_q;
-  mr_table_pkg::mr_status_e rsp_status_q;
-
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      rsp_valid_q  <= 1'b0;
-      rsp_status_q <= mr_table_pkg::MrOk;
+      rsp_valid_o  <= 1'b0;
+      rsp_status_o <= mr_table_pkg::MrOk;
     end else begin
-      rsp_valid_q <= lk_valid_i;
+      rsp_valid_o <= lk_valid_i;
       if (lk_valid_i) begin : lookup
         logic [mr_table_pkg::IdxW-1:0] lk_index;
-        logic [64:0]                   lk_end;  // va + len, 65 bits so that it cannot wrap
         logic                          in_bounds;
+`ifdef NAA_MR_TABLE_BROKEN
+        logic [64:0]                   lk_end;  // va + len, 65 bits so that it cannot wrap
         lk_index = lk_rkey_i[mr_table_pkg::IdxW-1:0];
         lk_end   = {1'b0, lk_va_i} + {33'd0, lk_len_i};
-`ifdef NAA_MR_TABLE_BROKEN
         // Deliberate bug: lets the access end one byte past the region.
         in_bounds = (lk_va_i >= base_q[lk_index]) && (lk_end <= end_q[lk_index] + 65'd1);
 `else
-        in_bounds = (lk_va_i >= base_q[lk_index]) && (lk_end <= end_q[lk_index]);
+        // va + len <= end in 65 bits, written as its two halves: {lk_end_hi, lk_end_lo} is
+        // va + len (the carry of the 64-bit add is bit 64), {end_hi, end_lo} the stored end.
+        // {a, b} <= {c, d} is a < c, or a == c and b <= d. The same compare as one 65-bit
+        // `<=`, which Verilator 5.006 evaluates word by word through VL_ADD_W / VL_LTE_W
+        // (issue 31); scripts/formal.sh proves the rules on this code.
+        logic [63:0] lk_end_lo, end_lo;
+        logic        lk_end_hi, end_hi;
+        lk_index  = lk_rkey_i[mr_table_pkg::IdxW-1:0];
+        lk_end_lo = lk_va_i + {32'd0, lk_len_i};
+        lk_end_hi = lk_end_lo < lk_va_i;  // the carry out of the 64-bit add
+        end_lo    = end_q[lk_index][63:0];
+        end_hi    = end_q[lk_index][64];
+        in_bounds = (lk_va_i >= base_q[lk_index])
+                    && ((!lk_end_hi && end_hi) || (lk_end_hi == end_hi && lk_end_lo <= end_lo));
 `endif
         if (!valid_q[lk_index]) begin
-          rsp_status_q <= mr_table_pkg::MrNoEntry;
+          rsp_status_o <= mr_table_pkg::MrNoEntry;
         end else if (rkey_q[lk_index] != lk_rkey_i) begin
-          rsp_status_q <= mr_table_pkg::MrKeyMismatch;
+          rsp_status_o <= mr_table_pkg::MrKeyMismatch;
         end else if (owner_q[lk_index] != lk_qpn_i) begin
-          rsp_status_q <= mr_table_pkg::MrOwnerMismatch;
+          rsp_status_o <= mr_table_pkg::MrOwnerMismatch;
         end else if (!in_bounds) begin
-          rsp_status_q <= mr_table_pkg::MrBounds;
+          rsp_status_o <= mr_table_pkg::MrBounds;
         end else if ((access_q[lk_index] & lk_access_i) != lk_access_i) begin
-          rsp_status_q <= mr_table_pkg::MrPermission;
+          rsp_status_o <= mr_table_pkg::MrPermission;
         end else begin
-          rsp_status_q <= mr_table_pkg::MrOk;
+          rsp_status_o <= mr_table_pkg::MrOk;
         end
       end else begin
-        rsp_status_q <= mr_table_pkg::MrOk;
+        rsp_status_o <= mr_table_pkg::MrOk;
       end
     end
   end
-
-  assign rsp_valid_o  = rsp_valid_q;
-  assign rsp_status_o = rsp_status_q;
 
   // ---------------------------------------------------------------------------------------------
   // Read port: one entry read, registered; fields 0 for an invalid entry (they are not reset).
+  // The fields are 0 whenever rd_entry_valid_o is low (reset and every edge that clears it
+  // zero them too), so an edge that reads nothing zeroes them only after a valid entry was
+  // shown: the same port values, without six stores at every idle edge (issue 31).
   // ---------------------------------------------------------------------------------------------
-  logic                rd_valid_q, rd_entry_valid_q;
-  logic [31:0]         rd_rkey_q, rd_length_q;
-  logic [63:0]         rd_base_q;
-  logic [mr_table_pkg::AccessW-1:0]  rd_access_q;
-  logic [23:0]         rd_owner_q;
-
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      rd_valid_q       <= 1'b0;
-      rd_entry_valid_q <= 1'b0;
-      rd_rkey_q        <= '0;
-      rd_base_q        <= '0;
-      rd_length_q      <= '0;
-      rd_access_q      <= '0;
-      rd_owner_q       <= '0;
+      rd_valid_o       <= 1'b0;
+      rd_entry_valid_o <= 1'b0;
+      rd_rkey_o        <= '0;
+      rd_base_o        <= '0;
+      rd_length_o      <= '0;
+      rd_access_o      <= '0;
+      rd_owner_qpn_o   <= '0;
     end else begin
-      rd_valid_q <= rd_valid_i;
+      rd_valid_o <= rd_valid_i;
       if (rd_valid_i && valid_q[rd_index_i]) begin
-        rd_entry_valid_q <= 1'b1;
-        rd_rkey_q        <= rkey_q[rd_index_i];
-        rd_base_q        <= base_q[rd_index_i];
-        rd_length_q      <= length_q[rd_index_i];
-        rd_access_q      <= access_q[rd_index_i];
-        rd_owner_q       <= owner_q[rd_index_i];
-      end else begin
-        rd_entry_valid_q <= 1'b0;
-        rd_rkey_q        <= '0;
-        rd_base_q        <= '0;
-        rd_length_q      <= '0;
-        rd_access_q      <= '0;
-        rd_owner_q       <= '0;
+        rd_entry_valid_o <= 1'b1;
+        rd_rkey_o        <= rkey_q[rd_index_i];
+        rd_base_o        <= base_q[rd_index_i];
+        rd_length_o      <= length_q[rd_index_i];
+        rd_access_o      <= access_q[rd_index_i];
+        rd_owner_qpn_o   <= owner_q[rd_index_i];
+      end else if (rd_entry_valid_o) begin
+        rd_entry_valid_o <= 1'b0;
+        rd_rkey_o        <= '0;
+        rd_base_o        <= '0;
+        rd_length_o      <= '0;
+        rd_access_o      <= '0;
+        rd_owner_qpn_o   <= '0;
       end
     end
   end
 
-  assign rd_valid_o       = rd_valid_q;
-  assign rd_entry_valid_o = rd_entry_valid_q;
-  assign rd_rkey_o        = rd_rkey_q;
-  assign rd_base_o        = rd_base_q;
-  assign rd_length_o      = rd_length_q;
-  assign rd_access_o      = rd_access_q;
-  assign rd_owner_qpn_o   = rd_owner_q;
-
   // ---------------------------------------------------------------------------------------------
   // Valid bits and the free-entry search, registered (docs/rtl/synthesis.md: a population count
-  // of 32 valid bits in one cycle was 31 LUT levels). Each edge loads the search result for the
-  // table that edge leaves behind (valid_d), so during every cycle the registers describe the
-  // table as it is in that cycle, before the cycle's write: the same port behaviour as a
-  // combinational search of valid_q, without its depth, and no added latency. The count is kept
+  // of 32 valid bits in one cycle was 31 LUT levels). Each edge with a write loads the search
+  // result for the table that edge leaves behind (valid_d), so during every cycle the registers
+  // describe the table as it is in that cycle, before the cycle's write: the same port behaviour
+  // as a combinational search of valid_q, without its depth, and no added latency. An edge
+  // without a write leaves the valid bits as they are, hence their search too: the registers
+  // keep it (the enable of these flops is wr_valid_i; the search evaluated at every edge cost
+  // ~50 instructions per idle edge in the Verilated model, issue 31). The count is kept
   // incrementally (a write frees or takes at most one entry); the lowest free index is a
   // priority encoder over valid_d. Reset: every entry invalid, hence free.
   // ---------------------------------------------------------------------------------------------
-  logic                            free_any_q;
-  logic [mr_table_pkg::IdxW-1:0]   free_index_q;
-  logic [mr_table_pkg::IdxW:0]     free_count_q;
 
   // The entries whose index has bit k set.
   function automatic logic [mr_table_pkg::NumEntries-1:0] index_bit_mask(int unsigned k);
@@ -235,35 +235,35 @@ module mr_table (
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       valid_q      <= '0;
-      free_any_q   <= 1'b1;
-      free_index_q <= '0;
-      free_count_q <= (mr_table_pkg::IdxW + 1)'(mr_table_pkg::NumEntries);
-    end else begin : next_table
+      free_any_o   <= 1'b1;
+      free_index_o <= '0;
+      free_count_o <= (mr_table_pkg::IdxW + 1)'(mr_table_pkg::NumEntries);
+    end else if (wr_valid_i) begin : next_table
       logic [mr_table_pkg::NumEntries-1:0] valid_d, free_d, lowest_free;
       logic                                wr_was_valid, wr_frees, wr_takes;
-      valid_d = valid_q;
-      if (wr_valid_i) valid_d[wr_index_i] = wr_entry_valid_i;
-      wr_was_valid = valid_q[wr_index_i];
-      wr_frees     = wr_valid_i && !wr_entry_valid_i && wr_was_valid;
-      wr_takes     = wr_valid_i && wr_entry_valid_i && !wr_was_valid;
+      valid_d              = valid_q;
+      valid_d[wr_index_i]  = wr_entry_valid_i;
+      wr_was_valid         = valid_q[wr_index_i];
+      wr_frees             = !wr_entry_valid_i && wr_was_valid;
+      wr_takes             = wr_entry_valid_i && !wr_was_valid;
       // Lowest index with !valid_d (0 if none: free_any says so): isolate the lowest set bit of
       // the free mask (x & -x, a carry chain), then its index.
       free_d       = ~valid_d;
       lowest_free  = free_d & (~free_d + 1'b1);
       valid_q      <= valid_d;
-      free_any_q   <= |free_d;
-      free_index_q <= one_hot_index(lowest_free);
-      free_count_q <= free_count_q + {{mr_table_pkg::IdxW{1'b0}}, wr_frees}
+      free_any_o   <= |free_d;
+      free_index_o <= one_hot_index(lowest_free);
+      free_count_o <= free_count_o + {{mr_table_pkg::IdxW{1'b0}}, wr_frees}
                                    - {{mr_table_pkg::IdxW{1'b0}}, wr_takes};
     end
   end
 
-  assign free_any_o   = free_any_q;
-  assign free_index_o = free_index_q;
-  assign free_count_o = free_count_q;
-
   // Known values on the valid-only ports (no back-pressure: ready tied high, so only the
-  // known-value check of naa_stream_assert applies).
+  // known-value check of naa_stream_assert applies). For four-state simulators only: Verilator
+  // is two-state, where that check cannot fail, and with ready tied high no beat ever waits, so
+  // its hold checks never run either; Verilated, the four checkers cost ~60 instructions per
+  // naa-sim nop call (their flops and tests at every edge) for nothing (issue 31).
+`ifndef VERILATOR
   naa_stream_assert #(.PayloadBits(1), .Port("mr_table.wr")) u_wr_assert (
     .clk_i, .rst_ni, .valid_i(wr_valid_i), .ready_i(1'b1), .payload_i(wr_entry_valid_i)
   );
@@ -276,6 +276,7 @@ module mr_table (
   naa_stream_assert #(.PayloadBits(mr_table_pkg::IdxW), .Port("mr_table.rd")) u_rd_assert (
     .clk_i, .rst_ni, .valid_i(rd_valid_i), .ready_i(1'b1), .payload_i(rd_index_i)
   );
+`endif
 
 endmodule
 

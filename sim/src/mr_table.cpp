@@ -4,35 +4,8 @@
 
 namespace naa::sim {
 
-std::size_t stat_index(MrCheck c) noexcept {
-  switch (c) {
-    case MrCheck::ok:
-      return 0;
-    case MrCheck::no_entry:
-    case MrCheck::key_mismatch:
-      return 1;  // bad_rkey
-    case MrCheck::owner_mismatch:
-      return 2;  // wrong_owner
-    case MrCheck::bounds:
-      return 3;  // out_of_bounds
-    case MrCheck::permission:
-      return 4;  // no_permission
-  }
-  return 1;  // an undefined status is no valid key
-}
-
-rtl::MrTableLookup mr_lookup_port(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
-                                  std::uint8_t access, std::uint32_t qpn) {
-  // RETH and READ lengths are 32-bit fields (PROTOCOL.md 1): nothing longer reaches the table.
-  if (len > 0xFFFFFFFFU) model_fatal("mr_table", "lookup length beyond the 32-bit port");
-  rtl::MrTableLookup l;
-  l.valid = true;
-  l.rkey = rkey;
-  l.va = va;
-  l.len = static_cast<std::uint32_t>(len);
-  l.access = static_cast<std::uint8_t>(access & rtl::kMrAccessMask);
-  l.qpn = qpn & 0xFFFFFFU;
-  return l;
+void mr_lookup_length_fatal() {
+  model_fatal("mr_table", "lookup length beyond the 32-bit port");
 }
 
 rtl::MrTableWrite mr_write_port(std::size_t index, const MrEntry& e) {

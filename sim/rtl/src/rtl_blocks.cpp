@@ -69,6 +69,13 @@ std::uint64_t sim_time_ps() {
 // search outputs (rtl/mr_table/README.md); nothing is kept on the C++ side. Reads and searches
 // clock the block (they are not charged to simulated time: the MRSP handler charges its own
 // per-entry latency, docs/sim/mrsp_handler.md).
+//
+// The inputs are kept between cycles (in_), as a hardware driver holds its request registers: a
+// request sets its port's fields and valid bit, the next cycle drops only the valid bit, and the
+// fields stay until the next request on that port. The block ignores a port's fields while its
+// valid bit is low, so these are the same cycles as with fields zeroed when idle; knowing which
+// port changed, the cycle asks the port to write only that one (MrTablePort::step_changed, issue
+// 31: the Verilated adapter writes 6 of its 17 input ports per lookup cycle).
 class MrTableRtl final : public MrTableIf {
  public:
   MrTableRtl(std::unique_ptr<rtl::MrTablePort> port, std::size_t entries, RtlBlocks& blocks)
@@ -81,15 +88,18 @@ class MrTableRtl final : public MrTableIf {
   // The request cycle, then cycles until the result (1 for the reference RTL).
   [[nodiscard]] MrCheck lookup(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
                                std::uint8_t access, std::uint32_t qpn) override {
-    rtl::MrTableInputs in;
-    in.lookup = mr_lookup_port(rkey, va, len, access, qpn);
+    const rtl::MrTableLookup request = mr_lookup_port(rkey, va, len, access, qpn);
     blocks_.sync_time();
-    (void)step(in);
-    in.lookup = rtl::MrTableLookup{};
+    // The fields are usually the last request's (the same region, offset and length per call).
+    rtl::MrTableLookup fields = in_.lookup;
+    fields.valid = true;
+    const std::uint8_t changed = request == fields ? rtl::kMrInputLookupValid : rtl::kMrInputLookup;
+    (void)step(changed, 0, [&] { in_.lookup = request; });
     rtl::MrTableOutputs out;
     std::uint32_t cycles = 0;
     do {
-      out = step(in);
+      out =
+          step(rtl::kMrInputLookupValid, rtl::kMrOutputResponse, [&] { in_.lookup.valid = false; });
       ++cycles;
     } while (!out.rsp_valid && cycles < kMaxLookupCycles);
     if (!out.rsp_valid) {
@@ -106,34 +116,23 @@ class MrTableRtl final : public MrTableIf {
   }
 
   // One write cycle.
-  void program(std::size_t index, const MrEntry& e) override {
-    rtl::MrTableInputs in;
-    in.write = mr_write_port(index, e);
-    blocks_.sync_time();
-    (void)step(in);
-  }
+  void program(std::size_t index, const MrEntry& e) override { write(mr_write_port(index, e)); }
 
   // One write cycle.
-  void invalidate(std::size_t index) override {
-    rtl::MrTableInputs in;
-    in.write = mr_write_port(index, MrEntry{});
-    blocks_.sync_time();
-    (void)step(in);
-  }
+  void invalidate(std::size_t index) override { write(mr_write_port(index, MrEntry{})); }
 
   // The read port: the request cycle, then cycles until rd_valid (1 for the reference RTL).
   [[nodiscard]] const MrEntry& entry(std::size_t index) const override {
     if (index >= entries_) model_fatal("mr_table", "entry " + std::to_string(index) + " read");
-    rtl::MrTableInputs in;
-    in.read.valid = true;
-    in.read.index = static_cast<std::uint8_t>(index);
     blocks_.sync_time();
-    (void)step(in);
-    in.read = rtl::MrTableRead{};
+    (void)step(rtl::kMrInputRead, 0, [&] {
+      in_.read.valid = true;
+      in_.read.index = static_cast<std::uint8_t>(index);
+    });
     rtl::MrTableOutputs out;
     std::uint32_t cycles = 0;
     do {
-      out = step(in);
+      out = step(rtl::kMrInputRead, rtl::kMrOutputRead, [&] { in_.read.valid = false; });
       ++cycles;
     } while (!out.rd_valid && cycles < kMaxLookupCycles);
     if (!out.rd_valid) {
@@ -166,15 +165,29 @@ class MrTableRtl final : public MrTableIf {
   }
 
  private:
+  // A write cycle; the write port's valid bit drops at the next cycle, whatever it is.
+  void write(const rtl::MrTableWrite& w) {
+    blocks_.sync_time();
+    (void)step(rtl::kMrInputWrite, 0, [&] { in_.write = w; });
+    in_.write.valid = false;
+    unsynced_ |= rtl::kMrInputWrite;
+  }
+
   rtl::MrTableOutputs search() const {
     blocks_.sync_time();
     ++blocks_.counters.mr_searches;
-    return step(rtl::MrTableInputs{});
+    return step(0, rtl::kMrOutputSearch, [] {});
   }
 
-  rtl::MrTableOutputs step(const rtl::MrTableInputs& in) const {
+  // One cycle: `change` edits in_ within the groups of `changed`; the outputs of `wanted` are
+  // read (MrTablePort::step_changed).
+  template <class Change>
+  rtl::MrTableOutputs step(std::uint8_t changed, std::uint8_t wanted, Change change) const {
+    change();
     ++blocks_.counters.mr_cycles;
-    return port_->step(in);
+    changed |= unsynced_;
+    unsynced_ = 0;
+    return port_->step_changed(in_, changed, wanted);
   }
 
   std::unique_ptr<rtl::MrTablePort> port_;
@@ -182,6 +195,10 @@ class MrTableRtl final : public MrTableIf {
   RtlBlocks& blocks_;
   mutable MrEntry read_;  // the last entry read (entry() returns a reference)
   std::uint32_t last_cycles_ = rtl::kMrLookupLatency;
+  mutable rtl::MrTableInputs in_;  // the inputs of the last cycle, idle ports' fields held
+  // Groups whose ports may not show in_ yet: all of them before the first cycle (RtlBlocks'
+  // reset cycle drove the port itself), the write port after a write (its valid bit drops).
+  mutable std::uint8_t unsynced_ = rtl::kMrInputAll;
 };
 
 std::string join_widths(std::span<const std::uint32_t> widths) {

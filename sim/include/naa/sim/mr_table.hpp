@@ -43,7 +43,23 @@ struct MrEntry {
 // access the same way (Remote Access Error, PROTOCOL.md 7).
 using MrCheck = rtl::MrStatus;
 inline constexpr std::size_t kMrStatKeyCount = 5;
-[[nodiscard]] std::size_t stat_index(MrCheck c) noexcept;  // index into the keys below
+// Index into the keys below; inline, as it runs once per lookup (issue 31).
+[[nodiscard]] inline std::size_t stat_index(MrCheck c) noexcept {
+  switch (c) {
+    case MrCheck::ok:
+      return 0;
+    case MrCheck::no_entry:
+    case MrCheck::key_mismatch:
+      return 1;  // bad_rkey
+    case MrCheck::owner_mismatch:
+      return 2;  // wrong_owner
+    case MrCheck::bounds:
+      return 3;  // out_of_bounds
+    case MrCheck::permission:
+      return 4;  // no_permission
+  }
+  return 1;  // an undefined status is no valid key
+}
 
 // The port contract of the MR table: the C++ model below, or the Verilated RTL (naa::sim_rtl,
 // docs/sim/rtl.md). lookup() is not const: an RTL implementation clocks its block.
@@ -91,10 +107,25 @@ class MrTableModel final : public MrTableIf {
 
 // The request and write ports of the RTL block (rtl::MrTableInputs) for a lookup or a write,
 // checked against the port widths (model_fatal otherwise): the model and the RTL adapter
-// (naa::sim_rtl) drive the block through these.
-[[nodiscard]] rtl::MrTableLookup mr_lookup_port(std::uint32_t rkey, std::uint64_t va,
-                                                std::uint64_t len, std::uint8_t access,
-                                                std::uint32_t qpn);
+// (naa::sim_rtl) drive the block through these. mr_lookup_port is inline: it runs once per
+// lookup, and the call passed its 40-byte result through memory (issue 31); the rare error is
+// out of line.
+[[noreturn]] void mr_lookup_length_fatal();
+[[nodiscard]] inline rtl::MrTableLookup mr_lookup_port(std::uint32_t rkey, std::uint64_t va,
+                                                       std::uint64_t len, std::uint8_t access,
+                                                       std::uint32_t qpn) {
+  // RETH and READ lengths are 32-bit fields (PROTOCOL.md 1): nothing longer reaches the table.
+  if (len > 0xFFFFFFFFU) [[unlikely]]
+    mr_lookup_length_fatal();
+  rtl::MrTableLookup l;
+  l.valid = true;
+  l.rkey = rkey;
+  l.va = va;
+  l.len = static_cast<std::uint32_t>(len);
+  l.access = static_cast<std::uint8_t>(access & rtl::kMrAccessMask);
+  l.qpn = qpn & 0xFFFFFFU;
+  return l;
+}
 [[nodiscard]] rtl::MrTableWrite mr_write_port(std::size_t index, const MrEntry& entry);
 
 // The sc_module: timing (mr_latency cycles per lookup, charged to the caller's process) and

@@ -50,6 +50,7 @@ struct MrTableWrite {
   std::uint32_t length = 0;     // bytes; 32 bits (MRSP size and RETH length are 32 bits)
   std::uint8_t access = 0;      // 3 bits, kMrAccess*
   std::uint32_t owner_qpn = 0;  // 24 bits
+  friend bool operator==(const MrTableWrite&, const MrTableWrite&) = default;
 };
 
 // Lookup port. A zero-length access is checked like any other; skipping the check for
@@ -61,12 +62,14 @@ struct MrTableLookup {
   std::uint32_t len = 0;
   std::uint8_t access = 0;  // 3 bits, kMrAccess*
   std::uint32_t qpn = 0;    // 24 bits
+  friend bool operator==(const MrTableLookup&, const MrTableLookup&) = default;
 };
 
 // Read port: entry `index` (the MRSP handler's entry reads; rtl/mr_table/README.md).
 struct MrTableRead {
   bool valid = false;
   std::uint8_t index = 0;  // 5 bits
+  friend bool operator==(const MrTableRead&, const MrTableRead&) = default;
 };
 
 struct MrTableInputs {
@@ -75,7 +78,32 @@ struct MrTableInputs {
   MrTableWrite write;
   MrTableLookup lookup;
   MrTableRead read;
+  friend bool operator==(const MrTableInputs&, const MrTableInputs&) = default;
 };
+
+// The groups of MrTableInputs, bits of the `changed` mask of MrTablePort::step_changed().
+inline constexpr std::uint8_t kMrInputReset = 1U << 0;         // rst_n
+inline constexpr std::uint8_t kMrInputWrite = 1U << 1;         // write.*
+inline constexpr std::uint8_t kMrInputLookupValid = 1U << 2;   // lookup.valid
+inline constexpr std::uint8_t kMrInputLookupFields = 1U << 3;  // lookup.* but valid
+inline constexpr std::uint8_t kMrInputRead = 1U << 4;          // read.*
+inline constexpr std::uint8_t kMrInputLookup = kMrInputLookupValid | kMrInputLookupFields;
+inline constexpr std::uint8_t kMrInputAll = 0x1F;
+
+// The groups in which `in` differs from `last`; a caller that keeps its inputs between cycles
+// usually knows them without comparing.
+[[nodiscard]] inline std::uint8_t changed_groups(const MrTableInputs& last,
+                                                 const MrTableInputs& in) noexcept {
+  std::uint8_t changed = 0;
+  if (in.rst_n != last.rst_n) changed |= kMrInputReset;
+  if (!(in.write == last.write)) changed |= kMrInputWrite;
+  if (in.lookup.valid != last.lookup.valid) changed |= kMrInputLookupValid;
+  MrTableLookup fields = in.lookup;
+  fields.valid = last.lookup.valid;
+  if (!(fields == last.lookup)) changed |= kMrInputLookupFields;
+  if (!(in.read == last.read)) changed |= kMrInputRead;
+  return changed;
+}
 
 // An entry as the read port returns it: all fields 0 for an invalid entry.
 struct MrTableEntry {
@@ -103,6 +131,12 @@ struct MrTableOutputs {
   std::uint8_t free_count = kMrEntries;
 };
 
+// The groups of MrTableOutputs, bits of the `wanted` mask of MrTablePort::step_changed().
+inline constexpr std::uint8_t kMrOutputResponse = 1U << 0;  // rsp_valid, rsp_status
+inline constexpr std::uint8_t kMrOutputRead = 1U << 1;      // rd_valid, rd_entry
+inline constexpr std::uint8_t kMrOutputSearch = 1U << 2;    // free_any, free_index, free_count
+inline constexpr std::uint8_t kMrOutputAll = 0x7;
+
 // The interface a model, a Verilated RTL adapter and a lockstep pair all implement.
 // Concurrency: an instance (model, RTL or lockstep) is used by one thread at a time; distinct
 // instances are independent (each Verilated instance owns its VerilatedContext), except the
@@ -116,6 +150,20 @@ class MrTablePort {
   virtual ~MrTablePort() = default;
   // One clock cycle. Never throws.
   virtual MrTableOutputs step(const MrTableInputs& in) = 0;
+  // The same cycle as step(in), with two cost hints from a caller that keeps its inputs
+  // between cycles (issue 31). `changed` (kMrInput* bits): the input groups that may differ from
+  // the previous cycle's inputs; the others must equal them. `wanted` (kMrOutput* bits): the
+  // output groups the caller reads; the others are unspecified in the result (their defaults
+  // or this cycle's values). `in` is the whole input, as for step(). The Verilated adapter
+  // writes only the changed groups' ports (the others still hold the same values, so its ports
+  // and waveform are those of step(in)) and reads only the wanted outputs; a model or a lockstep
+  // pair ignores both and runs step(in), so lockstep compares every output as always.
+  virtual MrTableOutputs step_changed(const MrTableInputs& in, std::uint8_t changed,
+                                      std::uint8_t wanted) {
+    (void)changed;
+    (void)wanted;
+    return step(in);
+  }
 };
 
 // The golden cycle model.
