@@ -50,7 +50,7 @@ void KernelEngine::lane(std::size_t index) {
       ++stale_;
       continue;
     }
-    run_call(qp, c.generation, c.imm);
+    run_call(index, qp, c.generation, c.imm);
     // The connection has gone: its buffers are not needed again (a new one starts empty).
     if (qp.generation != c.generation || qp.state != QpState::rts) {
       scratch_[index].clear();
@@ -59,7 +59,8 @@ void KernelEngine::lane(std::size_t index) {
   }
 }
 
-void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm) {
+void KernelEngine::run_call(std::size_t index, Qp& qp, std::uint32_t generation,
+                            std::uint32_t imm) {
   meter_.spend(ctx_.cfg.kernel_latency);
   const auto call = protocol::decode_call_immediate(imm);
   if (!call) {
@@ -73,7 +74,7 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
   const std::uint8_t fn = call->fn;
   auto still_valid = [&] { return qp.generation == generation && qp.state == QpState::rts; };
 
-  CallVectors& cv = call_vectors_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+  CallVectors& cv = call_vectors_[index];
   // The directory may change while the call waits (a new 0x01 request replaces the regions):
   // what the call uses after its first wait is taken now, into the lane's own vectors (no
   // allocation per call once they have held as many regions). Only the fields it needs, not a
@@ -136,7 +137,7 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
     // connection's already), or the watchdog is on and the kernel's cycles are known only once
     // it has run (an RTL kernel; nothing it computed may be stored if it ran too long).
     const bool in_place = still_valid() && (merge || limit == 0);
-    auto& scratch = scratch_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+    auto& scratch = scratch_[index];
     if (!in_place && scratch.size() < kr.size()) scratch.resize(kr.size());
     for (std::size_t i = 0; i < kr.size(); ++i) {
       if (kr[i].is_internal()) continue;
@@ -150,12 +151,6 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
         private_copy_bytes_ += kr[i].size;
       }
     }
-    // The engine is busy for `cycles` after the loads: with the last load's time when merged.
-    auto busy_for = [&](std::uint64_t cycles) {
-      if (!load_pending) return meter_.spend(cycles);
-      meter_.account(cycles);
-      sc_core::wait(load_wait + meter_.times(cycles));
-    };
     // The kernel computes now and the engine is busy for the cycles it took: the cost model's,
     // or the RTL's own count (an RTL kernel is clocked only here, while it has work). A kernel
     // that only computes and would pass the watchdog's limit does not run at all: in place, its
@@ -168,16 +163,22 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm)
     }
     ++dispatches_;
     ++per_fn_[fn];
+    // The watchdog stops the kernel at its limit: the engine was busy that long, nothing the
+    // kernel computed is stored, and the host learns why (return code 0x02).
+    const std::uint64_t busy = timed_out ? limit : run.cycles;
+    kernel_cycles_ += busy;
+    // The engine is busy for those cycles after the loads: with the last load's time when merged.
+    // One call site (issue 31: as a lambda called twice, GCC had kept it out of line).
+    if (load_pending) {
+      meter_.account(busy);
+      sc_core::wait(load_wait + meter_.times(busy));
+    } else {
+      meter_.spend(busy);
+    }
     if (timed_out) {
-      // The watchdog stops the kernel at its limit: the engine was busy that long, nothing the
-      // kernel computed is stored, and the host learns why (return code 0x02).
-      kernel_cycles_ += limit;
-      busy_for(limit);
       ++timeouts_;
       rc = static_cast<std::uint32_t>(protocol::ReturnCode::kernel_timeout);
     } else {
-      kernel_cycles_ += run.cycles;
-      busy_for(run.cycles);
       rc = run.rc;
     }
     for (std::size_t i = 0; i < kr.size() && !timed_out; ++i) {

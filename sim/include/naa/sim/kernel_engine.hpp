@@ -50,7 +50,8 @@ class KernelEngine : public sc_core::sc_module, public CallQueue, public Connect
     std::uint32_t imm = 0;
   };
   void lane(std::size_t index);
-  void run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm);
+  // `index`: the lane's, which is the QP's index in ctx_.qps.
+  void run_call(std::size_t index, Qp& qp, std::uint32_t generation, std::uint32_t imm);
 
   ModelContext& ctx_;
   KernelRegistry registry_;
