@@ -5,10 +5,29 @@
 #include <sysc/kernel/sc_dynamic_processes.h>
 
 #include <cstring>
+#include <optional>
 
 #include "naa/protocol/immediate.hpp"
 
 namespace naa::sim {
+namespace {
+
+// One WRITE of a write-back; with `imm` the last one: WRITE_WITH_IMM with SE (PROTOCOL.md 5.2).
+// Returned into post_send's by-value argument (issue 31: no local work request to move from and
+// destroy per WRITE).
+SendWqe write_back_wqe(std::vector<std::uint8_t> data, std::uint64_t host_va,
+                       std::uint32_t host_rkey, std::optional<std::uint32_t> imm) {
+  SendWqe w;
+  w.op = SendWqe::Op::write;
+  w.data = std::move(data);
+  w.remote_va = host_va;
+  w.rkey = host_rkey;
+  w.imm = imm;
+  w.solicited = imm.has_value();
+  return w;
+}
+
+}  // namespace
 
 KernelEngine::KernelEngine(sc_core::sc_module_name name, ModelContext& ctx, KernelRegistry registry)
     : sc_module(name), mem("mem"), ctx_(ctx), registry_(std::move(registry)), meter_(ctx.cfg) {
@@ -81,12 +100,15 @@ void KernelEngine::run_call(std::size_t index, Qp& qp, std::uint32_t generation,
   // copy of the directory's entries (issue 31).
   const std::vector<Region>& regions = directory->regions(qp.qpn);
   const std::size_t count = regions.size();
-  cv.regions.resize(count);
-  cv.targets.resize(count);
+  if (cv.count != count) {  // most calls on a connection have as many regions as the last one
+    cv.regions.resize(count);
+    cv.targets.resize(count);
+    cv.count = count;
+  }
   // As spans: their storage and size stay fixed for the call (the lane's vectors change only
   // between calls), so they are not read back from the vectors after each wait (issue 31).
-  const std::span<KernelRegion> kr{cv.regions};
-  const std::span<const WriteBackTarget> targets{cv.targets};
+  const std::span<KernelRegion> kr{cv.regions.data(), count};
+  const std::span<const WriteBackTarget> targets{cv.targets.data(), count};
   for (std::size_t i = 0; i < count; ++i) {
     const Region& r = regions[i];
     kr[i] = KernelRegion{.flags = r.flags,
@@ -137,8 +159,8 @@ void KernelEngine::run_call(std::size_t index, Qp& qp, std::uint32_t generation,
     // connection's already), or the watchdog is on and the kernel's cycles are known only once
     // it has run (an RTL kernel; nothing it computed may be stored if it ran too long).
     const bool in_place = still_valid() && (merge || limit == 0);
-    auto& scratch = scratch_[index];
-    if (!in_place && scratch.size() < kr.size()) scratch.resize(kr.size());
+    std::vector<LoadBuffer>* const scratch = in_place ? nullptr : &scratch_[index];
+    if (scratch != nullptr && scratch->size() < kr.size()) scratch->resize(kr.size());
     for (std::size_t i = 0; i < kr.size(); ++i) {
       if (kr[i].is_internal()) continue;
       std::uint8_t* const at = mem.direct(kr[i].naa_address, kr[i].size, in_place);
@@ -146,7 +168,7 @@ void KernelEngine::run_call(std::size_t index, Qp& qp, std::uint32_t generation,
       if (in_place) {
         kr[i].bytes = std::span<std::uint8_t>(at, kr[i].size);
       } else {
-        kr[i].bytes = scratch[i].take(kr[i].size);
+        kr[i].bytes = (*scratch)[i].take(kr[i].size);
         std::memcpy(kr[i].bytes.data(), at, kr[i].size);
         private_copy_bytes_ += kr[i].size;
       }
@@ -205,32 +227,22 @@ void KernelEngine::run_call(std::size_t index, Qp& qp, std::uint32_t generation,
     }
   }
   if (last_out == kr.size()) {
-    SendWqe w;
-    w.op = SendWqe::Op::write;
-    w.imm = result_imm;
-    w.solicited = true;
-    sends->post_send(qp, std::move(w));
+    sends->post_send(qp, write_back_wqe({}, 0, 0, result_imm));
     return;
   }
   for (std::size_t i = 0; i <= last_out; ++i) {
     if (!kr[i].is_output() || kr[i].is_internal()) continue;
     const WriteBackTarget& t = targets[i];
-    SendWqe w;
-    w.op = SendWqe::Op::write;
-    w.remote_va = t.host_va;
-    w.rkey = t.host_rkey;
     const std::uint32_t len = std::min(kr[i].result_length, kr[i].size);
     // The payload is a snapshot of the region as stored (retransmissions resend it): one copy
     // out of the memory, without zero-filling the vector first.
     const std::uint8_t* const at = mem.direct(t.naa_address, len, false);
     if (at == nullptr) model_fatal(name(), "region outside the memory");
-    w.data = sends->take_payload_buffer();  // a completed write-back's vector, if one was kept
-    w.data.assign(at, at + len);
-    if (i == last_out) {
-      w.imm = result_imm;
-      w.solicited = true;
-    }
-    sends->post_send(qp, std::move(w));
+    // A completed write-back's vector, if one was kept.
+    std::vector<std::uint8_t> data = sends->take_payload_buffer();
+    data.assign(at, at + len);
+    sends->post_send(qp, write_back_wqe(std::move(data), t.host_va, t.host_rkey,
+                                        i == last_out ? std::optional(result_imm) : std::nullopt));
   }
 }
 

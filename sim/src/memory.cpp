@@ -31,17 +31,6 @@ void MemoryStore::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len)
   if (len != 0) std::memcpy(out, base_ + addr, len);
 }
 
-void MemoryStore::write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len) {
-  if (len == 0) return;
-  std::memcpy(base_ + addr, in, len);
-  mark_written(addr, len);
-}
-
-void MemoryStore::mark_written(std::uint64_t addr, std::uint64_t len) {
-  // Most writes are one datagram's payload inside the page the previous one counted.
-  if (!in_last_resident(addr, len)) mark(addr, len, Page::resident);
-}
-
 void MemoryStore::mark(std::uint64_t addr, std::uint64_t len, Page state) {
   if (len == 0) return;
   const std::uint64_t last = (addr + len - 1) / kPageSize;
@@ -93,14 +82,11 @@ Memory::Memory(sc_core::sc_module_name name, const SimConfig& cfg)
   handler_socket.register_get_direct_mem_ptr(this, &Memory::get_direct_mem_ptr);
 }
 
-void Memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  const bool ok = transact(trans.get_command(), trans.get_address(), trans.get_data_ptr(),
-                           trans.get_data_length(), delay);
-  trans.set_response_status(ok ? tlm::TLM_OK_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE);
-}
-
-bool Memory::transact(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
-                      std::uint64_t len, sc_core::sc_time& delay) {
+// Inlined into its two callers here, MemoryPort::transport and b_transport (issue 31: a call and
+// its six register saves less per access).
+[[gnu::always_inline]] inline bool Memory::transact(tlm::tlm_command cmd, std::uint64_t addr,
+                                                    std::uint8_t* data, std::uint64_t len,
+                                                    sc_core::sc_time& delay) {
   if (addr > cfg_.mem_size || len > cfg_.mem_size - addr) return false;
   // One DDR channel shared by every port: an access starts when the channel is free and
   // occupies it for latency + ceil(len / mem_width) cycles (contention is modelled).
@@ -130,6 +116,12 @@ bool Memory::transact(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* da
   return true;
 }
 
+void Memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  const bool ok = transact(trans.get_command(), trans.get_address(), trans.get_data_ptr(),
+                           trans.get_data_length(), delay);
+  trans.set_response_status(ok ? tlm::TLM_OK_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE);
+}
+
 unsigned int Memory::transport_dbg(tlm::tlm_generic_payload& trans) {
   const std::uint64_t addr = trans.get_address();
   const std::uint64_t len = trans.get_data_length();
@@ -154,7 +146,9 @@ bool Memory::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& d
   return true;
 }
 
-std::uint8_t* Memory::direct_write(std::uint64_t addr, std::uint64_t len) {
+// Inlined into MemoryPort::direct_write, its caller (issue 31).
+[[gnu::always_inline]] inline std::uint8_t* Memory::direct_write(std::uint64_t addr,
+                                                                 std::uint64_t len) {
   // What direct_request() gets through get_direct_mem_ptr() for a write: the same refusals (a
   // length a payload cannot carry, a range outside the memory, no memory) and the same marking.
   if (len > 0xFFFFFFFFU || addr > cfg_.mem_size || len > cfg_.mem_size - addr ||
@@ -251,20 +245,6 @@ bool MemoryPort::transfer(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t
   return true;
 }
 
-bool MemoryPort::access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
-                        std::uint64_t len, CycleMeter& meter) {
-  sc_core::sc_time delay;
-  // The short access (every one but a kernel's region) straight to transport(), as before.
-  const bool ok = len <= kPieceBytes ? transport(cmd, addr, data, len, meter, delay)
-                                     : transfer(cmd, addr, data, len, meter, delay);
-  if (len != 0) sc_core::wait(delay);
-  return ok;
-}
-
-bool MemoryPort::read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter) {
-  return access(tlm::TLM_READ_COMMAND, addr, out, len, meter);
-}
-
 std::uint8_t* MemoryPort::direct_request(std::uint64_t addr, std::uint64_t len, bool write) {
   tlm::tlm_generic_payload& trans = trans_;
   trans.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
@@ -290,12 +270,6 @@ std::uint8_t* MemoryPort::direct_request(std::uint64_t addr, std::uint64_t len, 
 
 std::uint8_t* MemoryPort::direct_write(std::uint64_t addr, std::uint64_t len) {
   return memory_->direct_write(addr, len);
-}
-
-bool MemoryPort::write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len,
-                       CycleMeter& meter) {
-  // TLM's payload pointer is non-const; a write never modifies it.
-  return access(tlm::TLM_WRITE_COMMAND, addr, const_cast<std::uint8_t*>(in), len, meter);
 }
 
 }  // namespace naa::sim

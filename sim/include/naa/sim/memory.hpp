@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <unordered_map>
 
@@ -32,7 +33,12 @@ class MemoryStore {
   MemoryStore& operator=(const MemoryStore&) = delete;
 
   void read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) const;
-  void write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len);
+  // Inline, as mark_written() (issue 31: a datagram's payload, a kernel's store).
+  void write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len) {
+    if (len == 0) return;
+    std::memcpy(base_ + addr, in, len);
+    mark_written(addr, len);
+  }
   // The bytes of [addr, addr + len) for an initiator that writes them in place: they may be
   // non-zero from now on (clear() zeroes them), without being counted resident.
   // Inline when the range lies in the page the last write counted (issue 31: a kernel's region
@@ -44,7 +50,10 @@ class MemoryStore {
   }
   [[nodiscard]] std::uint8_t* base() const { return base_; }
   // Counts [addr, addr + len) as written (a timed store of bytes already in place).
-  void mark_written(std::uint64_t addr, std::uint64_t len);
+  // Most writes are one datagram's payload inside the page the previous one counted: inline.
+  void mark_written(std::uint64_t addr, std::uint64_t len) {
+    if (!in_last_resident(addr, len)) mark(addr, len, Page::resident);
+  }
   void clear(std::uint64_t addr, std::uint64_t len);  // reads as zeros afterwards
   [[nodiscard]] std::size_t pages() const { return resident_; }
 

@@ -47,8 +47,13 @@ class MemoryPort {
   // (for a caller with its own payload: the Transport's posted writes).
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   // Return false on a TLM error (address beyond the memory).
-  bool read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter);
-  bool write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len, CycleMeter& meter);
+  bool read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter) {
+    return access(tlm::TLM_READ_COMMAND, addr, out, len, meter);
+  }
+  bool write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len, CycleMeter& meter) {
+    // TLM's payload pointer is non-const; a write never modifies it.
+    return access(tlm::TLM_WRITE_COMMAND, addr, const_cast<std::uint8_t*>(in), len, meter);
+  }
   // `out` / `in` may be nullptr: the access is timed and counted, and no bytes move (they are in
   // place, written or read through direct()); a write counts its pages as written.
   //
@@ -95,8 +100,16 @@ class MemoryPort {
   }
 
  private:
+  // Inline (issue 31: read() and write() are a call less); the short access (every one but a
+  // kernel's long region) straight to transport().
   bool access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
-              CycleMeter& meter);
+              CycleMeter& meter) {
+    sc_core::sc_time delay;
+    const bool ok = len <= kPieceBytes ? transport(cmd, addr, data, len, meter, delay)
+                                       : transfer(cmd, addr, data, len, meter, delay);
+    if (len != 0) sc_core::wait(delay);
+    return ok;
+  }
   bool transport(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
                  CycleMeter& meter, sc_core::sc_time& delay);
   // transport(), in pieces when longer than kPieceBytes: waits all shares but the last, which
