@@ -5,10 +5,29 @@
 #include <sysc/kernel/sc_dynamic_processes.h>
 
 #include <cstring>
+#include <optional>
 
 #include "naa/protocol/immediate.hpp"
 
 namespace naa::sim {
+namespace {
+
+// One WRITE of a write-back; with `imm` the last one: WRITE_WITH_IMM with SE (PROTOCOL.md 5.2).
+// Returned into post_send's by-value argument (issue 31: no local work request to move from and
+// destroy per WRITE).
+SendWqe write_back_wqe(std::vector<std::uint8_t> data, std::uint64_t host_va,
+                       std::uint32_t host_rkey, std::optional<std::uint32_t> imm) {
+  SendWqe w;
+  w.op = SendWqe::Op::write;
+  w.data = std::move(data);
+  w.remote_va = host_va;
+  w.rkey = host_rkey;
+  w.imm = imm;
+  w.solicited = imm.has_value();
+  return w;
+}
+
+}  // namespace
 
 KernelEngine::KernelEngine(sc_core::sc_module_name name, ModelContext& ctx, KernelRegistry registry)
     : sc_module(name), mem("mem"), ctx_(ctx), registry_(std::move(registry)), meter_(ctx.cfg) {
@@ -67,7 +86,7 @@ void KernelEngine::lane(std::size_t index) {
       ++stale_;
       continue;
     }
-    run_call(qp, c.generation, c.imm, c.accepted);
+    run_call(index, qp, c.generation, c.imm, c.accepted);
     // The connection has gone: its buffers are not needed again (a new one starts empty).
     if (qp.generation != c.generation || qp.state != QpState::rts) {
       scratch_[index].clear();
@@ -76,7 +95,7 @@ void KernelEngine::lane(std::size_t index) {
   }
 }
 
-void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm,
+void KernelEngine::run_call(std::size_t index, Qp& qp, std::uint32_t generation, std::uint32_t imm,
                             bool latency_passed) {
   if (latency_passed) {
     meter_.account(ctx_.cfg.kernel_latency);  // waited before the lane woke (post_call)
@@ -95,19 +114,22 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm,
   const std::uint8_t fn = call->fn;
   auto still_valid = [&] { return qp.generation == generation && qp.state == QpState::rts; };
 
-  CallVectors& cv = call_vectors_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+  CallVectors& cv = call_vectors_[index];
   // The directory may change while the call waits (a new 0x01 request replaces the regions):
   // what the call uses after its first wait is taken now, into the lane's own vectors (no
   // allocation per call once they have held as many regions). Only the fields it needs, not a
   // copy of the directory's entries (issue 31).
   const std::vector<Region>& regions = directory->regions(qp.qpn);
   const std::size_t count = regions.size();
-  cv.regions.resize(count);
-  cv.targets.resize(count);
+  if (cv.count != count) {  // most calls on a connection have as many regions as the last one
+    cv.regions.resize(count);
+    cv.targets.resize(count);
+    cv.count = count;
+  }
   // As spans: their storage and size stay fixed for the call (the lane's vectors change only
   // between calls), so they are not read back from the vectors after each wait (issue 31).
-  const std::span<KernelRegion> kr{cv.regions};
-  const std::span<const WriteBackTarget> targets{cv.targets};
+  const std::span<KernelRegion> kr{cv.regions.data(), count};
+  const std::span<const WriteBackTarget> targets{cv.targets.data(), count};
   for (std::size_t i = 0; i < count; ++i) {
     const Region& r = regions[i];
     kr[i] = KernelRegion{.flags = r.flags,
@@ -158,8 +180,8 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm,
     // connection's already), or the watchdog is on and the kernel's cycles are known only once
     // it has run (an RTL kernel; nothing it computed may be stored if it ran too long).
     const bool in_place = still_valid() && (merge || limit == 0);
-    auto& scratch = scratch_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
-    if (!in_place && scratch.size() < kr.size()) scratch.resize(kr.size());
+    std::vector<LoadBuffer>* const scratch = in_place ? nullptr : &scratch_[index];
+    if (scratch != nullptr && scratch->size() < kr.size()) scratch->resize(kr.size());
     for (std::size_t i = 0; i < kr.size(); ++i) {
       if (kr[i].is_internal()) continue;
       std::uint8_t* const at = mem.direct(kr[i].naa_address, kr[i].size, in_place);
@@ -167,17 +189,11 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm,
       if (in_place) {
         kr[i].bytes = std::span<std::uint8_t>(at, kr[i].size);
       } else {
-        kr[i].bytes = scratch[i].take(kr[i].size);
+        kr[i].bytes = (*scratch)[i].take(kr[i].size);
         std::memcpy(kr[i].bytes.data(), at, kr[i].size);
         private_copy_bytes_ += kr[i].size;
       }
     }
-    // The engine is busy for `cycles` after the loads: with the last load's time when merged.
-    auto busy_for = [&](std::uint64_t cycles) {
-      if (!load_pending) return meter_.spend(cycles);
-      meter_.account(cycles);
-      sc_core::wait(load_wait + meter_.times(cycles));
-    };
     // The kernel computes now and the engine is busy for the cycles it took: the cost model's,
     // or the RTL's own count (an RTL kernel is clocked only here, while it has work). A kernel
     // that only computes and would pass the watchdog's limit does not run at all: in place, its
@@ -190,16 +206,22 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm,
     }
     ++dispatches_;
     ++per_fn_[fn];
+    // The watchdog stops the kernel at its limit: the engine was busy that long, nothing the
+    // kernel computed is stored, and the host learns why (return code 0x02).
+    const std::uint64_t busy = timed_out ? limit : run.cycles;
+    kernel_cycles_ += busy;
+    // The engine is busy for those cycles after the loads: with the last load's time when merged.
+    // One call site (issue 31: as a lambda called twice, GCC had kept it out of line).
+    if (load_pending) {
+      meter_.account(busy);
+      sc_core::wait(load_wait + meter_.times(busy));
+    } else {
+      meter_.spend(busy);
+    }
     if (timed_out) {
-      // The watchdog stops the kernel at its limit: the engine was busy that long, nothing the
-      // kernel computed is stored, and the host learns why (return code 0x02).
-      kernel_cycles_ += limit;
-      busy_for(limit);
       ++timeouts_;
       rc = static_cast<std::uint32_t>(protocol::ReturnCode::kernel_timeout);
     } else {
-      kernel_cycles_ += run.cycles;
-      busy_for(run.cycles);
       rc = run.rc;
     }
     for (std::size_t i = 0; i < kr.size() && !timed_out; ++i) {
@@ -226,32 +248,22 @@ void KernelEngine::run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm,
     }
   }
   if (last_out == kr.size()) {
-    SendWqe w;
-    w.op = SendWqe::Op::write;
-    w.imm = result_imm;
-    w.solicited = true;
-    sends->post_send(qp, std::move(w));
+    sends->post_send(qp, write_back_wqe({}, 0, 0, result_imm));
     return;
   }
   for (std::size_t i = 0; i <= last_out; ++i) {
     if (!kr[i].is_output() || kr[i].is_internal()) continue;
     const WriteBackTarget& t = targets[i];
-    SendWqe w;
-    w.op = SendWqe::Op::write;
-    w.remote_va = t.host_va;
-    w.rkey = t.host_rkey;
     const std::uint32_t len = std::min(kr[i].result_length, kr[i].size);
     // The payload is a snapshot of the region as stored (retransmissions resend it): one copy
     // out of the memory, without zero-filling the vector first.
     const std::uint8_t* const at = mem.direct(t.naa_address, len, false);
     if (at == nullptr) model_fatal(name(), "region outside the memory");
-    w.data = sends->take_payload_buffer();  // a completed write-back's vector, if one was kept
-    w.data.assign(at, at + len);
-    if (i == last_out) {
-      w.imm = result_imm;
-      w.solicited = true;
-    }
-    sends->post_send(qp, std::move(w));
+    // A completed write-back's vector, if one was kept.
+    std::vector<std::uint8_t> data = sends->take_payload_buffer();
+    data.assign(at, at + len);
+    sends->post_send(qp, write_back_wqe(std::move(data), t.host_va, t.host_rkey,
+                                        i == last_out ? std::optional(result_imm) : std::nullopt));
   }
 }
 

@@ -192,10 +192,6 @@ void KernelRegistry::register_kernel(std::unique_ptr<Kernel> k) {
   by_fn_.at(fn & 0x7FU) = std::move(k);
 }
 
-const Kernel* KernelRegistry::find(std::uint8_t fn) const {
-  return fn < by_fn_.size() ? by_fn_[fn].get() : nullptr;
-}
-
 std::unique_ptr<Kernel> KernelRegistry::take(std::uint8_t fn) {
   return fn < by_fn_.size() ? std::move(by_fn_[fn]) : nullptr;
 }

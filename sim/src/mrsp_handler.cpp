@@ -28,6 +28,7 @@ MrspHandler::MrspHandler(sc_core::sc_module_name name, ModelContext& ctx)
       in_(256),
       meter_(ctx.cfg),
       regions_(ctx.qps.size()),
+      qp_count_(ctx.qps.size()),
       images_(ctx.qps.size()),
       peers_(ctx.qps.size()) {
   SC_THREAD(thread);
@@ -40,8 +41,11 @@ void MrspHandler::deliver(Qp& qp) {
 }
 
 const std::vector<Region>& MrspHandler::regions(std::uint32_t qpn) const {
-  const Qp* qp = ctx_.find_qp(qpn);
-  return qp != nullptr ? regions_[qpn & 0xFFU] : kNoRegions;
+  // ctx_.find_qp(qpn) != nullptr, with the QP count kept.
+  const std::size_t index = qpn & 0xFFU;
+  if (index >= qp_count_) return kNoRegions;
+  const Qp& qp = ctx_.qps[index];
+  return qp.state != QpState::free && qp.qpn == qpn ? regions_[index] : kNoRegions;
 }
 
 std::size_t MrspHandler::regions_held() const {

@@ -49,7 +49,9 @@ SC_MODULE(Bench) {
         unused_("unused"),
         big_meter_(cfg),
         small_meter_(cfg) {
-    big_.socket.bind(mem_.kernel_socket);
+    // As the Naa binds its ports (Memory called directly: its access and write grant without a
+    // payload, issue 31), and one port through the socket (a target of a test's own).
+    big_.bind_memory(mem_, mem_.kernel_socket);
     small_.socket.bind(mem_.socket);
     unused_.socket.bind(mem_.handler_socket);  // every target socket must be bound
     SC_THREAD(run_big);
@@ -103,7 +105,25 @@ SC_MODULE(Bench) {
     REQUIRE(big_.read(0, out.data(), out.size(), big_meter_));
     in_place_seen = std::equal(out.begin(), out.end() - 1, before.begin()) &&
                     out.back() == (before.back() ^ 0x5A);
-    outside_refused = big_.direct(cfg_.mem_size - 1, 2, false) == nullptr;
+    // Written in place without a store, on a page no access wrote: a write grant marks its range
+    // (bound port: Memory::direct_write; through the socket: get_direct_mem_ptr), so a partial
+    // clear still zeroes it, as it must for a region released while its kernel ran.
+    grant_cleared = true;
+    for (s::MemoryPort* port : {&big_, &small_}) {
+      const std::uint64_t a =
+          cfg_.mem_size / 2 + (port == &big_ ? 0 : 4 * s::MemoryStore::kPageSize);
+      std::uint8_t* const w = port->direct(a, 16, true);
+      REQUIRE(w != nullptr);
+      std::fill_n(w, 16, std::uint8_t{0x77});
+      mem_.clear(a, 8);
+      std::uint8_t back[16];
+      mem_.peek(a, back, sizeof back);
+      grant_cleared = grant_cleared && std::all_of(back, back + 8, [](auto b) { return b == 0; }) &&
+                      back[8] == 0x77;
+    }
+    outside_refused = big_.direct(cfg_.mem_size - 1, 2, false) == nullptr &&
+                      big_.direct(cfg_.mem_size - 1, 2, true) == nullptr &&
+                      small_.direct(cfg_.mem_size - 1, 2, true) == nullptr;
   }
 
   void run_small() {
@@ -136,7 +156,7 @@ SC_MODULE(Bench) {
   std::size_t done = 0;
   sc_time contended_start, big_end, small_end, unwaited_end;
   sc_time nodata_read_time, nodata_write_time;
-  bool in_place_seen = false, outside_refused = false;
+  bool in_place_seen = false, outside_refused = false, grant_cleared = false;
 };
 
 }  // namespace
@@ -166,6 +186,7 @@ TEST_CASE("MemoryPort in pieces: one transaction's time, every byte, one access,
   CHECK(bench.nodata_write_time == long_time);
   CHECK(bench.in_place_seen);
   CHECK(bench.outside_refused);
+  CHECK(bench.grant_cleared);
   std::uint64_t bytes = 0;
   for (const Access& a : accesses)
     bytes += a.len;
@@ -247,6 +268,56 @@ TEST_CASE("MemoryStore: bytes, in-place writes, clears and resident pages match 
   fresh.clear(3 * kPage, 3 * kPage);
   fresh.read(0, all.data(), size);
   CHECK(std::all_of(all.begin(), all.end(), [](std::uint8_t b) { return b == 0; }));
+
+  // direct() marks nothing inside the page the last write counted (issue 31), but that page is
+  // forgotten once cleared whole: written in place after such a clear, it must be marked again
+  // so that a partial clear still zeroes it (and zeroes it when in the page just written).
+  const std::vector<std::uint8_t> ones(64, 1);
+  for (const bool clear_between : {false, true}) {
+    INFO("cleared whole between the write and the write in place: " << clear_between);
+    s::MemoryStore again(size);
+    again.write(5 * kPage, ones.data(), ones.size());
+    if (clear_between) again.clear(5 * kPage, kPage);
+    std::fill_n(again.direct(5 * kPage + 8, 64), 64, std::uint8_t{0x5A});
+    again.clear(5 * kPage, 100);
+    again.read(0, all.data(), size);
+    CHECK(std::all_of(all.begin(), all.end(), [](std::uint8_t b) { return b == 0; }));
+    CHECK(again.pages() == (clear_between ? 0U : 1U));
+  }
+}
+
+// MemoryPort::rounded_cycles (issue 31): the integer rounding of a delay to whole cycles gives
+// what the double expression it replaced gives, `delay / cycle + 0.5` truncated, on random
+// values of every magnitude up to 2^50 and on the ties and near-ties (an exact half, one unit
+// either side), and beyond (where it is that expression). Replays from NAA_TEST_SEED.
+TEST_CASE("MemoryPort::rounded_cycles equals the double rounding it replaced", "[sim][memory]") {
+  const std::uint64_t seed = test_seed();
+  INFO("NAA_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  auto check = [](std::uint64_t d, std::uint64_t c) {
+    const sc_time delay = sc_time::from_value(d), cycle = sc_time::from_value(c);
+    const auto want = static_cast<std::uint64_t>(delay / cycle + 0.5);
+    INFO("delay " << d << ", cycle " << c);
+    REQUIRE(s::MemoryPort::rounded_cycles(delay, cycle) == want);
+  };
+  const auto below = [&](unsigned bits) {  // uniform below 2^bits, bits in [1, 63]
+    return rng() & ((std::uint64_t{1} << bits) - 1);
+  };
+  for (int i = 0; i < 200000; ++i) {
+    const std::uint64_t c = 1 + below(1 + static_cast<unsigned>(rng() % 52));
+    const std::uint64_t d = below(1 + static_cast<unsigned>(rng() % 52));
+    check(d, c);
+    // A whole number of cycles plus about a half: the ties and the values next to them.
+    const std::uint64_t k = below(1 + static_cast<unsigned>(rng() % 20));
+    const std::uint64_t tie = k * c + c / 2;
+    for (const std::uint64_t v : {tie - 1, tie, tie + 1})
+      if (v < (std::uint64_t{1} << 52)) check(v, c);
+  }
+  check(0, 4000);
+  check(2000, 4000);  // 0.5: up
+  check(1999, 4000);
+  check((std::uint64_t{1} << 50) - 1, 3);
+  check(std::uint64_t{1} << 50, 3);  // the double expression itself
 }
 
 // libsystemc's own main() refers to sc_main (naa::sim links SystemC); Catch brings this test's

@@ -53,7 +53,11 @@ class KernelEngine : public sc_core::sc_module, public CallQueue, public Connect
     bool accepted = false;
   };
   void lane(std::size_t index);
-  void run_call(Qp& qp, std::uint32_t generation, std::uint32_t imm, bool latency_passed);
+  // `index`: the lane's, which is the QP's index in ctx_.qps. Inlined into lane(), its only
+  // caller (issue 31: a call and its register saves less per kernel call). `latency_passed`:
+  // the call was accepted by post_call and the kernel latency was waited before the lane woke.
+  [[gnu::always_inline]] inline void run_call(std::size_t index, Qp& qp, std::uint32_t generation,
+                                              std::uint32_t imm, bool latency_passed);
 
   ModelContext& ctx_;
   KernelRegistry registry_;
@@ -80,6 +84,7 @@ class KernelEngine : public sc_core::sc_module, public CallQueue, public Connect
   struct CallVectors {
     std::vector<KernelRegion> regions;
     std::vector<WriteBackTarget> targets;  // per region, in the same order
+    std::size_t count = 0;  // the size of both (issue 31: no size arithmetic per call)
   };
   std::vector<CallVectors> call_vectors_;
   CycleMeter meter_;

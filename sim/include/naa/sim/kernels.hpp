@@ -76,7 +76,10 @@ class KernelRegistry {
  public:
   // Registers k under its function code, replacing what was there.
   void register_kernel(std::unique_ptr<Kernel> k);
-  [[nodiscard]] const Kernel* find(std::uint8_t fn) const;
+  // Inline: once per kernel call (issue 31).
+  [[nodiscard]] const Kernel* find(std::uint8_t fn) const {
+    return fn < by_fn_.size() ? by_fn_[fn].get() : nullptr;
+  }
   // Removes the kernel of `fn` and hands it over (nullptr if none): to wrap it in another
   // implementation of the same function and register that.
   [[nodiscard]] std::unique_ptr<Kernel> take(std::uint8_t fn);

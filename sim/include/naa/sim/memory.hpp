@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <unordered_map>
 
@@ -32,24 +33,45 @@ class MemoryStore {
   MemoryStore& operator=(const MemoryStore&) = delete;
 
   void read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) const;
-  void write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len);
+  // Inline, as mark_written() (issue 31: a datagram's payload, a kernel's store).
+  void write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len) {
+    if (len == 0) return;
+    std::memcpy(base_ + addr, in, len);
+    mark_written(addr, len);
+  }
   // The bytes of [addr, addr + len) for an initiator that writes them in place: they may be
   // non-zero from now on (clear() zeroes them), without being counted resident.
-  std::uint8_t* direct(std::uint64_t addr, std::uint64_t len);
+  // Inline when the range lies in the page the last write counted (issue 31: a kernel's region
+  // in place, just written by the host's WRITE or the previous call's store): that page is in the
+  // map already, resident (clear() forgets it), so clear() zeroes it; nothing to mark.
+  std::uint8_t* direct(std::uint64_t addr, std::uint64_t len) {
+    if (!in_last_resident(addr, len)) mark(addr, len, Page::touched);
+    return base_ + addr;
+  }
   [[nodiscard]] std::uint8_t* base() const { return base_; }
   // Counts [addr, addr + len) as written (a timed store of bytes already in place).
-  void mark_written(std::uint64_t addr, std::uint64_t len);
+  // Most writes are one datagram's payload inside the page the previous one counted: inline.
+  void mark_written(std::uint64_t addr, std::uint64_t len) {
+    if (!in_last_resident(addr, len)) mark(addr, len, Page::resident);
+  }
   void clear(std::uint64_t addr, std::uint64_t len);  // reads as zeros afterwards
   [[nodiscard]] std::size_t pages() const { return resident_; }
 
  private:
   enum class Page : std::uint8_t { touched, resident };  // touched: may be non-zero
+  // [addr, addr + len) non-empty and inside the page last_resident_ names.
+  [[nodiscard]] bool in_last_resident(std::uint64_t addr, std::uint64_t len) const {
+    return len != 0 && addr / kPageSize == last_resident_ &&
+           (addr + len - 1) / kPageSize == last_resident_;
+  }
   void mark(std::uint64_t addr, std::uint64_t len, Page state);
   std::uint8_t* base_ = nullptr;
   std::uint64_t mapped_ = 0;
   std::unordered_map<std::uint64_t, Page> pages_;  // absent: every byte is zero
   std::size_t resident_ = 0;
-  std::uint64_t last_resident_ = ~std::uint64_t{0};  // the page the last write counted
+  // The page the last write counted resident (mark() sets every page of its range so), or none
+  // (~0) since a clear(), the only place that takes pages out of the map.
+  std::uint64_t last_resident_ = ~std::uint64_t{0};
 };
 
 // Provides the two TLM targets and MemoryScrub (to MrspHandler).
@@ -71,8 +93,25 @@ class Memory : public sc_core::sc_module, public MemoryScrub {
   void report(std::ostream& os) const;
 
  private:
-  friend class MemoryPort;  // calls b_transport directly when bound to it (bind_memory)
+  friend class MemoryPort;  // calls transact() and direct_write() when bound to it (bind_memory)
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  // b_transport's access from its arguments, without a payload; false: outside the memory (TLM
+  // address error). A MemoryPort bound to this memory calls it directly (issue 31: the payload's
+  // setup and reading, ~25 instructions an access).
+  bool transact(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
+                sc_core::sc_time& delay);
+  // get_direct_mem_ptr's write grant for [addr, addr + len) without the payload and descriptor
+  // (issue 31): the bytes, marked as possibly non-zero, or nullptr where a request is refused.
+  std::uint8_t* direct_write(std::uint64_t addr, std::uint64_t len);
+  // cycle_ * double(cycles), kept for the last count asked (issue 31: the double product ~15
+  // instructions an access; most accesses are of one length).
+  sc_core::sc_time cycles_time(std::uint64_t cycles) {
+    if (cycles != last_cycles_) {
+      last_cycles_ = cycles;
+      last_cycles_time_ = cycle_ * static_cast<double>(cycles);
+    }
+    return last_cycles_time_;
+  }
   unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
   // DMI: the whole memory, read and write. The request's address and length are the range the
   // initiator will use (MemoryPort::direct); a write request marks it as possibly non-zero.
@@ -82,6 +121,8 @@ class Memory : public sc_core::sc_module, public MemoryScrub {
   const sc_core::sc_time cycle_;  // cfg_.cycle(), once (issue 31: a double construction per access)
   MemoryStore store_;
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
+  std::uint64_t last_cycles_ = 0;  // cycles_time()'s: 0 cycles take SC_ZERO_TIME
+  sc_core::sc_time last_cycles_time_ = sc_core::SC_ZERO_TIME;
   std::uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0, busy_cycles_ = 0;
 };
 

@@ -37,17 +37,23 @@ class MemoryPort {
     socket.register_invalidate_direct_mem_ptr(this, &MemoryPort::invalidate_direct_mem_ptr);
   }
   tlm_utils::simple_initiator_socket<MemoryPort> socket;
-  // Binds `socket` to one of Memory's target sockets, and from then on calls Memory's
-  // b_transport directly: the target is fixed, so the simple target socket's dispatch (~27
-  // instructions an access) is left out; the same call in the same process (issue 31). A port
-  // bound with socket.bind() (a test's own target) goes through the socket.
+  // Binds `socket` to one of Memory's target sockets, and from then on calls Memory directly:
+  // the target is fixed, so the simple target socket's dispatch (~27 instructions an access) is
+  // left out; the same call in the same process (issue 31). Its own accesses skip the payload
+  // too (Memory::transact), and so does a write grant (Memory::direct_write). A port bound with
+  // socket.bind() (a test's own target) goes through the socket.
   void bind_memory(Memory& memory, tlm_utils::simple_target_socket<Memory>& target);
   // The target's b_transport: Memory's directly after bind_memory(), else through the socket
   // (for a caller with its own payload: the Transport's posted writes).
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   // Return false on a TLM error (address beyond the memory).
-  bool read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter);
-  bool write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len, CycleMeter& meter);
+  bool read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter) {
+    return access(tlm::TLM_READ_COMMAND, addr, out, len, meter);
+  }
+  bool write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t len, CycleMeter& meter) {
+    // TLM's payload pointer is non-const; a write never modifies it.
+    return access(tlm::TLM_WRITE_COMMAND, addr, const_cast<std::uint8_t*>(in), len, meter);
+  }
   // `out` / `in` may be nullptr: the access is timed and counted, and no bytes move (they are in
   // place, written or read through direct()); a write counts its pages as written.
   //
@@ -57,24 +63,53 @@ class MemoryPort {
   // caller's to account with a timed access without data (KernelEngine: its kernels compute
   // on the regions in place; issue 31).
   // Inline for a read inside the kept read grant (below; a non-empty range of at most 4 GiB, as a
-  // request would be); anything else asks the target (direct_request, out of line; issue 31).
+  // request would be); a write to the Memory bound with bind_memory() asks it directly, without
+  // the payload and DMI descriptor of a request (direct_write, out of line; issue 31: ~180
+  // instructions a kernel call); anything else asks the target (direct_request, out of line).
   std::uint8_t* direct(std::uint64_t addr, std::uint64_t len, bool write) {
     if (!write && read_dmi_ptr_ != nullptr && len != 0 && len <= 0xFFFFFFFFU &&
         addr >= read_dmi_start_ && len - 1 <= read_dmi_end_ && addr <= read_dmi_end_ - (len - 1)) {
       return read_dmi_ptr_ + (addr - read_dmi_start_);
     }
+    if (write && memory_ != nullptr) return direct_write(addr, len);
     return direct_request(addr, len, write);
+  }
+  // delay / cycle rounded to the nearest whole cycle (halves up), as the double expression
+  // `delay / cycle + 0.5` truncated gives it, in integers (issue 31: ~15 instructions of
+  // conversions an access): identical while both values are below 2^50 units (4d + 2c < 2^53:
+  // the quotient's two double roundings stay closer than 1 / (2c) to the exact value, and a
+  // fraction of exactly one half is exact in a double; testbench/sim/test_memory_pieces.cpp
+  // compares the two on random values), else the double expression itself.
+  [[nodiscard]] static std::uint64_t rounded_cycles(sc_core::sc_time delay,
+                                                    sc_core::sc_time cycle) {
+    const std::uint64_t d = delay.value(), c = cycle.value();
+    constexpr std::uint64_t kExact = std::uint64_t{1} << 50;
+    if (c != 0 && d < kExact && c < kExact) return (2 * d + c) / (2 * c);
+    return static_cast<std::uint64_t>(delay / cycle + 0.5);
   }
   // read() without its (last) wait: the data is read now (as read() does at its start), the
   // access's time is accounted to the meter and returned in `wait` for the caller to wait, alone
   // or together with a time that follows it directly (KernelEngine: the load, then the kernel).
   // An access in pieces waits every share but the last here; `wait` is the last share.
+  // Inline: a short access (every kernel region up to kPieceBytes) goes straight to transport(),
+  // as read() does (issue 31: two calls less per kernel load).
   bool read_unwaited(std::uint64_t addr, std::uint8_t* out, std::uint64_t len, CycleMeter& meter,
-                     sc_core::sc_time& wait);
+                     sc_core::sc_time& wait) {
+    return len <= kPieceBytes ? transport(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait)
+                              : transfer(tlm::TLM_READ_COMMAND, addr, out, len, meter, wait);
+  }
 
  private:
+  // Inline (issue 31: read() and write() are a call less); the short access (every one but a
+  // kernel's long region) straight to transport().
   bool access(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
-              CycleMeter& meter);
+              CycleMeter& meter) {
+    sc_core::sc_time delay;
+    const bool ok = len <= kPieceBytes ? transport(cmd, addr, data, len, meter, delay)
+                                       : transfer(cmd, addr, data, len, meter, delay);
+    if (len != 0) sc_core::wait(delay);
+    return ok;
+  }
   bool transport(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint64_t len,
                  CycleMeter& meter, sc_core::sc_time& delay);
   // transport(), in pieces when longer than kPieceBytes: waits all shares but the last, which
@@ -93,7 +128,8 @@ class MemoryPort {
   std::uint64_t read_dmi_start_ = 0;
   std::uint64_t read_dmi_end_ = 0;
   std::uint8_t* direct_request(std::uint64_t addr, std::uint64_t len, bool write);
-  Memory* memory_ = nullptr;  // bind_memory()'s target
+  std::uint8_t* direct_write(std::uint64_t addr, std::uint64_t len);  // memory_->direct_write
+  Memory* memory_ = nullptr;                                          // bind_memory()'s target
   void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
     if (start <= read_dmi_end_ && end >= read_dmi_start_) read_dmi_ptr_ = nullptr;
   }

@@ -81,7 +81,10 @@ class MrspHandler : public sc_core::sc_module,
   ModelContext& ctx_;
   Channel<Work> in_;
   CycleMeter meter_;
-  std::vector<std::vector<Region>> regions_;   // per QP index
+  std::vector<std::vector<Region>> regions_;  // per QP index
+  // ctx_.qps.size(), fixed from construction (regions_ is sized from it): regions() compares
+  // with it instead of dividing the vector's extent by a QP's size (issue 31: 3 lookups a call).
+  std::size_t qp_count_ = 0;
   std::vector<std::optional<Region>> images_;  // per QP index: its HANDLER_IMAGE region
   using Peers = std::array<std::optional<PeerBinding>, protocol::kMrspMaxPeers>;
   std::vector<Peers> peers_;  // per QP index
