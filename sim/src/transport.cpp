@@ -25,6 +25,7 @@ Transport::Transport(sc_core::sc_module_name name, ModelContext& ctx)
       naks_({"sequence", "invalid_request", "remote_access", "rnr"}) {
   scratch_.resize(kMaxDatagram);
   timer_fired_.reserve(256);
+  fired_scratch_.reserve(256);
   kept_payloads_.reserve(kKeptPayloads);
   SC_THREAD(rx_thread);
   SC_THREAD(tx_thread);
@@ -152,40 +153,47 @@ void Transport::qp_error(Qp& qp, const char* why) {
 // Transmit scheduler: peer timers, then the NAA's own messages and READ responses, round-robin
 // over QPs
 
-void Transport::tx_thread() {
-  // A member, not a local: a SystemC thread's stack is never unwound at the end of simulation.
+// The peer timers that fired since the last turn (on_peer_timer), in the order they fired.
+void Transport::handle_fired_timers() {
+  // A member, not a local: a handler may wait (the pool), and a SystemC thread's stack is never
+  // unwound at the end of simulation.
   std::vector<std::uint32_t>& fired = fired_scratch_;
-  fired.reserve(256);
-  for (;;) {
-    fired.swap(timer_fired_);
-    for (const std::uint32_t cookie : fired) {
-      Qp& qp = ctx_.qps.at(cookie >> kCookieShift);
-      if (qp.state != QpState::rts) continue;
-      if ((cookie & kCookieKindMask) == kCookieRnr) {
-        qp.rnr_waiting = false;
-        continue;
-      }
-      if ((cookie & kCookieKindMask) == kCookieIdle) {
-        on_idle_timer(qp);
-        continue;
-      }
-      qp.timer_armed = false;
-      if (qp.irn) {
-        irn_on_timeout(qp);
-        continue;
-      }
-      if (qp.psn_una == qp.psn_tail) continue;  // everything was acknowledged meanwhile
-      if (qp.rnr_waiting) continue;             // the RNR wait owns the retry (see requester_rx)
-      ++timeouts_;
-      if (qp.retries_left == 0) {
-        retry_exhausted(qp, "retry exceeded (timeout)");
-        continue;
-      }
-      --qp.retries_left;
-      go_back(qp, qp.psn_una);
-      arm_retransmit(qp);
+  fired.swap(timer_fired_);
+  for (const std::uint32_t cookie : fired) {
+    Qp& qp = ctx_.qps.at(cookie >> kCookieShift);
+    if (qp.state != QpState::rts) continue;
+    if ((cookie & kCookieKindMask) == kCookieRnr) {
+      qp.rnr_waiting = false;
+      continue;
     }
-    fired.clear();
+    if ((cookie & kCookieKindMask) == kCookieIdle) {
+      on_idle_timer(qp);
+      continue;
+    }
+    qp.timer_armed = false;
+    if (qp.irn) {
+      irn_on_timeout(qp);
+      continue;
+    }
+    if (qp.psn_una == qp.psn_tail) continue;  // everything was acknowledged meanwhile
+    if (qp.rnr_waiting) continue;             // the RNR wait owns the retry (see requester_rx)
+    ++timeouts_;
+    if (qp.retries_left == 0) {
+      retry_exhausted(qp, "retry exceeded (timeout)");
+      continue;
+    }
+    --qp.retries_left;
+    go_back(qp, qp.psn_una);
+    arm_retransmit(qp);
+  }
+  fired.clear();
+}
+
+void Transport::tx_thread() {
+  for (;;) {
+    // Timers fire seldom (none in a nop call): looked at only when one did (issue 31; the
+    // scheduler turns twice per call).
+    if (!timer_fired_.empty()) handle_fired_timers();
 
     // Round-robin from rr_: the QPs (rr_ + k) % n for k = 0..n-1, as the two ranges [rr_ % n, n)
     // and [0, rr_ % n) (issue 31: the scan of 16 QPs, twice per call, without a division each).

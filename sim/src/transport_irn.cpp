@@ -444,9 +444,15 @@ void Transport::irn_send_read_response(Qp& qp, const SendWqe& w, std::uint32_t p
 void Transport::irn_arm_retransmit(Qp& qp) {
   const std::uint32_t cookie = qp_index(qp) << kCookieShift | kCookieRetransmit;
   // Nothing in flight (the ACK of a call's last packet): the timer goes without counting the
-  // unSACKed PSNs (issue 31).
+  // unSACKed PSNs (issue 31). irn_timeout_ns asks only whether they are at most low_threshold,
+  // and they are never more than those in flight: with at most that many in flight (a call's
+  // one write-back packet) RTO_low is chosen without counting them either (issue 31).
+  const std::uint32_t in_flight = qp.irn_tx.in_flight();
   const std::uint64_t ns =
-      qp.irn_tx.in_flight() == 0 ? 0 : protocol::irn_timeout_ns(qp.irn_caps, qp.irn_tx.unsacked());
+      in_flight == 0 ? 0
+                     : protocol::irn_timeout_ns(qp.irn_caps, in_flight <= qp.irn_caps.low_threshold
+                                                                 ? in_flight
+                                                                 : qp.irn_tx.unsacked());
   if (ns == 0) {
     ctx_.timers.cancel(*this, cookie);
     qp.timer_armed = false;

@@ -94,6 +94,7 @@ class Transport : public sc_core::sc_module,
  private:
   void rx_thread();
   void tx_thread();
+  [[gnu::noinline]] void handle_fired_timers();  // tx_thread's, when a peer timer fired
   void responder(Qp& qp, Packet* p, const protocol::PacketView& v);
   void requester_rx(Qp& qp, const protocol::PacketView& v);
   void send_ack(Qp& qp, std::uint32_t psn, std::uint8_t syndrome);
@@ -166,7 +167,7 @@ class Transport : public sc_core::sc_module,
   protocol::PacketHeaders irn_ack_headers_;
   protocol::PacketHeaders irn_data_headers_;
   std::vector<std::uint32_t> timer_fired_;    // cookies fired, handled by tx_thread
-  std::vector<std::uint32_t> fired_scratch_;  // tx_thread's working copy of timer_fired_
+  std::vector<std::uint32_t> fired_scratch_;  // handle_fired_timers' working copy of timer_fired_
   // Payload vectors of completed WQEs for the next posts (keep_payload_buffer).
   static constexpr std::size_t kKeptPayloads = 8;
   static constexpr std::size_t kKeptPayloadBytes = 4096;
