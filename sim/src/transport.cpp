@@ -199,7 +199,7 @@ void Transport::tx_thread() {
     // and [0, rr_ % n) (issue 31: the scan of 16 QPs, twice per call, without a division each).
     auto send_one = [this](Qp& qp) {
       return (!qp.reads.empty() && send_read_response(qp)) ||
-             (qp.irn ? irn_send_next_packet(qp) : send_next_packet(qp));
+             (qp.irn ? irn_has_packet(qp) && irn_send_next_packet(qp) : send_next_packet(qp));
     };
     // QPs from qp_scan_end_ on were never initialised, so none is in RTS: the same QPs are
     // looked at in the same order as over the whole table.

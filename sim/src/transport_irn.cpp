@@ -320,13 +320,6 @@ void Transport::irn_requester_rx(Qp& qp, const protocol::PacketView& v) {
   if (irn_may_send(qp)) tx_work_.notify(sc_core::SC_ZERO_TIME);
 }
 
-bool Transport::irn_may_send(const Qp& qp) {
-  // What the scheduler's scan tries (tx_thread): a READ response, a retransmission (only in
-  // recovery: take_retransmit() is empty otherwise), a first transmission within the window.
-  return !qp.reads.empty() || qp.irn_tx.in_recovery() ||
-         (qp.psn_send != qp.psn_tail && qp.irn_tx.can_send_new());
-}
-
 bool Transport::irn_send_next_packet(Qp& qp) {
   if (const auto psn = qp.irn_tx.take_retransmit()) {
     ++retransmits_;

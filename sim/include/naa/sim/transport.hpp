@@ -120,8 +120,18 @@ class Transport : public sc_core::sc_module,
                               bool urgent);
   void irn_send_ack(Qp& qp, std::uint32_t sack_psn);
   void irn_requester_rx(Qp& qp, const protocol::PacketView& v);
-  // Whether the transmit scheduler could send something on this IRN QP now (tx_thread's scan).
-  [[nodiscard]] static bool irn_may_send(const Qp& qp);
+  // Whether irn_send_next_packet() would send a packet: a retransmission (only in recovery:
+  // take_retransmit() is empty otherwise) or a first transmission within the window. Inline
+  // (issue 31): the scheduler's scan skips the call for a QP with nothing to send, which it
+  // meets once per nop call (the turn after the write-back's packet).
+  [[nodiscard]] static bool irn_has_packet(const Qp& qp) {
+    return qp.irn_tx.in_recovery() || (qp.psn_send != qp.psn_tail && qp.irn_tx.can_send_new());
+  }
+  // Whether the transmit scheduler could send something on this IRN QP now (tx_thread's scan):
+  // a READ response, or what irn_has_packet() says.
+  [[nodiscard]] static bool irn_may_send(const Qp& qp) {
+    return !qp.reads.empty() || irn_has_packet(qp);
+  }
   bool irn_send_next_packet(Qp& qp);
   void irn_send_packet(Qp& qp, std::uint32_t psn, bool urgent);  // urgent: AckReq at once
   void irn_put_packet(Qp& qp, std::uint32_t gen, const protocol::PacketHeaders& h,
