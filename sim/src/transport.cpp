@@ -8,10 +8,6 @@
 
 namespace naa::sim {
 
-std::uint32_t Transport::packets_for(std::size_t len, std::uint32_t mtu) {
-  return len == 0 ? 1U : static_cast<std::uint32_t>((len + mtu - 1) / mtu);
-}
-
 Transport::Transport(sc_core::sc_module_name name, ModelContext& ctx)
     : sc_module(name),
       mem("mem"),

@@ -451,7 +451,13 @@ void Transport::irn_arm_retransmit(Qp& qp) {
     qp.timer_armed = false;
     return;
   }
-  const sc_core::sc_time after = ns_time(ns);
+  // The timeout is one of the QPs' two RTOs, nearly always the last one: its sc_time is kept
+  // (issue 31: ns_time's library call once per nop call).
+  if (ns != irn_rto_ns_) {
+    irn_rto_ns_ = ns;
+    irn_rto_time_ = ns_time(ns);
+  }
+  const sc_core::sc_time after = irn_rto_time_;
   ctx_.timers.arm(*this, cookie, after);
   qp.timer_armed = true;
   qp.irn_timer_at = sim_now() + after;

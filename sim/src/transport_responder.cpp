@@ -183,10 +183,9 @@ void Transport::responder(Qp& qp, Packet* /*p*/, const protocol::PacketView& v) 
 // complete would serialise RX processing and the DDR access and cap a stream near half line rate.
 // One write may be in flight while the next packet is processed. Ordering is kept by the single
 // memory channel: a later read (KernelEngine) starts only after every earlier write completed.
-void Transport::wait_posted_write() {
-  const sc_core::sc_time now = sim_now();
-  if (write_done_ <= now) return;
-  const sc_core::sc_time d = write_done_ - now;
+// The previous posted write is still in flight (wait_posted_write): wait for its end.
+void Transport::wait_for_posted_write() {
+  const sc_core::sc_time d = write_done_ - sim_now();
   rx_meter_.account(static_cast<std::uint64_t>(d / rx_meter_.cycle() + 0.5));
   sc_core::wait(d);
 }

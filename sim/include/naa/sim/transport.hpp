@@ -142,7 +142,9 @@ class Transport : public sc_core::sc_module,
     return static_cast<std::uint32_t>(&qp - ctx_.qps.data());
   }
   // Packets of a message of `len` bytes at this MTU (a zero-length message takes one).
-  [[nodiscard]] static std::uint32_t packets_for(std::size_t len, std::uint32_t mtu);
+  [[nodiscard]] static std::uint32_t packets_for(std::size_t len, std::uint32_t mtu) {
+    return len == 0 ? 1U : static_cast<std::uint32_t>((len + mtu - 1) / mtu);  // inline: per post
+  }
 
   // Peer-timer cookies: QP index << kCookieShift | kind.
   static constexpr std::uint32_t kCookieRetransmit = 0;
@@ -152,7 +154,11 @@ class Transport : public sc_core::sc_module,
   static constexpr std::uint32_t kCookieShift = 2;
   // Posted payload writes (docs/performance.md): the RX path issues a WRITE's payload to memory
   // and goes on with the next packet; it waits only while the previous write is still in flight.
-  void wait_posted_write();
+  // Inline (issue 31): the previous write is nearly always done, and the check is two loads.
+  void wait_posted_write() {
+    if (write_done_ > sim_now()) wait_for_posted_write();
+  }
+  void wait_for_posted_write();
   [[nodiscard]] bool post_write(std::uint64_t addr, const std::uint8_t* data, std::uint64_t len);
   void drop(TransportDrop d) { drops_.add(static_cast<std::size_t>(d)); }
 
@@ -176,6 +182,9 @@ class Transport : public sc_core::sc_module,
   // rx_thread (irn_responder), the data packets' by tx_thread (irn_send_next_packet).
   protocol::PacketHeaders irn_ack_headers_;
   protocol::PacketHeaders irn_data_headers_;
+  // irn_arm_retransmit's last timeout (ns, never 0 once set) and its sc_time (ns_time(ns)).
+  std::uint64_t irn_rto_ns_ = 0;
+  sc_core::sc_time irn_rto_time_ = sc_core::SC_ZERO_TIME;
   std::vector<std::uint32_t> timer_fired_;    // cookies fired, handled by tx_thread
   std::vector<std::uint32_t> fired_scratch_;  // handle_fired_timers' working copy of timer_fired_
   // Payload vectors of completed WQEs for the next posts (keep_payload_buffer).
