@@ -48,6 +48,19 @@ bool irn_stream_message_start(Qp& qp, std::uint32_t psn, const protocol::Reth& r
   return true;
 }
 
+// Transport::irn_retransmit_ns, with internal linkage so that irn_arm_retransmit inlines it (a
+// member with external linkage is not inlined here; issue 31).
+std::uint64_t retransmit_ns(const protocol::CapabilityBlock& caps,
+                            const protocol::IrnSendWindow& w) noexcept {
+  // Nothing in flight (the ACK of a call's last packet): no timer, without counting the unSACKed
+  // PSNs (issue 31). irn_timeout_ns asks only whether they are at most low_threshold, and they
+  // are never more than those in flight: with at most that many in flight (a call's one
+  // write-back packet) RTO_low is chosen without counting them either (issue 31).
+  const std::uint32_t in_flight = w.in_flight();
+  if (in_flight == 0) return 0;
+  return protocol::irn_timeout_ns(caps, in_flight <= caps.low_threshold ? in_flight : w.unsacked());
+}
+
 }  // namespace
 
 void Transport::irn_init(Qp& qp) {
@@ -434,18 +447,14 @@ void Transport::irn_send_read_response(Qp& qp, const SendWqe& w, std::uint32_t p
   irn_put_packet(qp, gen, h, {scratch_.data(), len});
 }
 
+std::uint64_t Transport::irn_retransmit_ns(const protocol::CapabilityBlock& caps,
+                                           const protocol::IrnSendWindow& w) noexcept {
+  return retransmit_ns(caps, w);
+}
+
 void Transport::irn_arm_retransmit(Qp& qp) {
   const std::uint32_t cookie = qp_index(qp) << kCookieShift | kCookieRetransmit;
-  // Nothing in flight (the ACK of a call's last packet): the timer goes without counting the
-  // unSACKed PSNs (issue 31). irn_timeout_ns asks only whether they are at most low_threshold,
-  // and they are never more than those in flight: with at most that many in flight (a call's
-  // one write-back packet) RTO_low is chosen without counting them either (issue 31).
-  const std::uint32_t in_flight = qp.irn_tx.in_flight();
-  const std::uint64_t ns =
-      in_flight == 0 ? 0
-                     : protocol::irn_timeout_ns(qp.irn_caps, in_flight <= qp.irn_caps.low_threshold
-                                                                 ? in_flight
-                                                                 : qp.irn_tx.unsacked());
+  const std::uint64_t ns = retransmit_ns(qp.irn_caps, qp.irn_tx);
   if (ns == 0) {
     ctx_.timers.cancel(*this, cookie);
     qp.timer_armed = false;

@@ -91,6 +91,13 @@ class Transport : public sc_core::sc_module,
   [[nodiscard]] std::uint64_t drops() const { return drops_.total(); }
   void report(std::ostream& os) const;
 
+  // The IRN retransmit timeout to arm for this window now (irn_arm_retransmit; 0: nothing in
+  // flight, no timer): protocol::irn_timeout_ns over the unSACKed PSNs (docs/protocol.md 8.4),
+  // which it counts only when more than low_threshold are in flight (issue 31). Test sim_blocks
+  // compares it with irn_timeout_ns(caps, w.unsacked()) over random windows and SACKs.
+  [[nodiscard]] static std::uint64_t irn_retransmit_ns(const protocol::CapabilityBlock& caps,
+                                                       const protocol::IrnSendWindow& w) noexcept;
+
  private:
   void rx_thread();
   void tx_thread();
