@@ -4,6 +4,8 @@
 // transport_responder.cpp and transport_requester.cpp, idle liveness in transport_liveness.cpp.
 #include "naa/sim/transport.hpp"
 
+#include <utility>
+
 #include "naa/protocol/headers.hpp"
 
 namespace naa::sim {
@@ -187,6 +189,15 @@ void Transport::handle_fired_timers() {
 
 void Transport::tx_thread() {
   for (;;) {
+    if (tx_pending_ != nullptr) {
+      // The turn post_last_send made: its packet leaves the stage now, as after
+      // irn_put_packet's wait; then the scan, as after that turn (woken earlier by another
+      // notification, the rest of the stage time is waited first).
+      if (const sc_core::sc_time now = sim_now(); now < tx_pending_at_) {
+        sc_core::wait(tx_pending_at_ - now);
+      }
+      to_tx->put(std::exchange(tx_pending_, nullptr));
+    }
     // Timers fire seldom (none in a nop call): looked at only when one did (issue 31; the
     // scheduler turns twice per call).
     if (!timer_fired_.empty()) handle_fired_timers();
@@ -216,7 +227,11 @@ void Transport::tx_thread() {
         rr_ = static_cast<std::size_t>(q - first) + 1;
       }
     }
-    if (!sent && timer_fired_.empty()) sc_core::wait(tx_work_);
+    if (!sent && timer_fired_.empty()) {
+      tx_parked_ = true;
+      sc_core::wait(tx_work_);
+      tx_parked_ = false;
+    }
   }
 }
 
@@ -243,7 +258,8 @@ void Transport::report(std::ostream& os) const {
      << "transport.irn_acks_sent=" << irn_acks_sent_ << '\n'
      << "transport.irn_sacks_received=" << irn_sacks_received_ << '\n'
      << "transport.irn_completions_deferred=" << irn_completions_deferred_ << '\n'
-     << "transport.drops=" << drops_.total() << '\n';
+     << "transport.drops=" << drops_.total() << '\n'
+     << "activity.transport.tx_turns_at_post=" << tx_turns_at_post_ << '\n';
   naks_.report(os, "transport.nak_sent.");
   drops_.report(os, "transport.drop.");
   if (handovers_ != 0) os << "transport.handovers=" << handovers_ << '\n';  // peers (sparse)

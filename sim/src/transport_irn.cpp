@@ -417,7 +417,15 @@ void Transport::irn_put_packet(Qp& qp, std::uint32_t gen, const protocol::Packet
   ++tx_packets_;
   tx_payload_bytes_ += payload.size();
   if (!qp.timer_armed) irn_arm_retransmit(qp);
-  tx_meter_.spend(SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.transport_latency));
+  const std::uint64_t stage =
+      SimConfig::stage_cycles(p->size, ctx_.cfg.width, ctx_.cfg.transport_latency);
+  if (tx_in_turn_) {  // post_last_send's turn: tx_thread hands it over when the stage ends
+    tx_meter_.account(stage);
+    tx_pending_ = p;
+    tx_pending_at_ = sim_now() + tx_meter_.times(stage);
+    return;
+  }
+  tx_meter_.spend(stage);
   to_tx->put(p);
 }
 

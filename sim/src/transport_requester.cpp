@@ -44,6 +44,48 @@ void Transport::post_send(Qp& qp, SendWqe wqe) {
   tx_work_.notify(sc_core::SC_ZERO_TIME);
 }
 
+void Transport::post_last_send(Qp& qp, SendWqe wqe) {
+  const std::uint32_t first_psn = qp.psn_tail;
+  const bool plain = wqe.op != SendWqe::Op::read_response;
+  wqe.packets = packets_for(wqe.data.size(), qp.mtu);
+  wqe.first_psn = first_psn;
+  if (qp.irn && (wqe.op == SendWqe::Op::send || wqe.imm)) wqe.irn_recv_sn = qp.irn_send_sn++;
+  qp.psn_tail = psn_add(qp.psn_tail, wqe.packets);
+  qp.sq.push_back(std::move(wqe));
+  if (plain && tx_turn_at_post(qp, first_psn)) return;
+  tx_work_.notify(sc_core::SC_ZERO_TIME);
+}
+
+// tx_thread, parked in its wait for work, would wake one delta cycle from now and scan the QPs.
+// When nothing else can run before it (no other process runnable, no delta notification pending,
+// no fired timer; the caller posts nothing more and changes no QP before it waits), the scan
+// finds what it would find then: every other QP had nothing to send at tx_thread's last scan and
+// any change since would have notified it (a pending notification fails the test), so it picks
+// this QP and sends this WQE's first packet (its PSN is the next one, the window allows it, no
+// loss recovery). The turn is made here up to irn_put_packet's stage time, which is booked;
+// tx_thread wakes once, when the stage ends, instead of twice (issue 31). Otherwise false.
+bool Transport::tx_turn_at_post(Qp& qp, std::uint32_t first_psn) {
+  if (!tx_parked_ || tx_pending_ != nullptr || !timer_fired_.empty() || !qp.irn ||
+      qp.state != QpState::rts || !qp.reads.empty() || qp.psn_send != first_psn ||
+      qp.irn_tx.in_recovery() || !qp.irn_tx.can_send_new() || ctx_.pool.available() == 0 ||
+      sc_core::sc_pending_activity_at_current_time()) {
+    return false;
+  }
+  tx_in_turn_ = true;
+  const bool sent = irn_send_next_packet(qp);
+  tx_in_turn_ = false;
+  if (!sent) model_fatal(name(), "the transmit turn at a post sent nothing");
+  rr_ = qp_index(qp) + 1;
+  ++tx_turns_at_post_;
+  if (tx_pending_ == nullptr) {
+    // The QP changed while the pool was taken (cannot happen: no wait): tx_thread scans anyway.
+    tx_work_.notify(sc_core::SC_ZERO_TIME);
+    return true;
+  }
+  tx_work_.notify(tx_pending_at_ - sim_now());
+  return true;
+}
+
 void Transport::requester_rx(Qp& qp, const protocol::PacketView& v) {
   if (v.info->kind != protocol::OpKind::acknowledge) {
     drop(TransportDrop::unexpected_response);  // we issue no READs or atomics

@@ -262,6 +262,9 @@ TEST_CASE(
   CHECK(std::vector<std::uint8_t>(c.host_mem.begin(), c.host_mem.begin() + 3072) == plus(in2, 2));
   CHECK(naa.stat("transport.drop.irn_beyond_bitmap") == 0);
   CHECK(peer.icrc_failures() == 0);
+  // Each result's packet was sent by the turn the KernelEngine's post made (issue 31): the
+  // scheduler was idle when the three results were posted.
+  CHECK(naa.stat("activity.transport.tx_turns_at_post") == 3);
 }
 
 TEST_CASE(

@@ -106,6 +106,10 @@ class ConnectionResources : public virtual sc_core::sc_interface {
 class SendQueue : public virtual sc_core::sc_interface {
  public:
   virtual void post_send(Qp& qp, SendWqe wqe) = 0;
+  // post_send for a caller that posts nothing more and changes no QP before its process next
+  // waits (KernelEngine's last write-back WQE): the provider may then make its transmit
+  // scheduler's turn in the caller (issue 31). post_send by default.
+  virtual void post_last_send(Qp& qp, SendWqe wqe) { post_send(qp, std::move(wqe)); }
   // An empty vector for the next WQE's payload, with the capacity of a completed WQE's where
   // the provider kept one (issue 31: no allocation per short write-back); empty by default.
   virtual std::vector<std::uint8_t> take_payload_buffer() { return {}; }

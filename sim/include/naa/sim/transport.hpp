@@ -80,6 +80,7 @@ class Transport : public sc_core::sc_module,
   void on_established(Qp& qp) override;
   // Queue a message on the QP's requester (MrspHandler, KernelEngine).
   void post_send(Qp& qp, SendWqe wqe) override;
+  void post_last_send(Qp& qp, SendWqe wqe) override;
   std::vector<std::uint8_t> take_payload_buffer() override;
   // Peers (transport_peer.cpp, docs/protocol.md "Peers").
   void open_peer(Qp& qp, std::uint32_t send_psn) override;
@@ -176,6 +177,17 @@ class Transport : public sc_core::sc_module,
   StageQueue in_;
   tlm::tlm_generic_payload post_trans_;  // post_write's (issue 31: one allocation per write)
   sc_core::sc_event tx_work_;
+  // The transmit scheduler's turn made by post_last_send (issue 31): tx_thread was parked in its
+  // wait for work and does not wake for the turn; the packet leaves the stage at tx_pending_at_,
+  // when tx_thread wakes (tx_work_, timed) and hands it to TxPipe as after irn_put_packet's wait.
+  bool tx_parked_ = false;   // tx_thread waits on tx_work_
+  bool tx_in_turn_ = false;  // post_last_send's turn: irn_put_packet books instead of waiting
+  Packet* tx_pending_ = nullptr;
+  sc_core::sc_time tx_pending_at_;
+  std::uint64_t tx_turns_at_post_ = 0;  // activity.transport.tx_turns_at_post
+  // Whether post_last_send may make the scheduler's turn for `qp`'s WQE that starts at
+  // `first_psn`, and makes it (true).
+  bool tx_turn_at_post(Qp& qp, std::uint32_t first_psn);
   CycleMeter rx_meter_, tx_meter_;
   std::size_t rr_ = 0;  // round-robin position of the tx scheduler
   // One past the highest QP index init_qp() has seen (never lowered): every QP that reaches RTS
