@@ -15,6 +15,7 @@
 #include "naa/sim/heap_stats.hpp"
 #include "naa/sim/naa.hpp"
 #include "naa/sim/poll_window.hpp"
+#include "naa/sim/wall_timers.hpp"
 
 namespace naa::sim {
 namespace {
@@ -32,12 +33,7 @@ struct Runner::Impl {
   Impl(const SimConfig& c, RunOptions o, LogLevel level)
       : cfg(c), opts(std::move(o)), log(level), signals(io, SIGINT, SIGTERM, SIGUSR1) {}
 
-  struct Timer {
-    PeerTimerClient* client;
-    std::uint32_t cookie;
-    sc_core::sc_time sim_deadline;
-    Clock::time_point wall_deadline;
-  };
+  using Timer = WallTimerList::Timer;
 
   SimConfig cfg;
   RunOptions opts;
@@ -45,7 +41,11 @@ struct Runner::Impl {
   boost::asio::io_context io;
   boost::asio::signal_set signals;
   std::unique_ptr<Naa> naa;
-  std::vector<Timer> timers;
+  WallTimerList timers;
+  // The wall length of the last `after` armed, and that `after` (issue 31: nearly every arm is
+  // the IRN retransmit timer with the QP's RTO, and to_seconds() is a library call).
+  sc_core::sc_time last_after = sc_core::SC_ZERO_TIME;
+  std::chrono::nanoseconds last_after_wall{0};
   bool stop = false;
   bool dump = false;
   bool wait_armed = false;
@@ -119,15 +119,7 @@ struct Runner::Impl {
     if (timers.empty()) return;
     const auto now_wall = turn_wall;
     const auto now_sim = sim_now();
-    due.clear();
-    auto it = std::remove_if(timers.begin(), timers.end(), [&](const Timer& t) {
-      if (t.wall_deadline <= now_wall && t.sim_deadline <= now_sim) {
-        due.push_back(t);
-        return true;
-      }
-      return false;
-    });
-    timers.erase(it, timers.end());
+    timers.take_due(now_wall, now_sim, due);
     for (const Timer& t : due)
       t.client->on_peer_timer(t.cookie);
   }
@@ -140,11 +132,7 @@ struct Runner::Impl {
   }
   // The same at wall time `now_wall` (turn_wall: in the turn, before its step).
   std::optional<sc_core::sc_time> next_sim_deadline_wall_passed(Clock::time_point now_wall) const {
-    std::optional<sc_core::sc_time> best;
-    for (const Timer& t : timers) {
-      if (t.wall_deadline <= now_wall && (!best || t.sim_deadline < *best)) best = t.sim_deadline;
-    }
-    return best;
+    return timers.next_sim_deadline_wall_passed(now_wall);
   }
 
   void run_sim(const sc_core::sc_time& step, sc_core::sc_starvation_policy policy) {
@@ -257,17 +245,19 @@ Runner::Runner(const SimConfig& cfg, RunOptions opts, LogLevel level)
 Runner::~Runner() = default;
 
 void Runner::arm(PeerTimerClient& client, std::uint32_t cookie, sc_core::sc_time after) {
-  cancel(client, cookie);
-  const auto wall = std::chrono::nanoseconds(static_cast<std::int64_t>(after.to_seconds() * 1e9));
-  impl_->timers.push_back(Impl::Timer{&client, cookie, sim_now() + after, Clock::now() + wall});
+  Impl& m = *impl_;
+  if (after != m.last_after) {
+    m.last_after = after;
+    m.last_after_wall =
+        std::chrono::nanoseconds(static_cast<std::int64_t>(after.to_seconds() * 1e9));
+  }
+  // The wall deadline counts from the arm itself (not the turn's start): the model may have
+  // run for a while in this step, and the peer's time starts now.
+  m.timers.arm(client, cookie, sim_now() + after, Clock::now() + m.last_after_wall);
 }
 
 void Runner::cancel(PeerTimerClient& client, std::uint32_t cookie) {
-  auto& t = impl_->timers;
-  t.erase(std::remove_if(
-              t.begin(), t.end(),
-              [&](const Impl::Timer& x) { return x.client == &client && x.cookie == cookie; }),
-          t.end());
+  impl_->timers.cancel(client, cookie);
 }
 
 int Runner::run() {
@@ -373,9 +363,9 @@ int Runner::run() {
     // datagram or a signal, and let simulated time follow the wall time waited (never past the
     // earliest simulated deadline, so no timer fires late in simulated time).
     const auto now_wall = Clock::now();
-    auto wall_dl = m.timers.front().wall_deadline;
-    sc_core::sc_time sim_dl = m.timers.front().sim_deadline;
-    for (const auto& t : m.timers) {
+    auto wall_dl = m.timers.timers().front().wall_deadline;
+    sc_core::sc_time sim_dl = m.timers.timers().front().sim_deadline;
+    for (const auto& t : m.timers.timers()) {
       wall_dl = std::min(wall_dl, t.wall_deadline);
       sim_dl = std::min(sim_dl, t.sim_deadline);
     }
