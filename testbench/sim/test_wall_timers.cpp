@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <random>
 #include <vector>
 
 #include "naa/sim/wall_timers.hpp"
@@ -90,6 +92,8 @@ TEST_CASE("wall timers: a timer is due once both deadlines passed", "[sim][runne
   list.arm(a, 2, ns(30), t0 + microseconds(20));
   list.arm(a, 3, ns(40), t0 + microseconds(5));
   CHECK_FALSE(list.next_sim_deadline_wall_passed(t0 + microseconds(4)).has_value());
+  CHECK_FALSE(list.any_wall_passed(t0 + microseconds(4)));
+  CHECK(list.any_wall_passed(t0 + microseconds(5)));
   CHECK(list.next_sim_deadline_wall_passed(t0 + microseconds(10)) == ns(40));
   CHECK(list.next_sim_deadline_wall_passed(t0 + microseconds(20)) == ns(30));
   // Wall passed for 1 and 3, simulated only for 3; 2's wall deadline has not passed.
@@ -98,6 +102,35 @@ TEST_CASE("wall timers: a timer is due once both deadlines passed", "[sim][runne
   CHECK(take(list, t0 + microseconds(20), ns(29)).empty());
   CHECK(take(list, t0 + microseconds(20), ns(30)) == std::vector<std::uint32_t>{2});
   CHECK(list.empty());
+}
+
+TEST_CASE("wall timers: a wall wait advances simulated time as sc_time(seconds) did",
+          "[sim][runner]") {
+  // The runner's advance was sc_time(duration<double>(waited).count(), SC_SEC) before issue 31;
+  // wall_wait_time must give the same value for every wait (exact below 2^40 ns, the double
+  // constructor above).
+  const auto old = [](std::int64_t ns) {
+    return sc_time(std::chrono::duration<double>(std::chrono::nanoseconds(ns)).count(),
+                   sc_core::SC_SEC);
+  };
+  const auto check = [&](std::int64_t ns) {
+    INFO("ns = " << ns);
+    REQUIRE(naa::sim::wall_wait_time(std::chrono::nanoseconds(ns)).value() == old(ns).value());
+  };
+  for (std::int64_t ns : {0LL, 1LL, 7LL, 999LL, 1000LL, 123456789LL, 999999999LL, 1000000000LL,
+                          (1LL << 40) - 1, 1LL << 40, (1LL << 40) + 1, 3600LL * 1000000000LL,
+                          4389389077370LL})  // the last: the double's value is not ns * 1000
+    check(ns);
+  const char* e = std::getenv("NAA_TEST_SEED");
+  const std::uint64_t seed = e != nullptr ? std::strtoull(e, nullptr, 0) : 31;
+  INFO("NAA_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 200000; ++i) {
+    // Log-uniform over 1 ns .. 2^44 ns (~5 h): short polls and long waits alike, and waits
+    // where the double's rounding is no longer exact.
+    const int bits = static_cast<int>(rng() % 44) + 1;
+    check(static_cast<std::int64_t>(rng() % (std::uint64_t{1} << bits)));
+  }
 }
 
 // libsystemc's own main() refers to sc_main (naa::sim links SystemC); Catch brings this test's
