@@ -36,6 +36,7 @@ HandlerEngine::HandlerEngine(sc_core::sc_module_name name, ModelContext& ctx,
       kernels_(kernels),
       calls_(ctx.qps.size()) {
   installed_.resize(ctx.qps.size());
+  stream_summary_.resize(ctx.qps.size());
   counters_.resize(ctx.qps.size());
   install_meter_ = std::make_unique<CycleMeter>(ctx.cfg);
   if (ctx.cfg.hpus == 0 || ctx.cfg.hpus > 256)
@@ -60,10 +61,23 @@ std::optional<HandlerEngine::Descriptor> HandlerEngine::descriptor(const Qp& qp)
   return std::nullopt;
 }
 
-// Both ask the directory once (issue 31: a WRITE's packet and a call's completion each asked it
-// two or three times): owns_calls() is "a descriptor and a stream input", streams() "a
-// descriptor and a stream input holding va" (such an input is a stream input).
+// owns_calls() is "a descriptor and a stream input", streams() "a descriptor and a stream input
+// holding va" (such an input is a stream input), so streams() is false wherever owns_calls() is.
+// The Transport asks both for every WRITE packet and call completion (issue 31: 67 + 2 x 17 for
+// the directory per nop call, on connections that never stream). The answer of owns_calls() is
+// kept per connection: a connection's regions change only in MrspHandler's 0x01 request and its
+// release, and both call uninstall() (which forgets the answer) before or after changing them
+// with no wait between, so the next question after a change sees the new regions. The
+// generation covers a QP taken by a new connection, and a free QP has no regions (regions()).
 bool HandlerEngine::owns_calls(const Qp& qp) const {
+  StreamSummary& known = stream_summary_[static_cast<std::size_t>(&qp - ctx_.qps.data())];
+  if (!known.valid || known.generation != qp.generation) {
+    known = StreamSummary{true, qp.generation, regions_own_calls(qp)};
+  }
+  return known.owns_calls && qp.state != QpState::free;
+}
+
+bool HandlerEngine::regions_own_calls(const Qp& qp) const {
   const auto& regions = directory->regions(qp.qpn);
   bool has_descriptor = false, has_input = false;
   for (const Region& r : regions) {
@@ -74,6 +88,7 @@ bool HandlerEngine::owns_calls(const Qp& qp) const {
 }
 
 bool HandlerEngine::streams(const Qp& qp, std::uint64_t va) const {
+  if (!owns_calls(qp)) return false;
   const auto& regions = directory->regions(qp.qpn);
   bool has_descriptor = false, holds_va = false;
   for (const Region& r : regions) {
@@ -191,7 +206,9 @@ std::uint8_t HandlerEngine::install(Qp& qp, std::uint8_t fn, std::uint64_t addre
 }
 
 void HandlerEngine::uninstall(Qp& qp) {
-  installed_[static_cast<std::size_t>(&qp - ctx_.qps.data())] = Installed{};
+  const auto index = static_cast<std::size_t>(&qp - ctx_.qps.data());
+  installed_[index] = Installed{};
+  stream_summary_[index].valid = false;  // the regions change (owns_calls)
 }
 
 std::shared_ptr<const Handler> HandlerEngine::handler_of(const Qp& qp, std::uint8_t fn) const {

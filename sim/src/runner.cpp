@@ -15,6 +15,7 @@
 #include "naa/sim/heap_stats.hpp"
 #include "naa/sim/naa.hpp"
 #include "naa/sim/poll_window.hpp"
+#include "naa/sim/wall_timers.hpp"
 
 namespace naa::sim {
 namespace {
@@ -26,18 +27,20 @@ const sc_core::sc_time kMaxChunk(100, sc_core::SC_US);
 // them at once. A poll per loop turn was an epoll_wait per simulation step (issue 19).
 constexpr auto kIoPollInterval = std::chrono::milliseconds(1);
 
+// sc_core::sc_pending_activity() with the context passed: its default argument was an
+// out-of-line sc_get_curr_simcontext() call per use (issue 31: 12 instructions per nop call).
+bool model_pending() {
+  sc_core::sc_simcontext* const context = sc_core::sc_curr_simcontext;
+  return sc_core::sc_pending_activity(context != nullptr ? context : sim_context_made());
+}
+
 }  // namespace
 
 struct Runner::Impl {
   Impl(const SimConfig& c, RunOptions o, LogLevel level)
       : cfg(c), opts(std::move(o)), log(level), signals(io, SIGINT, SIGTERM, SIGUSR1) {}
 
-  struct Timer {
-    PeerTimerClient* client;
-    std::uint32_t cookie;
-    sc_core::sc_time sim_deadline;
-    Clock::time_point wall_deadline;
-  };
+  using Timer = WallTimerList::Timer;
 
   SimConfig cfg;
   RunOptions opts;
@@ -45,7 +48,11 @@ struct Runner::Impl {
   boost::asio::io_context io;
   boost::asio::signal_set signals;
   std::unique_ptr<Naa> naa;
-  std::vector<Timer> timers;
+  WallTimerList timers;
+  // The wall length of the last `after` armed, and that `after` (issue 31: nearly every arm is
+  // the IRN retransmit timer with the QP's RTO, and to_seconds() is a library call).
+  sc_core::sc_time last_after = sc_core::SC_ZERO_TIME;
+  std::chrono::nanoseconds last_after_wall{0};
   bool stop = false;
   bool dump = false;
   bool wait_armed = false;
@@ -63,8 +70,11 @@ struct Runner::Impl {
   // work, so "sim.work_cycles" leaves it out.
   sc_core::sc_time idle_advanced = sc_core::SC_ZERO_TIME;
   Clock::time_point wall_start;
-  // The wall time the runner's current turn started (Runner::run reads it once per turn).
+  // The wall time the runner's current turn started: read once per turn, or, after a simulation
+  // step, at the step's end (run_sim; `wall_after_step` says so), which the next turn takes as
+  // its start (issue 31: between the two reads the runner only asked whether the model is idle).
   Clock::time_point turn_wall;
+  bool wall_after_step = false;
   std::vector<Timer> due;
   // Link model stream hold (docs/sim/timing.md "Link model"): the wall deadline of the current
   // wait at the stream horizon, and the datagram count it was set at.
@@ -119,32 +129,18 @@ struct Runner::Impl {
     if (timers.empty()) return;
     const auto now_wall = turn_wall;
     const auto now_sim = sim_now();
-    due.clear();
-    auto it = std::remove_if(timers.begin(), timers.end(), [&](const Timer& t) {
-      if (t.wall_deadline <= now_wall && t.sim_deadline <= now_sim) {
-        due.push_back(t);
-        return true;
-      }
-      return false;
-    });
-    timers.erase(it, timers.end());
+    timers.take_due(now_wall, now_sim, due);
     for (const Timer& t : due)
       t.client->on_peer_timer(t.cookie);
   }
 
-  // The earliest simulated deadline among timers whose wall deadline has passed (they may fire
-  // as soon as simulated time gets there), or nullopt.
-  std::optional<sc_core::sc_time> next_sim_deadline_wall_passed() const {
-    if (timers.empty()) return std::nullopt;  // no clock read
-    return next_sim_deadline_wall_passed(Clock::now());
-  }
-  // The same at wall time `now_wall` (turn_wall: in the turn, before its step).
+  // Whether a timer's wall deadline had passed at the end of the last step (run_sim's clock
+  // read): it may fire as soon as simulated time gets to its simulated deadline.
+  [[nodiscard]] bool wall_passed_after_step() const { return timers.any_wall_passed(turn_wall); }
+  // The earliest simulated deadline among timers whose wall deadline has passed at `now_wall`
+  // (they may fire as soon as simulated time gets there), or nullopt.
   std::optional<sc_core::sc_time> next_sim_deadline_wall_passed(Clock::time_point now_wall) const {
-    std::optional<sc_core::sc_time> best;
-    for (const Timer& t : timers) {
-      if (t.wall_deadline <= now_wall && (!best || t.sim_deadline < *best)) best = t.sim_deadline;
-    }
-    return best;
+    return timers.next_sim_deadline_wall_passed(now_wall);
   }
 
   void run_sim(const sc_core::sc_time& step, sc_core::sc_starvation_policy policy) {
@@ -152,14 +148,20 @@ struct Runner::Impl {
     sc_core::sc_start(step, policy);
     // Everything this step transmitted leaves in one sendmmsg per socket.
     naa->net().flush_tx();
-    note_activity();
+    // One clock read at the step's end serves the poll window, the caller's look at the timers
+    // and the next turn (issue 31: three reads before, a few hundred instructions apart with no
+    // wait or step between, so a deadline they would tell apart is seen one turn later, as one
+    // that passes just after the single read is).
+    turn_wall = Clock::now();
+    wall_after_step = true;
+    note_activity(turn_wall);
   }
 
-  // A datagram sent or read since the last look opens the poll window anew.
-  void note_activity() {
+  // A datagram sent or read since the last look opens the poll window anew, at `now`.
+  void note_activity(Clock::time_point now) {
     if (opts.poll_us == 0) return;
     const std::uint64_t datagrams = naa->net().rx_datagram_count() + naa->net().tx_datagram_count();
-    if (poll_window.moved(datagrams)) poll_window.note(datagrams, Clock::now());  // else no read
+    if (poll_window.moved(datagrams)) poll_window.note(datagrams, now);
   }
 
   // Before blocking (issue 19): the peer's next datagram often comes sooner than a blocking
@@ -167,10 +169,10 @@ struct Runner::Impl {
   // --poll-us after the last datagram sent or read), checks the socket without blocking until
   // `until` or the window's end; true if a datagram is waiting. An idle naa-sim never polls (test
   // 'naa-sim idle'), and one that serves a peer uses at most --poll-us of CPU after its last
-  // datagram.
-  bool poll_before_wait(Clock::time_point until) {
-    note_activity();  // what poll_receive read since the last step
-    if (opts.poll_us == 0 || !poll_window.open(Clock::now())) return false;
+  // datagram. `now`: the wall time the wait starts (the caller has just read it).
+  bool poll_before_wait(Clock::time_point until, Clock::time_point now) {
+    note_activity(now);  // what poll_receive read since the last step
+    if (opts.poll_us == 0 || !poll_window.open(now)) return false;
     ++polls;
     until = poll_window.end(until);
     pollfd pfd{naa->net().listen_fd(), POLLIN, 0};
@@ -257,17 +259,19 @@ Runner::Runner(const SimConfig& cfg, RunOptions opts, LogLevel level)
 Runner::~Runner() = default;
 
 void Runner::arm(PeerTimerClient& client, std::uint32_t cookie, sc_core::sc_time after) {
-  cancel(client, cookie);
-  const auto wall = std::chrono::nanoseconds(static_cast<std::int64_t>(after.to_seconds() * 1e9));
-  impl_->timers.push_back(Impl::Timer{&client, cookie, sim_now() + after, Clock::now() + wall});
+  Impl& m = *impl_;
+  if (after != m.last_after) {
+    m.last_after = after;
+    m.last_after_wall =
+        std::chrono::nanoseconds(static_cast<std::int64_t>(after.to_seconds() * 1e9));
+  }
+  // The wall deadline counts from the arm itself (not the turn's start): the model may have
+  // run for a while in this step, and the peer's time starts now.
+  m.timers.arm(client, cookie, sim_now() + after, Clock::now() + m.last_after_wall);
 }
 
 void Runner::cancel(PeerTimerClient& client, std::uint32_t cookie) {
-  auto& t = impl_->timers;
-  t.erase(std::remove_if(
-              t.begin(), t.end(),
-              [&](const Impl::Timer& x) { return x.client == &client && x.cookie == cookie; }),
-          t.end());
+  impl_->timers.cancel(client, cookie);
 }
 
 int Runner::run() {
@@ -292,6 +296,7 @@ int Runner::run() {
               << m.naa->fault_seed() << " repeats this run's fault decisions)" << std::endl;
   }
   m.run_sim(sc_core::SC_ZERO_TIME, sc_core::SC_EXIT_ON_STARVATION);  // elaborate, start processes
+  m.wall_after_step = false;  // the first turn reads the clock itself
   m.arm_signals();
   m.wall_start = Clock::now();
   char ip[16];
@@ -304,8 +309,17 @@ int Runner::run() {
   // that left the model idle (the wait that follows tells), so no read ends in EAGAIN there.
   bool may_have_input = true;
   while (!m.stop) {
+    // Settled: may_have_input is false only right after a step that left the model idle with no
+    // timer's wall deadline passed at the step's end, and this turn's wall time is that step's
+    // end (run_sim). Then this turn's looks are known without asking again (issue 31: ~100
+    // instructions per nop call): no timer is due or waits only for simulated time (none has
+    // its wall deadline passed at turn_wall, and only a step arms one), and the model is still
+    // idle (its state changes only in a step, a read of datagrams, which the turn skips, or a
+    // fired timer; the Asio handlers only set flags).
+    bool settled = !may_have_input;
     ++m.turns;
-    m.turn_wall = Clock::now();
+    if (!m.wall_after_step) m.turn_wall = Clock::now();
+    m.wall_after_step = false;
     if (m.turn_wall - last_io_poll >= kIoPollInterval) {
       last_io_poll = m.turn_wall;
       ++m.io_polls;
@@ -314,20 +328,21 @@ int Runner::run() {
     if (m.dump) {
       m.dump = false;
       m.dump_stats();
+      settled = false;  // the reports only read the model; not worth relying on
     }
     if (m.stop) break;
     // Link model: while a stream comes in, the model may not run past the earliest time its next
     // datagram could arrive before that datagram has been read (docs/sim/timing.md).
     if (may_have_input) m.naa->net().poll_receive(512);
     may_have_input = true;
-    m.fire_due();
+    if (!settled) m.fire_due();
     const sc_core::sc_time now = sim_now();
     const std::optional<sc_core::sc_time> horizon = m.naa->net().stream_horizon();
     if (horizon && now >= *horizon) {
       m.wait_at_horizon();
       continue;
     }
-    if (sc_core::sc_pending_activity()) {
+    if (!settled && model_pending()) {
       // The model's own work: run it, at most a chunk, and not past a timer that may fire.
       // A chunk must reach the next event: sc_start(d, SC_EXIT_ON_STARVATION) makes no progress
       // at all when the next event lies beyond d (e.g. a kernel busy for more than one chunk),
@@ -347,11 +362,11 @@ int Runner::run() {
       m.run_sim(step, policy);
       // Idle now, no stream and no timer waiting only for simulated time: the next turn blocks
       // on the socket, which says whether anything came.
-      may_have_input = sc_core::sc_pending_activity() || m.next_sim_deadline_wall_passed();
+      may_have_input = model_pending() || m.wall_passed_after_step();
       continue;
     }
     // Idle. A timer whose wall deadline passed only waits for simulated time: advance to it.
-    if (const auto dl = m.next_sim_deadline_wall_passed(m.turn_wall)) {
+    if (const auto dl = settled ? std::nullopt : m.next_sim_deadline_wall_passed(m.turn_wall)) {
       if (*dl <= now) continue;  // due now: fire_due() takes it on the next turn
       sc_core::sc_time step = *dl - now;
       if (horizon && *horizon < now + step) step = *horizon - now;
@@ -360,7 +375,7 @@ int Runner::run() {
       continue;
     }
     if (m.timers.empty()) {
-      if (m.poll_before_wait(Clock::time_point::max())) {
+      if (m.poll_before_wait(Clock::time_point::max(), Clock::now())) {
         may_have_input = true;  // the next turn reads it
         continue;
       }
@@ -372,28 +387,34 @@ int Runner::run() {
     // Only peer-wait timers are pending: wait in wall time for the earliest, woken early by a
     // datagram or a signal, and let simulated time follow the wall time waited (never past the
     // earliest simulated deadline, so no timer fires late in simulated time).
-    const auto now_wall = Clock::now();
-    auto wall_dl = m.timers.front().wall_deadline;
-    sc_core::sc_time sim_dl = m.timers.front().sim_deadline;
-    for (const auto& t : m.timers) {
+    // Settled, the model has been idle since the step's end, when turn_wall was read, and the
+    // turn has made no system call since (issue 31: a clock read per nop call): the wait counts
+    // from there, as the idle time it stands for does.
+    const auto now_wall = settled ? m.turn_wall : Clock::now();
+    auto wall_dl = m.timers.timers().front().wall_deadline;
+    sc_core::sc_time sim_dl = m.timers.timers().front().sim_deadline;
+    for (const auto& t : m.timers.timers()) {
       wall_dl = std::min(wall_dl, t.wall_deadline);
       sim_dl = std::min(sim_dl, t.sim_deadline);
     }
     // The short poll counts as part of the wait: simulated time follows it too, and a datagram
     // it finds takes the same path as one that ends the blocking wait.
-    if (!m.poll_before_wait(wall_dl)) {
+    if (!m.poll_before_wait(wall_dl, now_wall)) {
       m.arm_readable();
       ++m.waits;
       m.io.run_one_for(
           std::chrono::duration_cast<std::chrono::nanoseconds>(wall_dl - Clock::now()));
     }
-    const double waited = std::chrono::duration<double>(Clock::now() - now_wall).count();
-    sc_core::sc_time advance(waited, sc_core::SC_SEC);
+    // The end of the wait: also the wall time of this wake-up's decisions before its step (the
+    // timers below), as turn_wall is a turn's.
+    const auto woke_wall = Clock::now();
+    sc_core::sc_time advance = wall_wait_time(woke_wall - now_wall);
     if (sim_dl > now && advance > sim_dl - now) advance = sim_dl - now;
     if (sim_dl <= now) advance = sc_core::SC_ZERO_TIME;
     if (horizon && advance > *horizon - now) advance = *horizon - now;
-    if (advance > sc_core::SC_ZERO_TIME && !horizon && sim_dl > now && advance < sim_dl - now &&
-        !sc_core::sc_pending_activity()) {
+    // The model is idle: the turn found no pending activity above, and the poll and the wait run
+    // no model code (issue 31: this asked SystemC again).
+    if (advance > sc_core::SC_ZERO_TIME && !horizon && sim_dl > now && advance < sim_dl - now) {
       // One step instead of two (issue 19): read what woke us, stamped at the advanced time, and
       // let the step that processes it also cover the time waited. Only when no timer's
       // simulated deadline falls inside the advance (fire_due() would have run between the two
@@ -404,7 +425,7 @@ int Runner::run() {
         m.idle_advanced += advance;
         sc_core::sc_time step = advance + kMaxChunk;
         sc_core::sc_starvation_policy policy = sc_core::SC_EXIT_ON_STARVATION;
-        if (const auto dl = m.next_sim_deadline_wall_passed(); dl && *dl < now + step) {
+        if (const auto dl = m.next_sim_deadline_wall_passed(woke_wall); dl && *dl < now + step) {
           step = *dl - now;
           policy = sc_core::SC_RUN_TO_TIME;
         }
@@ -414,7 +435,7 @@ int Runner::run() {
           policy = sc_core::SC_RUN_TO_TIME;
         }
         m.run_sim(step, policy);
-        may_have_input = sc_core::sc_pending_activity() || m.next_sim_deadline_wall_passed();
+        may_have_input = model_pending() || m.wall_passed_after_step();
         continue;
       }
     }

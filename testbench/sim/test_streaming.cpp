@@ -235,6 +235,52 @@ TEST_CASE("streaming: a call without STREAM regions runs store-and-forward as be
   peer.disconnect(c);
 }
 
+TEST_CASE("streaming: new regions on the same connection turn streaming off and on again",
+          "[sim][streaming]") {
+  // The HandlerEngine keeps whether a connection streams until its regions change (issue 31):
+  // each 0x01 request that replaces them must be seen by the next call.
+  CppRig rig;
+  auto& [naa, peer] = rig;
+  Connection c;
+  REQUIRE(peer.connect(c, mtu4k()) == 0);
+  const auto call_add1 = [&](const TestPeer::MrspResult& regs, std::uint8_t seed) {
+    const auto in = pattern(65536, seed);
+    const auto imm = peer.call(c, regs, {{0, in}}, 1);
+    REQUIRE(imm);
+    CHECK(*imm == 0);
+    for (std::size_t i = 0; i < in.size(); ++i)
+      REQUIRE(c.host_mem[i] == static_cast<std::uint8_t>(in[i] + 1));
+  };
+  const auto streamed = [&] {
+    return peer.mrsp(c, {entry(kStreamInOut, 0x100000, 65536, c), descriptor(1, 0x200000, 64)});
+  };
+  const auto stored = [&] {
+    return peer.mrsp(c, {entry(p::kMrspFlagInput | p::kMrspFlagOutput, 0x100000, 65536, c),
+                         descriptor(1, 0x200000, 64)});
+  };
+  auto regs = streamed();
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+  call_add1(*regs, 3);
+  CHECK(stat(naa, "handler.completions") == 1);
+  CHECK(stat(naa, "kernel.dispatches") == 0);
+  regs = stored();  // the same connection, no STREAM region: store-and-forward
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+  call_add1(*regs, 4);
+  CHECK(stat(naa, "handler.completions") == 1);
+  CHECK(stat(naa, "handler.payloads") == 16);
+  CHECK(stat(naa, "kernel.dispatches") == 1);
+  regs = streamed();  // streaming again
+  REQUIRE(regs);
+  REQUIRE_FALSE(regs->error);
+  call_add1(*regs, 5);
+  CHECK(stat(naa, "handler.completions") == 2);
+  CHECK(stat(naa, "handler.payloads") == 32);
+  CHECK(stat(naa, "kernel.dispatches") == 1);
+  peer.disconnect(c);
+}
+
 TEST_CASE("streaming sum_u64 and crc32: partial results combined by the completion handler",
           "[sim][streaming]") {
   CppRig rig({"--hpus", "4"});

@@ -325,6 +325,15 @@ class HandlerEngine : public sc_core::sc_module,
   HandlerRegistry registry_;
   ImageLoader loader_;
   std::vector<Installed> installed_;  // per QP index
+  // Per QP index: owns_calls()'s answer for the connection's regions, until uninstall() says
+  // they change (handler_engine.cpp; issue 31).
+  struct StreamSummary {
+    bool valid = false;
+    std::uint32_t generation = 0;
+    bool owns_calls = false;
+  };
+  mutable std::vector<StreamSummary> stream_summary_;
+  [[nodiscard]] bool regions_own_calls(const Qp& qp) const;
   // The connection's counters (seed B.6), per QP index, for the generation they were made in.
   struct Counters {
     std::uint32_t generation = 0;
