@@ -97,7 +97,7 @@ struct Link {
 
 }  // namespace
 
-TEST_CASE("IRN offer: the default REQ carries the block; a peer without it gets go-back-N",
+TEST_CASE("IRN offer: the default REQ carries the block, a peer without it gets go-back-N",
           "[irn]") {
   Link l(1, host::UdpRoceOptions{}, {'h', 'i'});
   const auto block = offered(*l.peer);

@@ -28,7 +28,7 @@ FaultSpec only(double FaultSpec::*field, double p) {
 
 }  // namespace
 
-TEST_CASE("impair: a full spec parses; none and empty are no fault", "[impair]") {
+TEST_CASE("impair: a full spec parses, none and empty are no fault", "[impair]") {
   FaultSpec f;
   std::string why;
   REQUIRE(parse_fault_spec("loss=0.1,dup=0.2,reorder=0.3,reorder-delay=7,corrupt=1", f, &why));

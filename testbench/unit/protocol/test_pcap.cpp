@@ -63,7 +63,7 @@ TEST_CASE("pcap writer writes classic nanosecond pcap that reads back", "[pcap]"
   std::remove(path.c_str());
 }
 
-TEST_CASE("pcap writer reports an unwritable path; reader rejects non-pcap", "[pcap]") {
+TEST_CASE("pcap writer reports an unwritable path, reader rejects non-pcap", "[pcap]") {
   PcapWriter w;
   CHECK(w.open("/nonexistent-dir/x.pcap"));
   CHECK_FALSE(w.is_open());
