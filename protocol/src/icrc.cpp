@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "crc32_clmul.hpp"
+#include "header_fields.hpp"
 #include "naa/protocol/crc32.hpp"
 #include "naa/protocol/headers.hpp"
 
@@ -25,16 +26,9 @@ static_assert(kHeadSize % 16 == 0);
 // variant fields (TOS, TTL, header checksum, UDP checksum) set to ones; the other fields as
 // encode_ipv4() and encode_udp() write them. Stored a word at a time (issue 31: field by field
 // the compiler merged the stores at a cost of ~15 instructions per datagram).
-// One big-endian word as one store (store_be32's byte stores let the compiler split and re-merge
-// the words with the constant bytes around them).
-void store_word(std::uint8_t* p, std::uint32_t v) noexcept {
-#if defined(__GNUC__) || defined(__clang__)
-  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap32(v);
-  std::memcpy(p, &v, sizeof v);
-#else
-  store_be32(p, v);
-#endif
-}
+// One big-endian word as one store (fields::store_word: store_be32's byte stores let the
+// compiler split and re-merge the words with the constant bytes around them).
+using fields::store_word;
 
 void masked_prefix(const Ipv4UdpHeaders& h, std::uint8_t* p) noexcept {
   store_word(p, 0xFFFFFFFFU);
