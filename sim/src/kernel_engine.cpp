@@ -252,12 +252,15 @@ void KernelEngine::run_call(std::size_t index, Qp& qp, std::uint32_t generation,
   // transmit turn at the post (SendQueue::post_last_send, issue 31). Without a latency a queued
   // call could post again in this activation: post_send then.
   const bool waits_next = ctx_.cfg.kernel_latency != 0;
-  if (last_out == kr.size()) {
+  auto post_last = [&](SendWqe w) {
     if (waits_next) {
-      sends->post_last_send(qp, write_back_wqe({}, 0, 0, result_imm));
+      sends->post_last_send(qp, std::move(w));
     } else {
-      sends->post_send(qp, write_back_wqe({}, 0, 0, result_imm));
+      sends->post_send(qp, std::move(w));
     }
+  };
+  if (last_out == kr.size()) {
+    post_last(write_back_wqe({}, 0, 0, result_imm));
     return;
   }
   for (std::size_t i = 0; i <= last_out; ++i) {
@@ -271,13 +274,10 @@ void KernelEngine::run_call(std::size_t index, Qp& qp, std::uint32_t generation,
     // A completed write-back's vector, if one was kept.
     std::vector<std::uint8_t> data = sends->take_payload_buffer();
     data.assign(at, at + len);
-    if (i == last_out && waits_next) {
-      sends->post_last_send(qp,
-                            write_back_wqe(std::move(data), t.host_va, t.host_rkey, result_imm));
+    if (i == last_out) {
+      post_last(write_back_wqe(std::move(data), t.host_va, t.host_rkey, result_imm));
     } else {
-      sends->post_send(qp,
-                       write_back_wqe(std::move(data), t.host_va, t.host_rkey,
-                                      i == last_out ? std::optional(result_imm) : std::nullopt));
+      sends->post_send(qp, write_back_wqe(std::move(data), t.host_va, t.host_rkey, std::nullopt));
     }
   }
 }

@@ -35,23 +35,24 @@ std::vector<std::uint8_t> Transport::take_payload_buffer() {
   return v;
 }
 
-void Transport::post_send(Qp& qp, SendWqe wqe) {
-  wqe.packets = packets_for(wqe.data.size(), qp.mtu);
-  wqe.first_psn = qp.psn_tail;
-  if (qp.irn && (wqe.op == SendWqe::Op::send || wqe.imm)) wqe.irn_recv_sn = qp.irn_send_sn++;
-  qp.psn_tail = psn_add(qp.psn_tail, wqe.packets);
-  qp.sq.push_back(std::move(wqe));
-  tx_work_.notify(sc_core::SC_ZERO_TIME);
-}
-
-void Transport::post_last_send(Qp& qp, SendWqe wqe) {
+std::uint32_t Transport::queue_send(Qp& qp, SendWqe wqe) {
   const std::uint32_t first_psn = qp.psn_tail;
-  const bool plain = wqe.op != SendWqe::Op::read_response;
   wqe.packets = packets_for(wqe.data.size(), qp.mtu);
   wqe.first_psn = first_psn;
   if (qp.irn && (wqe.op == SendWqe::Op::send || wqe.imm)) wqe.irn_recv_sn = qp.irn_send_sn++;
   qp.psn_tail = psn_add(qp.psn_tail, wqe.packets);
   qp.sq.push_back(std::move(wqe));
+  return first_psn;
+}
+
+void Transport::post_send(Qp& qp, SendWqe wqe) {
+  (void)queue_send(qp, std::move(wqe));
+  tx_work_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Transport::post_last_send(Qp& qp, SendWqe wqe) {
+  const bool plain = wqe.op != SendWqe::Op::read_response;
+  const std::uint32_t first_psn = queue_send(qp, std::move(wqe));
   if (plain && tx_turn_at_post(qp, first_psn)) return;
   tx_work_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -74,14 +75,11 @@ bool Transport::tx_turn_at_post(Qp& qp, std::uint32_t first_psn) {
   tx_in_turn_ = true;
   const bool sent = irn_send_next_packet(qp);
   tx_in_turn_ = false;
-  if (!sent) model_fatal(name(), "the transmit turn at a post sent nothing");
+  // The checks above leave irn_put_packet nothing to wait for or refuse: it booked the packet.
+  if (!sent || tx_pending_ == nullptr)
+    model_fatal(name(), "the transmit turn at a post sent nothing");
   rr_ = qp_index(qp) + 1;
   ++tx_turns_at_post_;
-  if (tx_pending_ == nullptr) {
-    // The QP changed while the pool was taken (cannot happen: no wait): tx_thread scans anyway.
-    tx_work_.notify(sc_core::SC_ZERO_TIME);
-    return true;
-  }
   tx_work_.notify(tx_pending_at_ - sim_now());
   return true;
 }

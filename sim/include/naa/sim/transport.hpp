@@ -188,6 +188,9 @@ class Transport : public sc_core::sc_module,
   // Whether post_last_send may make the scheduler's turn for `qp`'s WQE that starts at
   // `first_psn`, and makes it (true).
   bool tx_turn_at_post(Qp& qp, std::uint32_t first_psn);
+  // A WQE into the QP's send queue, numbered from psn_tail (post_send, post_last_send); returns
+  // its first PSN.
+  std::uint32_t queue_send(Qp& qp, SendWqe wqe);
   CycleMeter rx_meter_, tx_meter_;
   std::size_t rr_ = 0;  // round-robin position of the tx scheduler
   // One past the highest QP index init_qp() has seen (never lowered): every QP that reaches RTS
