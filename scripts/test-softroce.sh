@@ -16,7 +16,8 @@
 #      the NAA's port (REP, then a clean DREQ/DREP); and our UdpRoce endpoint against `rping -s`;
 #   6. checks: tshark decodes the whole capture with no malformed frame; every RoCE frame the NAA
 #      sent was accepted by rxe (rcvd_pkts delta == frames on tap0: rxe silently drops frames
-#      with a bad ICRC or QPN) and vice versa; rxe saw no sequence errors; every NAA SEND and
+#      with a bad ICRC or QPN) and vice versa; rxe saw no sequence errors (a PSN gap only for a
+#      frame tap0 counted as dropped); every NAA SEND and
 #      WRITE_WITH_IMM carries SE; naa-sim holds no connection, lost no DREP and dropped no frame
 #      for a bad ICRC.
 #
@@ -173,7 +174,9 @@ grep "listening on" "$out/naa-sim.log"
 vm() { "$kit/exec.sh" "$@"; }
 counters() { vm -t 30 'rdma statistic show link rxe0/1' | tr ' ' '\n' | awk 'NF' ; }
 counter() { awk -v k="$2" '$0==k {getline; print; exit}' "$1"; }
+tapstat() { ip netns exec naalab cat "/sys/class/net/tap0/statistics/$1"; }
 counters >"$out/rxe-before.txt"
+tap_dropped0=$(tapstat tx_dropped)
 
 # ---- 4. host-built clients in the VM -------------------------------------------------------------
 say "in the VM: naa-call / naa-example-c / softroce-probe with --transport verbs on rxe0"
@@ -252,6 +255,7 @@ else
 fi
 sleep 2  # let the last DREP and TIMEWAIT traffic pass
 counters >"$out/rxe-after.txt"
+tap_dropped=$(($(tapstat tx_dropped) - tap_dropped0))
 
 # ---- 6. checks -----------------------------------------------------------------------------------
 kill -INT "$tshark_pid"
@@ -303,8 +307,14 @@ check "every rxe frame is on the wire" "$([ "$sent" -eq "$from_vm" ] && echo 0 |
   "sent_pkts +$sent, frames from the VM on tap0 $from_vm"
 seq=$(delta rcvd_seq_err)
 ooo=$(delta out_of_seq_request)
-check "rxe saw no sequence errors" "$([ "$seq" -eq 0 ] && [ "$ooo" -eq 0 ] && echo 0 || echo 1)" \
-  "rcvd_seq_err +$seq, out_of_seq_request +$ooo"
+# A request frame the tap dropped (QEMU did not read it in time; net_up's queue makes that rare)
+# reaches rxe as a PSN gap: rxe counts out_of_seq_request once per gap and NAKs it, and the NAA
+# goes back. Only such gaps are allowed: at most one per frame tap0 counted as dropped, none when it
+# dropped nothing. rcvd_seq_err (the NAA NAKed a gap in rxe's requests) has no such excuse: rxe's
+# frames reach naa-sim through QEMU's write to the tap, which does not drop.
+check "rxe saw no sequence errors, apart from frames tap0 dropped" \
+  "$([ "$seq" -eq 0 ] && [ "$ooo" -le "$tap_dropped" ] && echo 0 || echo 1)" \
+  "rcvd_seq_err +$seq, out_of_seq_request +$ooo, tap0 tx_dropped +$tap_dropped"
 echo "     rxe, for information: duplicate_request +$(delta duplicate_request)," \
   "completer_retry_err +$(delta completer_retry_err) (rxe's own spurious retransmit timer," \
   "docs/softroce.md), send_rnr_err +$(delta send_rnr_err) (the probe's RNR scenario)"
