@@ -4,13 +4,20 @@
 // stage; transmitted ones leave at the line rate. Times are simulated, exact to the picosecond.
 #include <catch2/catch.hpp>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <boost/asio/io_context.hpp>
+#include <cerrno>
 #include <cstdint>
+#include <sstream>
 #include <vector>
 
 #include "naa/sim/context.hpp"
 #include "naa/sim/link_model.hpp"
 #include "naa/sim/net_port.hpp"
+#include "test_addresses.hpp"
 
 namespace {
 
@@ -129,6 +136,103 @@ TEST_CASE("link model: NetPort spaces in-memory arrivals and transmissions at th
   }
   CHECK(sent[0] == t0 + stage + wire);
   CHECK(net.tx_link().wire_bytes() == 4 * 4178);
+}
+
+namespace {
+
+// A UDP socket on `ip`:4791 (where NetPort sends a peer's datagrams, PROTOCOL.md 1), read
+// without blocking: on loopback a sent datagram is in its queue when sendmmsg returns.
+class PeerSocket {
+ public:
+  explicit PeerSocket(std::uint32_t ip) : fd_(::socket(AF_INET, SOCK_DGRAM, 0)) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(4791);
+    a.sin_addr.s_addr = htonl(ip);
+    bound_ = fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  }
+  ~PeerSocket() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  PeerSocket(const PeerSocket&) = delete;
+  PeerSocket& operator=(const PeerSocket&) = delete;
+  [[nodiscard]] bool bound() const { return bound_; }
+  // The size of the next waiting datagram, or -1 if none is waiting.
+  long next_size() {
+    std::vector<std::uint8_t> buf(65536);
+    const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
+    return n >= 0 ? static_cast<long>(n) : (errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2);
+  }
+
+ private:
+  int fd_;
+  bool bound_ = false;
+};
+
+std::uint64_t stat_of(const s::NetPort& net, const std::string& key) {
+  std::ostringstream os;
+  net.report(os);
+  std::istringstream in(os.str());
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key + "=", 0) == 0) return std::stoull(line.substr(key.size() + 1));
+  }
+  return ~std::uint64_t{0};
+}
+
+}  // namespace
+
+// Issue 31's direct wire (docs/sim/net_port.md): with only the socket reading transmitted frames
+// (no tap, no capture), a frame that finds the wire idle goes to the socket side at once and
+// flush_tx holds it until simulated time reaches the end of its last bit. A step that ends
+// earlier (the runner flushes after every step) must not send it: the peer would get it before
+// the wire time the model charges.
+TEST_CASE("link model: the direct wire holds a frame until its last bit has left", "[sim][link]") {
+  s::SimConfig cfg;
+  cfg.link_gbps = 100.0;
+  cfg.link_latency_ns = 1000;
+  const s::Log log(s::LogLevel::error);
+  s::PacketPool pool(64);
+  NoTimers timers;
+  s::SecretSource rng(std::uint64_t{1});
+  std::vector<s::Qp> qps(cfg.qps);
+  s::ModelContext ctx{cfg, log, pool, timers, rng, 1, qps};
+  boost::asio::io_context io;
+  s::NetPort net("net_port", ctx, io);
+  TimedSink sink(pool);
+  net.to_rx(sink);
+  net.protocol_errors(sink);
+  const auto& addresses = naa::testbench::test_addresses();
+  net.open(addresses.ip_u32(1));
+  PeerSocket peer(addresses.ip_u32(2));
+  REQUIRE(peer.bound());
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+
+  const sc_time wire(334240, SC_PS);  // 4112 bytes at 100 Gb/s (the test above)
+  const sc_time stage = cfg.cycle() * static_cast<double>(s::SimConfig::stage_cycles(
+                                          4112, cfg.width, cfg.netport_latency));
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    s::Packet* pk = pool.try_get();
+    REQUIRE(pk != nullptr);
+    pk->size = 4112;
+    pk->peer_ip = addresses.ip_u32(2);
+    pk->src_qpn = 0x102;
+    net.put(pk);
+    // The stage has passed and half the frame is on the wire: the step's flush sends nothing.
+    sc_core::sc_start(stage + wire / 2);
+    net.flush_tx();
+    CHECK(peer.next_size() == -1);
+    CHECK(stat_of(net, "net_port.tx_wire_direct") == static_cast<std::uint64_t>(round + 1));
+    // The last bit has left: the next step's flush sends it, whole.
+    sc_core::sc_start(wire / 2);
+    net.flush_tx();
+    CHECK(peer.next_size() == 4112);
+    CHECK(peer.next_size() == -1);
+    sc_core::sc_start(sc_time(10, sc_core::SC_US));  // idle between the rounds
+    net.flush_tx();
+    CHECK(peer.next_size() == -1);
+  }
+  CHECK(stat_of(net, "net_port.tx_datagrams") == 2);
 }
 
 // libsystemc's own main() refers to sc_main (naa::sim links SystemC); Catch brings this test's
