@@ -49,6 +49,38 @@ class TimedSink final : public s::PacketSink, public s::ProtocolErrorCounter {
   s::PacketPool& pool_;
 };
 
+// A NetPort at 100 Gb/s with 1 us latency, its received datagrams going to a TimedSink.
+s::SimConfig link_config() {
+  s::SimConfig cfg;
+  cfg.link_gbps = 100.0;
+  cfg.link_latency_ns = 1000;
+  return cfg;
+}
+struct PortRig {
+  PortRig() {
+    net.to_rx(sink);
+    net.protocol_errors(sink);
+  }
+  struct Parts {
+    const s::SimConfig& cfg;
+    s::PacketPool& pool;
+    s::NetPort& net;
+    TimedSink& sink;
+  };
+  Parts parts() { return {cfg, pool, net, sink}; }
+
+  const s::SimConfig cfg = link_config();
+  const s::Log log{s::LogLevel::error};
+  s::PacketPool pool{64};
+  NoTimers timers;
+  s::SecretSource rng{std::uint64_t{1}};
+  std::vector<s::Qp> qps = std::vector<s::Qp>(cfg.qps);
+  s::ModelContext ctx{cfg, log, pool, timers, rng, 1, qps};
+  boost::asio::io_context io;
+  s::NetPort net{"net_port", ctx, io};
+  TimedSink sink{pool};
+};
+
 }  // namespace
 
 TEST_CASE("link model: wire bytes and serialisation at 100 Gb/s", "[sim][link]") {
@@ -75,20 +107,8 @@ TEST_CASE("link model: wire bytes and serialisation at 100 Gb/s", "[sim][link]")
 
 TEST_CASE("link model: NetPort spaces in-memory arrivals and transmissions at the line rate",
           "[sim][link]") {
-  s::SimConfig cfg;
-  cfg.link_gbps = 100.0;
-  cfg.link_latency_ns = 1000;
-  const s::Log log(s::LogLevel::error);
-  s::PacketPool pool(64);
-  NoTimers timers;
-  s::SecretSource rng(std::uint64_t{1});
-  std::vector<s::Qp> qps(cfg.qps);
-  s::ModelContext ctx{cfg, log, pool, timers, rng, 1, qps};
-  boost::asio::io_context io;
-  s::NetPort net("net_port", ctx, io);
-  TimedSink sink(pool);
-  net.to_rx(sink);
-  net.protocol_errors(sink);
+  PortRig rig;
+  auto [cfg, pool, net, sink] = rig.parts();
   net.set_local_ip(0x0A000001);
   std::vector<sc_time> sent, reach;
   net.set_tx_tap([&](const s::Packet&, std::uint16_t) {
@@ -187,20 +207,8 @@ std::uint64_t stat_of(const s::NetPort& net, const std::string& key) {
 // earlier (the runner flushes after every step) must not send it: the peer would get it before
 // the wire time the model charges.
 TEST_CASE("link model: the direct wire holds a frame until its last bit has left", "[sim][link]") {
-  s::SimConfig cfg;
-  cfg.link_gbps = 100.0;
-  cfg.link_latency_ns = 1000;
-  const s::Log log(s::LogLevel::error);
-  s::PacketPool pool(64);
-  NoTimers timers;
-  s::SecretSource rng(std::uint64_t{1});
-  std::vector<s::Qp> qps(cfg.qps);
-  s::ModelContext ctx{cfg, log, pool, timers, rng, 1, qps};
-  boost::asio::io_context io;
-  s::NetPort net("net_port", ctx, io);
-  TimedSink sink(pool);
-  net.to_rx(sink);
-  net.protocol_errors(sink);
+  PortRig rig;
+  auto [cfg, pool, net, sink] = rig.parts();
   const auto& addresses = naa::testbench::test_addresses();
   net.open(addresses.ip_u32(1));
   PeerSocket peer(addresses.ip_u32(2));
