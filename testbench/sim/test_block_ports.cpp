@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model_context_rig.hpp"
 #include "naa/protocol/cm.hpp"
 #include "naa/protocol/icrc.hpp"
 #include "naa/protocol/ipv4_udp.hpp"
@@ -26,12 +27,6 @@ namespace s = naa::sim;
 constexpr std::uint32_t kLocalIp = 0x0A000001;  // 10.0.0.1
 constexpr std::uint32_t kPeerIp = 0x0A000002;   // 10.0.0.2
 constexpr std::uint16_t kPeerPort = 0xC011;
-
-class NoTimers final : public s::PeerTimers {
- public:
-  void arm(s::PeerTimerClient&, std::uint32_t, sc_core::sc_time) override {}
-  void cancel(s::PeerTimerClient&, std::uint32_t) override {}
-};
 
 // Records the packets it is given (copies) and returns the buffers to the pool, as a block would.
 class RecordingSink final : public s::PacketSink {
@@ -90,14 +85,11 @@ std::string report_of(const auto& block) {
 
 TEST_CASE("sim blocks: RxPipe and TxPipe work against stand-ins bound to their ports",
           "[sim][ports]") {
-  s::SimConfig cfg;
-  cfg.qps = 4;
-  const s::Log log(s::LogLevel::error);
-  s::PacketPool pool(16);
-  NoTimers timers;
-  s::SecretSource rng(std::uint64_t{1});
-  std::vector<s::Qp> qps(cfg.qps);
-  s::ModelContext ctx{cfg, log, pool, timers, rng, 1, qps};
+  s::SimConfig four_qps;
+  four_qps.qps = 4;
+  naa::testbench::ModelContextRig model(four_qps, 16);
+  s::ModelContext& ctx = model.ctx;
+  s::PacketPool& pool = model.pool;
 
   s::RxPipe rx("rx_pipe", ctx);
   s::TxPipe tx("tx_pipe", ctx);

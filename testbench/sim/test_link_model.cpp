@@ -14,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "model_context_rig.hpp"
 #include "naa/sim/context.hpp"
 #include "naa/sim/link_model.hpp"
 #include "naa/sim/net_port.hpp"
@@ -25,12 +26,6 @@ namespace s = naa::sim;
 using sc_core::SC_NS;
 using sc_core::SC_PS;
 using sc_core::sc_time;
-
-class NoTimers final : public s::PeerTimers {
- public:
-  void arm(s::PeerTimerClient&, std::uint32_t, sc_time) override {}
-  void cancel(s::PeerTimerClient&, std::uint32_t) override {}
-};
 
 // RxPipe's place: records when each datagram arrives and returns the buffer.
 class TimedSink final : public s::PacketSink, public s::ProtocolErrorCounter {
@@ -69,15 +64,11 @@ struct PortRig {
   };
   Parts parts() { return {cfg, pool, net, sink}; }
 
-  const s::SimConfig cfg = link_config();
-  const s::Log log{s::LogLevel::error};
-  s::PacketPool pool{64};
-  NoTimers timers;
-  s::SecretSource rng{std::uint64_t{1}};
-  std::vector<s::Qp> qps = std::vector<s::Qp>(cfg.qps);
-  s::ModelContext ctx{cfg, log, pool, timers, rng, 1, qps};
+  naa::testbench::ModelContextRig model{link_config()};
+  const s::SimConfig& cfg = model.cfg;
+  s::PacketPool& pool = model.pool;
   boost::asio::io_context io;
-  s::NetPort net{"net_port", ctx, io};
+  s::NetPort net{"net_port", model.ctx, io};
   TimedSink sink{pool};
 };
 
