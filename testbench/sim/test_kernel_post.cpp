@@ -7,7 +7,6 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,16 +45,6 @@ class CountingSends final : public s::SendQueue {
 // kernel.bad_immediate once the kernel latency has passed, and needs no region, memory or send.
 constexpr std::uint32_t kNotACall = 0x01;
 
-// Memory's other initiators (the Transport's and the HandlerEngine's), unused here: every
-// socket must be bound, and a port lives in a module.
-struct SpareInitiators : sc_core::sc_module {
-  SpareInitiators(const sc_core::sc_module_name& name, s::Memory& memory) : sc_module(name) {
-    transport_mem.bind_memory(memory, memory.socket);
-    handler_mem.bind_memory(memory, memory.handler_socket);
-  }
-  s::MemoryPort transport_mem{"transport_mem"}, handler_mem{"handler_mem"};
-};
-
 struct EngineRig {
   EngineRig() {
     qps[0].state = s::QpState::rts;
@@ -63,14 +52,8 @@ struct EngineRig {
     engine.sends(sends);
     engine.mem.bind_memory(memory, memory.kernel_socket);
   }
-  std::uint64_t stat(const std::string& key) const {
-    std::ostringstream os;
-    engine.report(os);
-    std::istringstream in(os.str());
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind(key + "=", 0) == 0) return std::stoull(line.substr(key.size() + 1));
-    }
-    return ~std::uint64_t{0};  // not reported: fails every check on it
+  [[nodiscard]] std::uint64_t stat(const std::string& key) const {
+    return naa::testbench::reported(engine, key);
   }
   [[nodiscard]] sc_time latency() const {
     return cfg.cycle() * static_cast<double>(cfg.kernel_latency);
@@ -83,7 +66,10 @@ struct EngineRig {
   s::KernelEngine engine{"kernel_engine", model.ctx, s::KernelRegistry::with_builtins()};
   NoRegions directory;
   CountingSends sends;
-  SpareInitiators spare{"spare", memory};
+  naa::testbench::UnusedMemoryInitiators unused{
+      "unused",
+      memory,
+      {&memory.socket, &memory.handler_socket}};  // the Transport's, the HandlerEngine's
 };
 
 // What happens at the post's instant, before the post, in the poster's own activation.

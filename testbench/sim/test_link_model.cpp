@@ -11,7 +11,6 @@
 #include <boost/asio/io_context.hpp>
 #include <cerrno>
 #include <cstdint>
-#include <sstream>
 #include <vector>
 
 #include "model_context_rig.hpp"
@@ -180,16 +179,6 @@ class PeerSocket {
   bool bound_ = false;
 };
 
-std::uint64_t stat_of(const s::NetPort& net, const std::string& key) {
-  std::ostringstream os;
-  net.report(os);
-  std::istringstream in(os.str());
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(key + "=", 0) == 0) return std::stoull(line.substr(key.size() + 1));
-  }
-  return ~std::uint64_t{0};
-}
-
 }  // namespace
 
 // Issue 31's direct wire (docs/sim/net_port.md): with only the socket reading transmitted frames
@@ -221,7 +210,8 @@ TEST_CASE("link model: the direct wire holds a frame until its last bit has left
     sc_core::sc_start(stage + wire / 2);
     net.flush_tx();
     CHECK(peer.next_size() == -1);
-    CHECK(stat_of(net, "net_port.tx_wire_direct") == static_cast<std::uint64_t>(round + 1));
+    CHECK(naa::testbench::reported(net, "net_port.tx_wire_direct") ==
+          static_cast<std::uint64_t>(round + 1));
     // The last bit has left: the next step's flush sends it, whole.
     sc_core::sc_start(wire / 2);
     net.flush_tx();
@@ -231,7 +221,7 @@ TEST_CASE("link model: the direct wire holds a frame until its last bit has left
     net.flush_tx();
     CHECK(peer.next_size() == -1);
   }
-  CHECK(stat_of(net, "net_port.tx_datagrams") == 2);
+  CHECK(naa::testbench::reported(net, "net_port.tx_datagrams") == 2);
 }
 
 // libsystemc's own main() refers to sc_main (naa::sim links SystemC); Catch brings this test's
